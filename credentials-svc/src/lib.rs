@@ -1,0 +1,1 @@
+//! Credentials lib.

@@ -1,0 +1,1 @@
+//! The provisioner: provider clients, provision workflow, nodes, join tokens, enrollment, CA.

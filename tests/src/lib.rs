@@ -1,0 +1,1 @@
+//! Workspace-level integration and end-to-end tests, fake clouds, browser tests.

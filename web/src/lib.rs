@@ -1,0 +1,1 @@
+//! Levelrail web app (Leptos CSR, wasm32, gRPC-web).
