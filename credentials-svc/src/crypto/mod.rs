@@ -1,0 +1,2 @@
+//! Envelope encryption of credentials: per-credential data keys wrapped by a keyring of
+//! key-encryption keys.
