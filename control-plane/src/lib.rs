@@ -1,1 +1,9 @@
-//! Control plane library.
+//! `levelrail`: the all-in-one control plane. Wiring only: both services, the listeners,
+//! the web bundle and (with `--demo`) the simulated clouds.
+pub mod config;
+pub mod listener;
+pub mod startup;
+pub mod telemetry;
+pub mod tls;
+
+pub use startup::App;

@@ -1,1 +1,3 @@
-//! The provisioner: provider clients, provision workflow, nodes, join tokens, enrollment, CA.
+//! The Levelrail provisioner: provider clients, the provision workflow, nodes, join tokens,
+//! enrollment and the control-plane CA.
+pub mod enroll;

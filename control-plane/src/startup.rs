@@ -1,0 +1,212 @@
+//! `App::build` binds the listeners (port 0 allowed) and wires both services; tests use
+//! exactly this path. `run_until_stopped` serves until Ctrl-C / SIGTERM or `stop()`.
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use levelrail_credentials::broker::GrantIssuers;
+use levelrail_credentials::domain::Credentials;
+use levelrail_credentials::domain::probe::ProbeRegistry;
+use levelrail_credentials::grpc::CredentialsGrpc;
+use levelrail_credentials::grpc::auth::BearerAuth;
+use levelrail_credentials::startup::{self, StorageConfig};
+use levelrail_proto::credentials::v1::credentials_service_server::CredentialsServiceServer;
+use levelrail_provisioner::enroll::ControlPlaneCa;
+use secrecy::{ExposeSecret as _, SecretString};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::service::interceptor::InterceptedService;
+use tracing::info;
+
+use crate::config::ServeConfig;
+use crate::listener::{self, CREDENTIALS_MAX_MESSAGE};
+use crate::tls;
+
+/// A built, bound, not yet serving control plane.
+#[derive(Debug)]
+pub struct App {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    router: axum::Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    credentials: Credentials,
+    ca: Arc<ControlPlaneCa>,
+    admin_token: Option<SecretString>,
+    shutdown: watch::Sender<bool>,
+}
+
+impl App {
+    /// Opens the data directory (creating the master keyring, CA and admin token on first
+    /// start), builds the services and binds the public listener.
+    pub async fn build(cfg: ServeConfig) -> anyhow::Result<Self> {
+        tls::install_crypto_provider();
+        startup::ensure_data_dir(&cfg.data_dir)?;
+        let (ca, created) = ControlPlaneCa::load_or_create(&cfg.data_dir)?;
+        if created {
+            info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
+        }
+        let ca = Arc::new(ca);
+        let credentials = startup::open(
+            StorageConfig {
+                data_dir: &cfg.data_dir,
+                database_url: cfg.database_url.as_ref(),
+                master_key: cfg.master_key.as_ref(),
+            },
+            Arc::new(ProbeRegistry::default()),
+            Arc::new(GrantIssuers::default()),
+        )
+        .await?;
+        let admin_token = credentials.bootstrap_api_tokens().await?;
+        if let Some(token) = &admin_token {
+            write_admin_token(&cfg.data_dir, token)?;
+        }
+        let grpc = grpc_routes(&credentials);
+        let web_dir = cfg.web_dir.clone().or_else(default_web_dir);
+        let router = listener::assemble(grpc, web_dir, &cfg.allowed_origins, cfg.max_concurrent_requests)?;
+        let tls = tls_config(&cfg, &ca)?;
+        let listener = TcpListener::bind(cfg.listen)
+            .await
+            .with_context(|| format!("binding the public listener {}", cfg.listen))?;
+        let local_addr = listener.local_addr()?;
+        let (shutdown, _) = watch::channel(false);
+        Ok(Self { listener, local_addr, router, tls, credentials, ca, admin_token, shutdown })
+    }
+
+    /// The bound public address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Whether the public listener speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The admin token, when this start created it (first start only).
+    pub fn admin_token(&self) -> Option<&SecretString> {
+        self.admin_token.as_ref()
+    }
+
+    /// The credentials service (for tests and wiring).
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The control-plane CA.
+    pub fn ca(&self) -> &Arc<ControlPlaneCa> {
+        &self.ca
+    }
+
+    /// A handle that stops the server when sent `true`.
+    pub fn stopper(&self) -> watch::Sender<bool> {
+        self.shutdown.clone()
+    }
+
+    /// Serves until stopped (Ctrl-C, SIGTERM, or the stopper).
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let rx = self.shutdown.subscribe();
+        let stop = self.shutdown.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            let _ = stop.send(true);
+        });
+        info!(addr = %self.local_addr, tls = self.tls.is_some(), "public listener ready");
+        listener::serve(self.listener, self.router, self.tls, rx).await;
+        Ok(())
+    }
+}
+
+fn grpc_routes(credentials: &Credentials) -> axum::Router {
+    let auth = BearerAuth::new(credentials.api_tokens().clone());
+    let creds = CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))
+        .max_decoding_message_size(CREDENTIALS_MAX_MESSAGE);
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    tokio::spawn(async move {
+        health_reporter
+            .set_serving::<CredentialsServiceServer<CredentialsGrpc>>()
+            .await;
+    });
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(levelrail_proto::FILE_DESCRIPTOR_SET)
+        .with_service_name("levelrail.credentials.v1.CredentialsService")
+        .with_service_name("levelrail.provisioner.v1.ProvisionerService")
+        .with_service_name("levelrail.nodes.v1.NodesService")
+        .build_v1();
+    let mut routes = tonic::service::Routes::new(health)
+        .add_service(InterceptedService::new(creds, auth.clone()));
+    if let Ok(reflection) = reflection {
+        routes = routes.add_service(InterceptedService::new(reflection, auth));
+    }
+    routes.prepare().into_axum_router()
+}
+
+fn tls_config(
+    cfg: &ServeConfig,
+    ca: &ControlPlaneCa,
+) -> anyhow::Result<Option<Arc<rustls::ServerConfig>>> {
+    if let (Some(cert), Some(key)) = (&cfg.tls_cert, &cfg.tls_key) {
+        return Ok(Some(tls::from_files(cert, key)?));
+    }
+    if cfg.tls || !cfg.listen.ip().is_loopback() {
+        let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+        if !cfg.listen.ip().is_unspecified() {
+            hosts.push(cfg.listen.ip().to_string());
+        }
+        hosts.extend(cfg.tls_sans.iter().cloned());
+        return Ok(Some(tls::from_ca(ca, &hosts)?));
+    }
+    Ok(None)
+}
+
+/// `web/dist` of the workspace, when the binary runs from a checkout and it was built.
+fn default_web_dir() -> Option<PathBuf> {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../web/dist");
+    here.join("index.html").exists().then_some(here)
+}
+
+fn write_admin_token(dir: &std::path::Path, token: &SecretString) -> anyhow::Result<()> {
+    let path = dir.join("admin.token");
+    levelrail_provisioner::enroll::ca::write_private(&path, format!("{}\n", token.expose_secret()).as_bytes())?;
+    // Printed once, to the operator's terminal, never to the log.
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "Created the admin API token (saved to {}, mode 0600):\n  {}\nUse it with: export LEVELRAIL_TOKEN=$(cat {})",
+        path.display(),
+        token.expose_secret(),
+        path.display()
+    );
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// `levelrail rotate-master-key`: the same rotation as `levelrail-credentials`.
+pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Result<()> {
+    let credentials = startup::open(
+        StorageConfig { data_dir: &cfg.data_dir, database_url: cfg.database_url.as_ref(), master_key: None },
+        Arc::new(ProbeRegistry::default()),
+        Arc::new(GrantIssuers::default()),
+    )
+    .await?;
+    let r = credentials.rotate_master_key().await?;
+    println!(
+        "master key rotated: primary {}, {} data keys re-wrapped, retired {:?}",
+        r.primary, r.rewrapped, r.retired
+    );
+    Ok(())
+}

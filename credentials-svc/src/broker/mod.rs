@@ -1,0 +1,153 @@
+//! Short-lived access grants for the provisioner. Hetzner and DigitalOcean have no token
+//! exchange, so their grant is the API token itself; the token exchanges of AWS (STS),
+//! Azure (AAD) and GCP (OAuth) register their issuers here.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use secrecy::{ExposeSecret as _, SecretString};
+use time::{Duration, OffsetDateTime};
+
+use crate::domain::{CredentialSecret, CredentialsError, ProviderKind};
+
+/// A grant. Holds secret material; Debug is redacted.
+#[derive(Clone)]
+pub struct AccessGrant {
+    /// The provider.
+    pub provider: ProviderKind,
+    /// When it stops working (`None`: until the credential is replaced).
+    pub expires_at: Option<OffsetDateTime>,
+    /// The secret part.
+    pub secret: GrantSecret,
+    /// Non-secret context for the provider client.
+    pub context: GrantContext,
+}
+
+impl std::fmt::Debug for AccessGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessGrant")
+            .field("provider", &self.provider)
+            .field("expires_at", &self.expires_at)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The secret part of a grant.
+#[derive(Clone)]
+pub enum GrantSecret {
+    /// A bearer token.
+    Bearer(SecretString),
+    /// AWS session credentials.
+    Aws {
+        /// Access key id.
+        access_key_id: String,
+        /// Secret access key.
+        secret_access_key: SecretString,
+        /// Session token.
+        session_token: Option<SecretString>,
+    },
+    /// Use the control plane's ambient AWS identity.
+    AwsAmbient,
+}
+
+/// Non-secret context.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantContext {
+    /// The credential the grant came from.
+    pub credential_id: String,
+    /// AWS region.
+    pub region: String,
+    /// Azure subscription.
+    pub subscription_id: String,
+    /// Azure resource group.
+    pub resource_group: String,
+    /// GCP project.
+    pub project_id: String,
+}
+
+/// Turns a stored secret into a grant.
+#[async_trait]
+pub trait GrantIssuer: Send + Sync + std::fmt::Debug {
+    /// Issues a grant for `secret` (stored as credential `credential_id`).
+    async fn issue(
+        &self,
+        credential_id: &str,
+        secret: &CredentialSecret,
+    ) -> Result<AccessGrant, CredentialsError>;
+}
+
+/// Issues the API token itself for Hetzner and DigitalOcean, and dispatches other
+/// providers to their registered token exchange.
+#[derive(Debug, Default, Clone)]
+pub struct GrantIssuers {
+    exchanges: HashMap<ProviderKind, Arc<dyn GrantIssuer>>,
+}
+
+impl GrantIssuers {
+    /// Registers the token exchange of a provider.
+    pub fn with(mut self, provider: ProviderKind, issuer: Arc<dyn GrantIssuer>) -> Self {
+        self.exchanges.insert(provider, issuer);
+        self
+    }
+}
+
+#[async_trait]
+impl GrantIssuer for GrantIssuers {
+    async fn issue(
+        &self,
+        credential_id: &str,
+        secret: &CredentialSecret,
+    ) -> Result<AccessGrant, CredentialsError> {
+        if let CredentialSecret::Token { provider, token } = secret {
+            return Ok(AccessGrant {
+                provider: *provider,
+                expires_at: None,
+                secret: GrantSecret::Bearer(SecretString::from(token.expose_secret().to_owned())),
+                context: GrantContext { credential_id: credential_id.to_owned(), ..Default::default() },
+            });
+        }
+        let provider = secret.provider();
+        match self.exchanges.get(&provider) {
+            Some(exchange) => exchange.issue(credential_id, secret).await,
+            None => Err(CredentialsError::FailedPrecondition(format!(
+                "access grants for {} are not available on this control plane",
+                provider.display_name()
+            ))),
+        }
+    }
+}
+
+/// Grants are reused until this long before they expire.
+const EXPIRY_MARGIN: Duration = Duration::minutes(5);
+
+/// Per-provider cache of the last grant, keyed by credential id so a replaced credential
+/// never serves an old grant.
+#[derive(Debug, Default)]
+pub struct GrantCache {
+    grants: Mutex<HashMap<ProviderKind, (String, AccessGrant)>>,
+}
+
+impl GrantCache {
+    /// A cached grant still valid for at least the margin.
+    pub fn get(&self, provider: ProviderKind, credential_id: &str) -> Option<AccessGrant> {
+        let map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
+        let (id, grant) = map.get(&provider)?;
+        let fresh = grant
+            .expires_at
+            .is_none_or(|exp| exp - EXPIRY_MARGIN > OffsetDateTime::now_utc());
+        (id == credential_id && fresh).then(|| grant.clone())
+    }
+
+    /// Caches a grant.
+    pub fn put(&self, provider: ProviderKind, credential_id: &str, grant: AccessGrant) {
+        let mut map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
+        map.insert(provider, (credential_id.to_owned(), grant));
+    }
+
+    /// Drops a provider's cached grant (credential replaced or deleted).
+    pub fn invalidate(&self, provider: ProviderKind) {
+        let mut map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(&provider);
+    }
+}

@@ -1,0 +1,179 @@
+//! Proto ↔ domain conversion. Proto types stop here.
+use levelrail_proto::credentials::internal::v1 as bpb;
+use levelrail_proto::credentials::v1 as pb;
+use levelrail_proto::credentials::v1::set_credential_request::Credential;
+use secrecy::{ExposeSecret as _, SecretString};
+use time::OffsetDateTime;
+
+use crate::broker::{AccessGrant, GrantSecret};
+use crate::domain::credentials::ProviderCard;
+use crate::domain::{CredentialIdentity, CredentialInput, FieldError, ProviderKind, Verification};
+
+fn field(field: &str, message: &str) -> FieldError {
+    FieldError { field: field.into(), message: message.into() }
+}
+
+/// Proto provider enum value → domain provider.
+pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderKind, FieldError> {
+    match pb::Provider::try_from(value) {
+        Ok(pb::Provider::Hetzner) => Ok(ProviderKind::Hetzner),
+        Ok(pb::Provider::Digitalocean) => Ok(ProviderKind::DigitalOcean),
+        Ok(pb::Provider::Aws) => Ok(ProviderKind::Aws),
+        Ok(pb::Provider::Azure) => Ok(ProviderKind::Azure),
+        Ok(pb::Provider::Gcp) => Ok(ProviderKind::Gcp),
+        Ok(pb::Provider::Unspecified) => Err(field("provider", "is required")),
+        Err(_) => Err(field(
+            "provider",
+            "is not a known provider (hetzner, digitalocean, aws, azure, gcp)",
+        )),
+    }
+}
+
+/// Domain provider → proto enum.
+pub(crate) fn provider_to_proto(p: ProviderKind) -> pb::Provider {
+    match p {
+        ProviderKind::Hetzner => pb::Provider::Hetzner,
+        ProviderKind::DigitalOcean => pb::Provider::Digitalocean,
+        ProviderKind::Aws => pb::Provider::Aws,
+        ProviderKind::Azure => pb::Provider::Azure,
+        ProviderKind::Gcp => pb::Provider::Gcp,
+    }
+}
+
+/// A SetCredential request → validated-later input. The shape must match the provider.
+pub(crate) fn input_from_proto(req: pb::SetCredentialRequest) -> Result<CredentialInput, FieldError> {
+    let provider = provider_from_proto(req.provider)?;
+    let credential = req.credential.ok_or_else(|| field("credential", "is required"))?;
+    let (shape, input) = match credential {
+        Credential::Hetzner(t) => (
+            ProviderKind::Hetzner,
+            CredentialInput::Token { provider: ProviderKind::Hetzner, token: t.token.into() },
+        ),
+        Credential::Digitalocean(t) => (
+            ProviderKind::DigitalOcean,
+            CredentialInput::Token { provider: ProviderKind::DigitalOcean, token: t.token.into() },
+        ),
+        Credential::Aws(a) => (
+            ProviderKind::Aws,
+            CredentialInput::Aws {
+                access_key_id: a.access_key_id,
+                secret_access_key: a.secret_access_key.into(),
+                session_token: a.session_token.into(),
+                region: a.region,
+                role_arn: a.role_arn,
+                use_ambient_credentials: a.use_ambient_credentials,
+            },
+        ),
+        Credential::Azure(j) => (ProviderKind::Azure, CredentialInput::AzureJson(j.json.into())),
+        Credential::Gcp(j) => (ProviderKind::Gcp, CredentialInput::GcpJson(j.json.into())),
+    };
+    if shape != provider {
+        return Err(field(
+            "credential",
+            &format!("is a {shape} credential but provider is {provider}"),
+        ));
+    }
+    Ok(input)
+}
+
+pub(crate) fn timestamp(t: OffsetDateTime) -> prost_types::Timestamp {
+    prost_types::Timestamp { seconds: t.unix_timestamp(), nanos: t.nanosecond() as i32 }
+}
+
+fn identity_to_proto(identity: &CredentialIdentity) -> pb::CredentialIdentity {
+    use pb::credential_identity::Kind;
+    let kind = match identity.clone() {
+        CredentialIdentity::Token { account } => Kind::Token(pb::TokenIdentity { account }),
+        CredentialIdentity::Aws {
+            mode,
+            access_key_id_last4,
+            region,
+            role_arn,
+            has_session_token,
+            account,
+        } => Kind::Aws(pb::AwsIdentity {
+            mode,
+            access_key_id_last4,
+            region,
+            role_arn,
+            has_session_token,
+            account,
+        }),
+        CredentialIdentity::Azure {
+            tenant_id,
+            client_id,
+            subscription_id,
+            resource_group,
+            auth_mode,
+            federated_token_file,
+        } => Kind::Azure(pb::AzureIdentity {
+            tenant_id,
+            client_id,
+            subscription_id,
+            resource_group,
+            auth_mode,
+            federated_token_file,
+        }),
+        CredentialIdentity::Gcp { project_id, client_email, private_key_id } => {
+            Kind::Gcp(pb::GcpIdentity { project_id, client_email, private_key_id })
+        }
+    };
+    pb::CredentialIdentity { kind: Some(kind) }
+}
+
+pub(crate) fn verification_to_proto(v: &Verification) -> pb::VerificationResult {
+    pb::VerificationResult {
+        ok: v.ok,
+        checked_at: Some(timestamp(v.checked_at)),
+        message: v.message.clone(),
+        provider_code: v.provider_code.clone(),
+        account: v.account.clone(),
+    }
+}
+
+pub(crate) fn card_to_proto(card: &ProviderCard) -> pb::ProviderStatus {
+    let stored = card.stored.as_ref();
+    pb::ProviderStatus {
+        provider: provider_to_proto(card.provider) as i32,
+        connected: stored.is_some(),
+        saved_at: stored.map(|s| timestamp(s.saved_at)),
+        identity: stored.map(|s| identity_to_proto(&s.identity)),
+        last_verification: stored.and_then(|s| s.verification.as_ref()).map(verification_to_proto),
+        display_name: card.provider.display_name().to_owned(),
+    }
+}
+
+pub(crate) fn grant_to_proto(g: &AccessGrant) -> bpb::AccessGrant {
+    let secret = match &g.secret {
+        GrantSecret::Bearer(t) => {
+            bpb::access_grant::Grant::Bearer(bpb::BearerToken { token: t.expose_secret().to_owned() })
+        }
+        GrantSecret::Aws { access_key_id, secret_access_key, session_token } => {
+            bpb::access_grant::Grant::Aws(bpb::AwsSessionCredentials {
+                access_key_id: access_key_id.clone(),
+                secret_access_key: secret_access_key.expose_secret().to_owned(),
+                session_token: session_token
+                    .as_ref()
+                    .map(|s: &SecretString| s.expose_secret().to_owned())
+                    .unwrap_or_default(),
+                use_ambient: false,
+            })
+        }
+        GrantSecret::AwsAmbient => bpb::access_grant::Grant::Aws(bpb::AwsSessionCredentials {
+            use_ambient: true,
+            ..Default::default()
+        }),
+    };
+    bpb::AccessGrant {
+        provider: provider_to_proto(g.provider) as i32,
+        expires_at: g.expires_at.map(timestamp),
+        grant: Some(secret),
+        context: Some(bpb::GrantContext {
+            region: g.context.region.clone(),
+            subscription_id: g.context.subscription_id.clone(),
+            resource_group: g.context.resource_group.clone(),
+            project_id: g.context.project_id.clone(),
+            credential_id: g.context.credential_id.clone(),
+        }),
+    }
+}

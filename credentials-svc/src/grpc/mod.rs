@@ -1,0 +1,10 @@
+//! Transport only: the gRPC service implementations, proto↔domain conversion and the
+//! mapping of domain errors to `tonic::Status`.
+pub mod auth;
+mod broker;
+mod convert;
+mod credentials;
+mod status;
+
+pub use broker::BrokerService;
+pub use credentials::CredentialsGrpc;

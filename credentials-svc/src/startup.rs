@@ -1,0 +1,65 @@
+//! Opening the credentials service from a data directory: the keyring (file created 0600
+//! on first start, or the `LEVELRAIL_MASTER_KEY` environment value), the store (SQLite in
+//! the data directory unless a database URL is given), and the probe / grant registries.
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use secrecy::{ExposeSecret as _, SecretString};
+
+use crate::broker::GrantIssuer;
+use crate::crypto::keyring_from_env_key;
+use crate::domain::Credentials;
+use crate::domain::keys::{KeyringHandle, MasterKeySource};
+use crate::domain::probe::CredentialProbe;
+
+/// Where the service's state lives.
+#[derive(Debug, Clone)]
+pub struct StorageConfig<'a> {
+    /// The data directory.
+    pub data_dir: &'a Path,
+    /// `sqlite://…` or `postgres://…`; default SQLite file in the data directory.
+    pub database_url: Option<&'a SecretString>,
+    /// Base64 master key from the environment, instead of the keyring file.
+    pub master_key: Option<&'a SecretString>,
+}
+
+/// Creates the data directory owner-only when missing.
+pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("restricting {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Opens the credentials service. Also finishes any master-key rotation an earlier run
+/// left half done.
+pub async fn open(
+    cfg: StorageConfig<'_>,
+    probe: Arc<dyn CredentialProbe>,
+    issuer: Arc<dyn GrantIssuer>,
+) -> anyhow::Result<Credentials> {
+    ensure_data_dir(cfg.data_dir)?;
+    let source = match cfg.master_key {
+        Some(b64) => MasterKeySource::Env(Arc::new(
+            keyring_from_env_key(b64.expose_secret()).context("LEVELRAIL_MASTER_KEY")?,
+        )),
+        None => MasterKeySource::File(cfg.data_dir.join("master.key")),
+    };
+    let (keys, created) = KeyringHandle::open(source).context("opening the master keyring")?;
+    if created {
+        tracing::info!("created a new master keyring in the data directory");
+    }
+    let default_dsn = format!("sqlite://{}", cfg.data_dir.join("credentials.db").display());
+    let dsn = cfg.database_url.map(|s| s.expose_secret().to_owned()).unwrap_or(default_dsn);
+    let store = crate::store::open(&dsn).await.context("opening the credentials database")?;
+    let credentials = Credentials::new(store, keys, probe, issuer);
+    let report = credentials.resume_rotation().await.context("finishing a master-key rotation")?;
+    if report.rewrapped > 0 || !report.retired.is_empty() {
+        tracing::info!(rewrapped = report.rewrapped, retired = ?report.retired, "finished an interrupted master-key rotation");
+    }
+    Ok(credentials)
+}

@@ -1,0 +1,267 @@
+//! The control-plane CA: created on first start in the data directory (`ca.pem`, `ca.key`
+//! mode 0600), it issues the TLS server certificates of the listeners and the client
+//! certificates of enrolled nodes. Its pin is the SHA-256 of the CA certificate's DER.
+use std::fs;
+use std::io::Write as _;
+use std::net::IpAddr;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
+    IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+};
+use sha2::{Digest as _, Sha256};
+use time::{Duration, OffsetDateTime};
+
+/// CA failures. Messages never contain key material.
+#[derive(Debug, thiserror::Error)]
+pub enum CaError {
+    /// Reading or writing the CA files failed.
+    #[error("control-plane CA file {path}: {source}")]
+    Io {
+        /// The file concerned.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CA key file is readable by group or others.
+    #[error("control-plane CA key {0} must not be readable by group or others (chmod 600)")]
+    KeyPermissions(PathBuf),
+    /// Certificate generation, parsing or signing failed.
+    #[error("certificate error: {0}")]
+    Cert(String),
+}
+
+impl From<rcgen::Error> for CaError {
+    fn from(e: rcgen::Error) -> Self {
+        CaError::Cert(e.to_string())
+    }
+}
+
+/// A certificate issued by the CA, with its private key, both PEM.
+pub struct IssuedCert {
+    /// The leaf certificate followed by the CA certificate.
+    pub chain_pem: String,
+    /// The leaf's PKCS#8 private key.
+    pub key_pem: String,
+}
+
+impl std::fmt::Debug for IssuedCert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedCert").field("key_pem", &"<redacted>").finish_non_exhaustive()
+    }
+}
+
+/// The loaded control-plane CA.
+pub struct ControlPlaneCa {
+    cert_pem: String,
+    cert_der: Vec<u8>,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+impl std::fmt::Debug for ControlPlaneCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlPlaneCa")
+            .field("fingerprint", &self.fingerprint())
+            .finish_non_exhaustive()
+    }
+}
+
+const CA_VALIDITY_DAYS: i64 = 3650;
+const LEAF_VALIDITY_DAYS: i64 = 365;
+
+impl ControlPlaneCa {
+    /// Loads `ca.pem`/`ca.key` from `dir`, creating both on first start. Returns the CA and
+    /// whether it was created now.
+    pub fn load_or_create(dir: &Path) -> Result<(Self, bool), CaError> {
+        let cert_path = dir.join("ca.pem");
+        let key_path = dir.join("ca.key");
+        if cert_path.exists() && key_path.exists() {
+            let mode = fs::metadata(&key_path)
+                .map_err(|source| CaError::Io { path: key_path.clone(), source })?
+                .permissions()
+                .mode();
+            if mode & 0o077 != 0 {
+                return Err(CaError::KeyPermissions(key_path));
+            }
+            let cert_pem = read(&cert_path)?;
+            let key_pem = read(&key_path)?;
+            return Ok((Self::from_pem(&cert_pem, &key_pem)?, false));
+        }
+        let (cert_pem, key_pem) = Self::generate()?;
+        write_private(&key_path, key_pem.as_bytes())?;
+        write_file(&cert_path, cert_pem.as_bytes(), 0o644)?;
+        Ok((Self::from_pem(&cert_pem, &key_pem)?, true))
+    }
+
+    /// Builds a CA from PEM certificate and key.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self, CaError> {
+        let key = KeyPair::from_pem(key_pem)?;
+        let cert_der = pem_to_der(cert_pem)?;
+        let issuer = Issuer::from_ca_cert_pem(cert_pem, key)?;
+        Ok(Self { cert_pem: cert_pem.to_owned(), cert_der, issuer })
+    }
+
+    /// Generates a fresh CA (PEM certificate, PEM key) without touching the disk.
+    pub fn generate() -> Result<(String, String), CaError> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, "Levelrail control-plane CA");
+        dn.push(DnType::OrganizationName, "Levelrail");
+        params.distinguished_name = dn;
+        params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let now = OffsetDateTime::now_utc();
+        params.not_before = now - Duration::hours(1);
+        params.not_after = now + Duration::days(CA_VALIDITY_DAYS);
+        let cert = params.self_signed(&key)?;
+        Ok((cert.pem(), key.serialize_pem()))
+    }
+
+    /// The CA certificate, PEM.
+    pub fn cert_pem(&self) -> &str {
+        &self.cert_pem
+    }
+
+    /// The CA certificate, DER.
+    pub fn cert_der(&self) -> &[u8] {
+        &self.cert_der
+    }
+
+    /// The pin: lowercase hex SHA-256 of the CA certificate's DER encoding.
+    pub fn fingerprint(&self) -> String {
+        fingerprint_der(&self.cert_der)
+    }
+
+    /// Issues a TLS server certificate for the given host names and addresses.
+    pub fn issue_server_cert(&self, hosts: &[String]) -> Result<IssuedCert, CaError> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, hosts.first().map(String::as_str).unwrap_or("levelrail"));
+        params.distinguished_name = dn;
+        params.subject_alt_names = hosts.iter().map(|h| san(h)).collect::<Result<_, _>>()?;
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        self.sign_leaf(params, &key)
+    }
+
+    /// Signs a node's certificate signing request. The certificate's common name and only
+    /// DNS SAN are the node id, whatever the request asked for; it is valid for client auth.
+    pub fn sign_node_csr(&self, csr_pem: &str, node_id: &str) -> Result<String, CaError> {
+        let csr = rcgen::CertificateSigningRequestParams::from_pem(csr_pem)?;
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, node_id);
+        params.distinguished_name = dn;
+        params.subject_alt_names = vec![san(node_id)?];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let now = OffsetDateTime::now_utc();
+        params.not_before = now - Duration::minutes(5);
+        params.not_after = now + Duration::days(LEAF_VALIDITY_DAYS);
+        let cert = params.signed_by(&csr.public_key, &self.issuer)?;
+        Ok(cert.pem())
+    }
+
+    fn sign_leaf(&self, mut params: CertificateParams, key: &KeyPair) -> Result<IssuedCert, CaError> {
+        let now = OffsetDateTime::now_utc();
+        params.not_before = now - Duration::minutes(5);
+        params.not_after = now + Duration::days(LEAF_VALIDITY_DAYS);
+        let cert = params.signed_by(key, &self.issuer)?;
+        Ok(IssuedCert {
+            chain_pem: format!("{}{}", cert.pem(), self.cert_pem),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
+
+/// Lowercase hex SHA-256 of a DER certificate.
+pub fn fingerprint_der(der: &[u8]) -> String {
+    hex::encode(Sha256::digest(der))
+}
+
+fn san(host: &str) -> Result<SanType, CaError> {
+    Ok(match host.parse::<IpAddr>() {
+        Ok(ip) => SanType::IpAddress(ip),
+        Err(_) => SanType::DnsName(
+            host.to_owned().try_into().map_err(|e: rcgen::Error| CaError::Cert(e.to_string()))?,
+        ),
+    })
+}
+
+fn pem_to_der(pem: &str) -> Result<Vec<u8>, CaError> {
+    let mut reader = pem.as_bytes();
+    match rustls_pemfile::certs(&mut reader).next() {
+        Some(Ok(der)) => Ok(der.to_vec()),
+        _ => Err(CaError::Cert("no certificate in PEM".into())),
+    }
+}
+
+fn read(path: &Path) -> Result<String, CaError> {
+    fs::read_to_string(path).map_err(|source| CaError::Io { path: path.to_owned(), source })
+}
+
+/// Writes a file readable by its owner only (0600), created atomically.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CaError> {
+    write_file(path, bytes, 0o600)
+}
+
+fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CaError> {
+    let io = |source| CaError::Io { path: path.to_owned(), source };
+    let tmp = path.with_extension("tmp");
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)).map_err(io)?;
+    fs::rename(&tmp, path).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ca_is_created_once_with_a_private_key_and_reloaded_with_the_same_pin() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ca, created) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        assert!(created);
+        let mode = fs::metadata(dir.path().join("ca.key")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let (again, created) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        assert!(!created);
+        assert_eq!(ca.fingerprint(), again.fingerprint());
+        assert_eq!(ca.fingerprint().len(), 64);
+    }
+
+    #[test]
+    fn a_world_readable_ca_key_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        fs::set_permissions(dir.path().join("ca.key"), fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(
+            ControlPlaneCa::load_or_create(dir.path()),
+            Err(CaError::KeyPermissions(_))
+        ));
+    }
+
+    #[test]
+    fn a_server_certificate_chains_to_the_ca() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ca, _) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        let issued = ca.issue_server_cert(&["localhost".into(), "127.0.0.1".into()]).unwrap();
+        let mut reader = issued.chain_pem.as_bytes();
+        let certs: Vec<_> = rustls_pemfile::certs(&mut reader).collect::<Result<_, _>>().unwrap();
+        assert_eq!(certs.len(), 2);
+        assert_eq!(certs[1].as_ref(), ca.cert_der());
+    }
+}

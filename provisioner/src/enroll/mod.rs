@@ -1,0 +1,4 @@
+//! Enrollment security: the control-plane certificate authority.
+pub mod ca;
+
+pub use ca::{CaError, ControlPlaneCa, IssuedCert};
