@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rerun-if-changed={f}");
     }
     let fds = protox::compile(files, ["."])?;
-    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?);
     std::fs::write(out.join("levelrail_descriptor.bin"), fds.encode_to_vec())?;
     tonic_prost_build::configure()
         .build_transport(false)

@@ -28,7 +28,12 @@ pub struct ServeConfig {
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<SecretString>,
     /// Master key (base64, 32 bytes) instead of the keyring file in the data directory.
-    #[arg(long = "master-key-from-env", env = "LEVELRAIL_MASTER_KEY", hide_env_values = true, hide = true)]
+    #[arg(
+        long = "master-key-from-env",
+        env = "LEVELRAIL_MASTER_KEY",
+        hide_env_values = true,
+        hide = true
+    )]
     pub master_key: Option<SecretString>,
     /// TLS certificate chain (PEM) for the public listener; with `--tls-key`. Without it,
     /// a non-loopback listener gets a certificate from the control-plane CA.
@@ -46,7 +51,11 @@ pub struct ServeConfig {
     pub tls_sans: Vec<String>,
     /// Origins allowed to call the API from a browser (CORS), e.g.
     /// `https://console.example.com`. The web app served by this process needs none.
-    #[arg(long = "allowed-origin", env = "LEVELRAIL_ALLOWED_ORIGINS", value_delimiter = ',')]
+    #[arg(
+        long = "allowed-origin",
+        env = "LEVELRAIL_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
     pub allowed_origins: Vec<String>,
     /// Directory of the built web app; default: `web/dist` next to the binary's workspace,
     /// if present.

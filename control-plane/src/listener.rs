@@ -47,7 +47,9 @@ pub fn assemble(
     }
     Ok(router
         .layer(cors(allowed_origins)?)
-        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(max_concurrent)))
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            max_concurrent,
+        )))
 }
 
 fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
@@ -67,7 +69,11 @@ fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
             h("x-user-agent"),
             h("grpc-timeout"),
         ])
-        .expose_headers([h("grpc-status"), h("grpc-message"), h("grpc-status-details-bin")])
+        .expose_headers([
+            h("grpc-status"),
+            h("grpc-message"),
+            h("grpc-status-details-bin"),
+        ])
         .max_age(Duration::from_secs(600)))
 }
 
@@ -76,7 +82,7 @@ fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
 /// OUT_OF_RANGE; the gRPC spec asks for RESOURCE_EXHAUSTED.) Only our unary and
 /// server-streaming RPCs are buffered; reflection and health stream freely.
 async fn limit_message_size(req: Request, next: Next) -> Response {
-    let path = req.uri().path();
+    let path = req.uri().path().to_owned();
     let is_grpc = req
         .headers()
         .get(http::header::CONTENT_TYPE)
@@ -93,7 +99,10 @@ async fn limit_message_size(req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     // 5 bytes of gRPC frame header per message.
     match axum::body::to_bytes(body, limit + 5).await {
-        Ok(bytes) => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Err(_) => {
             debug!(%path, limit, "request message over the limit");
             tonic::Status::resource_exhausted(format!(
@@ -132,27 +141,44 @@ pub async fn serve(
         tokio::spawn(async move {
             match acceptor {
                 Some(acceptor) => match acceptor.accept(tcp).await {
-                    Ok(tls) => serve_connection(TokioIo::new(tls), router, peer).await,
+                    Ok(tls) => {
+                        let ext = extensions_of(tls.get_ref().1);
+                        serve_connection(TokioIo::new(tls), router, peer, ext).await
+                    }
                     Err(e) => debug!(%peer, error = %e, "TLS handshake failed"),
                 },
-                None => serve_connection(TokioIo::new(tcp), router, peer).await,
+                None => {
+                    serve_connection(TokioIo::new(tcp), router, peer, http::Extensions::new()).await
+                }
             }
         });
     }
 }
 
-async fn serve_connection<I>(io: I, router: axum::Router, peer: SocketAddr)
-where
+/// Serves one connection; `extensions` (for example the TLS peer's certificates) are added
+/// to every request on it.
+pub async fn serve_connection<I>(
+    io: I,
+    router: axum::Router,
+    peer: SocketAddr,
+    extensions: http::Extensions,
+) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let service = TowerToHyperService::new(router.map_request(move |mut req: Request| {
-        req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
-        req
-    }));
+    let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+        router,
+        move |mut req: http::Request<hyper::body::Incoming>| {
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+            req.extensions_mut().extend(extensions.clone());
+            req
+        },
+    ));
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .header_read_timeout(Duration::from_secs(10))
+        .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive(true);
     builder
         .http2()
@@ -166,3 +192,19 @@ where
         debug!(%peer, error = %e, "connection ended with an error");
     }
 }
+
+/// Per-connection request extensions from a TLS session: the verified client certificate
+/// chain, when the client presented one.
+fn extensions_of(session: &rustls::ServerConnection) -> http::Extensions {
+    let mut ext = http::Extensions::new();
+    if let Some(certs) = session.peer_certificates() {
+        ext.insert(PEER_CERTS_PLACEHOLDER(
+            certs.iter().map(|c| c.clone().into_owned()).collect(),
+        ));
+    }
+    ext
+}
+
+#[derive(Debug, Clone)]
+#[allow(non_camel_case_types)]
+struct PEER_CERTS_PLACEHOLDER(Vec<rustls::pki_types::CertificateDer<'static>>);

@@ -23,7 +23,9 @@ enum Command {
 async fn main() -> ExitCode {
     levelrail::telemetry::init();
     let result = match Cli::parse().command {
-        Command::Serve(cfg) => async { levelrail::App::build(*cfg).await?.run_until_stopped().await }.await,
+        Command::Serve(cfg) => {
+            async { levelrail::App::build(*cfg).await?.run_until_stopped().await }.await
+        }
         Command::RotateMasterKey(cfg) => levelrail::startup::rotate_master_key(cfg).await,
     };
     match result {

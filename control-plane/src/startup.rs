@@ -64,14 +64,28 @@ impl App {
         }
         let grpc = grpc_routes(&credentials);
         let web_dir = cfg.web_dir.clone().or_else(default_web_dir);
-        let router = listener::assemble(grpc, web_dir, &cfg.allowed_origins, cfg.max_concurrent_requests)?;
+        let router = listener::assemble(
+            grpc,
+            web_dir,
+            &cfg.allowed_origins,
+            cfg.max_concurrent_requests,
+        )?;
         let tls = tls_config(&cfg, &ca)?;
         let listener = TcpListener::bind(cfg.listen)
             .await
             .with_context(|| format!("binding the public listener {}", cfg.listen))?;
         let local_addr = listener.local_addr()?;
         let (shutdown, _) = watch::channel(false);
-        Ok(Self { listener, local_addr, router, tls, credentials, ca, admin_token, shutdown })
+        Ok(Self {
+            listener,
+            local_addr,
+            router,
+            tls,
+            credentials,
+            ca,
+            admin_token,
+            shutdown,
+        })
     }
 
     /// The bound public address.
@@ -150,7 +164,11 @@ fn tls_config(
         return Ok(Some(tls::from_files(cert, key)?));
     }
     if cfg.tls || !cfg.listen.ip().is_loopback() {
-        let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+        let mut hosts = vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "::1".to_owned(),
+        ];
         if !cfg.listen.ip().is_unspecified() {
             hosts.push(cfg.listen.ip().to_string());
         }
@@ -168,7 +186,10 @@ fn default_web_dir() -> Option<PathBuf> {
 
 fn write_admin_token(dir: &std::path::Path, token: &SecretString) -> anyhow::Result<()> {
     let path = dir.join("admin.token");
-    levelrail_provisioner::enroll::ca::write_private(&path, format!("{}\n", token.expose_secret()).as_bytes())?;
+    levelrail_provisioner::enroll::ca::write_private(
+        &path,
+        format!("{}\n", token.expose_secret()).as_bytes(),
+    )?;
     // Printed once, to the operator's terminal, never to the log.
     let mut out = std::io::stdout();
     let _ = writeln!(
@@ -185,10 +206,11 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return std::future::pending().await,
+            };
         tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
     }
     #[cfg(not(unix))]
@@ -198,7 +220,11 @@ async fn shutdown_signal() {
 /// `levelrail rotate-master-key`: the same rotation as `levelrail-credentials`.
 pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Result<()> {
     let credentials = startup::open(
-        StorageConfig { data_dir: &cfg.data_dir, database_url: cfg.database_url.as_ref(), master_key: None },
+        StorageConfig {
+            data_dir: &cfg.data_dir,
+            database_url: cfg.database_url.as_ref(),
+            master_key: None,
+        },
         Arc::new(ProbeRegistry::default()),
         Arc::new(GrantIssuers::default()),
     )

@@ -31,7 +31,10 @@ fn from_pem(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<Arc<ServerConfig>
     let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut &cert_pem[..])
         .collect::<Result<_, _>>()
         .context("parsing the certificate chain")?;
-    anyhow::ensure!(!certs.is_empty(), "the certificate file holds no certificate");
+    anyhow::ensure!(
+        !certs.is_empty(),
+        "the certificate file holds no certificate"
+    );
     let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut &key_pem[..])
         .context("parsing the private key")?
         .context("the key file holds no private key")?;

@@ -54,10 +54,18 @@ pub async fn open(
         tracing::info!("created a new master keyring in the data directory");
     }
     let default_dsn = format!("sqlite://{}", cfg.data_dir.join("credentials.db").display());
-    let dsn = cfg.database_url.map(|s| s.expose_secret().to_owned()).unwrap_or(default_dsn);
-    let store = crate::store::open(&dsn).await.context("opening the credentials database")?;
+    let dsn = cfg
+        .database_url
+        .map(|s| s.expose_secret().to_owned())
+        .unwrap_or(default_dsn);
+    let store = crate::store::open(&dsn)
+        .await
+        .context("opening the credentials database")?;
     let credentials = Credentials::new(store, keys, probe, issuer);
-    let report = credentials.resume_rotation().await.context("finishing a master-key rotation")?;
+    let report = credentials
+        .resume_rotation()
+        .await
+        .context("finishing a master-key rotation")?;
     if report.rewrapped > 0 || !report.retired.is_empty() {
         tracing::info!(rewrapped = report.rewrapped, retired = ?report.retired, "finished an interrupted master-key rotation");
     }

@@ -1,6 +1,11 @@
 //! The Levelrail gRPC protocol. Generated from `levelrail/**/*.proto`; see those files for the
 //! meaning of every field and the stream contracts.
-#![allow(missing_docs, unreachable_pub, clippy::all, missing_debug_implementations)]
+#![allow(
+    missing_docs,
+    unreachable_pub,
+    clippy::all,
+    missing_debug_implementations
+)]
 
 /// `levelrail.credentials.v1`: the write-only credentials API.
 pub mod credentials {

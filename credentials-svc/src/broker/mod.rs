@@ -51,6 +51,16 @@ pub enum GrantSecret {
     AwsAmbient,
 }
 
+impl std::fmt::Debug for GrantSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GrantSecret::Bearer(_) => "Bearer(<redacted>)",
+            GrantSecret::Aws { .. } => "Aws(<redacted>)",
+            GrantSecret::AwsAmbient => "AwsAmbient",
+        })
+    }
+}
+
 /// Non-secret context.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrantContext {
@@ -104,7 +114,10 @@ impl GrantIssuer for GrantIssuers {
                 provider: *provider,
                 expires_at: None,
                 secret: GrantSecret::Bearer(SecretString::from(token.expose_secret().to_owned())),
-                context: GrantContext { credential_id: credential_id.to_owned(), ..Default::default() },
+                context: GrantContext {
+                    credential_id: credential_id.to_owned(),
+                    ..Default::default()
+                },
             });
         }
         let provider = secret.provider();

@@ -25,7 +25,9 @@ pub struct MintedToken {
 
 impl std::fmt::Debug for MintedToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MintedToken").field("id", &self.record.id).finish_non_exhaustive()
+        f.debug_struct("MintedToken")
+            .field("id", &self.record.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -43,7 +45,10 @@ pub fn mint(label: &str) -> MintedToken {
         label: label.to_owned(),
         created_at: OffsetDateTime::now_utc(),
     };
-    MintedToken { token: SecretString::from(format!("{PREFIX}{id}.{secret_b64}")), record }
+    MintedToken {
+        token: SecretString::from(format!("{PREFIX}{id}.{secret_b64}")),
+        record,
+    }
 }
 
 /// Splits a presented token into (id, SHA-256 of its secret) without judging it.
@@ -110,7 +115,13 @@ mod tests {
     #[test]
     fn the_record_holds_no_secret() {
         let minted = mint("admin");
-        let secret = minted.token.expose_secret().split_once('.').unwrap().1.to_owned();
+        let secret = minted
+            .token
+            .expose_secret()
+            .split_once('.')
+            .unwrap()
+            .1
+            .to_owned();
         let dbg = format!("{:?} {:?}", minted, minted.record);
         assert!(!dbg.contains(&secret));
     }

@@ -108,7 +108,10 @@ impl Credentials {
         let provider = parsed.secret.provider();
         let id = Uuid::new_v4().to_string();
         let ring = self.inner.keys.current()?;
-        let ctx = AadContext { credential_id: &id, provider: provider.as_str() };
+        let ctx = AadContext {
+            credential_id: &id,
+            provider: provider.as_str(),
+        };
         let envelope = crypto::seal(ring.primary().as_ref(), &ctx, &parsed.secret.to_plaintext())?;
         let record = CredentialRecord {
             kek_id: ring.primary().id().to_owned(),
@@ -137,12 +140,20 @@ impl Credentials {
         if now.get(&record.kek_id).is_some() && now.primary().id() == record.kek_id {
             return Ok(());
         }
-        let merged = sealed_with.merged_with(&now);
-        let ctx = AadContext { credential_id: &record.id, provider: record.provider.as_str() };
+        let merged = merge_keyrings(&now, sealed_with, &record.kek_id)?;
+        let ctx = AadContext {
+            credential_id: &record.id,
+            provider: record.provider.as_str(),
+        };
         let rewrapped = crypto::rewrap(&merged, &ctx, &record.envelope)?;
         self.inner
             .store
-            .swap_envelope(&record.id, &record.envelope, &rewrapped, merged.primary().id())
+            .swap_envelope(
+                &record.id,
+                &record.envelope,
+                &rewrapped,
+                merged.primary().id(),
+            )
             .await?;
         Ok(())
     }
@@ -185,11 +196,17 @@ impl Credentials {
             provider_code: outcome.provider_code,
             account: outcome.account,
         };
-        self.inner.store.record_verification(provider, &record.id, &verification).await?;
+        self.inner
+            .store
+            .record_verification(provider, &record.id, &verification)
+            .await?;
         info!(ok = verification.ok, code = %verification.provider_code, "credential verified");
         let mut after = record;
         after.verification = Some(verification.clone());
-        Ok((verification, ProviderCard::from_record(provider, Some(&after))))
+        Ok((
+            verification,
+            ProviderCard::from_record(provider, Some(&after)),
+        ))
     }
 
     /// Issues a short-lived access grant for the provisioner (cached until shortly before
@@ -220,16 +237,22 @@ impl Credentials {
             .get_credential(provider)
             .await?
             .ok_or(CredentialsError::NotConnected(provider))?;
-        let ctx = AadContext { credential_id: &record.id, provider: provider.as_str() };
+        let ctx = AadContext {
+            credential_id: &record.id,
+            provider: provider.as_str(),
+        };
         let ring = self.inner.keys.current()?;
         let plaintext = match crypto::open(&ring, &ctx, &record.envelope) {
             Err(CryptoError::UnknownKey(_)) => {
                 // Another process may have rotated the keyring since our last look.
-                crypto::open(&self.inner.keys.reload()?, &ctx, &record.envelope)
+                let ring = self.inner.keys.reload()?;
+                crypto::open(&ring, &ctx, &record.envelope)
             }
             other => other,
         }
-        .inspect_err(|e| warn!(credential_id = %record.id, error = %e, "credential does not decrypt"))?;
+        .inspect_err(
+            |e| warn!(credential_id = %record.id, error = %e, "credential does not decrypt"),
+        )?;
         let secret = CredentialSecret::from_plaintext(provider, &plaintext)?;
         Ok((record, secret))
     }
@@ -269,7 +292,30 @@ impl Credentials {
     }
 }
 
+/// `now` plus the key `kek_id` from `older` (as retiring), so a row sealed with a key that
+/// a concurrent rotation has just retired can still be re-wrapped.
+fn merge_keyrings(
+    now: &crypto::Keyring,
+    older: &crypto::Keyring,
+    kek_id: &str,
+) -> Result<crypto::Keyring, CryptoError> {
+    let mut keys = Vec::new();
+    for id in now.key_ids() {
+        if let (Some(k), Some(state)) = (now.get(&id), now.state_of(&id)) {
+            keys.push((k.clone(), state));
+        }
+    }
+    if now.get(kek_id).is_none() {
+        let old = older
+            .get(kek_id)
+            .ok_or_else(|| CryptoError::UnknownKey(kek_id.to_owned()))?;
+        keys.push((old.clone(), crypto::KeyState::Retiring));
+    }
+    crypto::Keyring::new(keys)
+}
+
 /// Storage keeps microseconds; truncate so what we return equals what a reload returns.
 fn truncate_to_micros(t: OffsetDateTime) -> OffsetDateTime {
-    t.replace_nanosecond(t.nanosecond() / 1_000 * 1_000).unwrap_or(t)
+    t.replace_nanosecond(t.nanosecond() / 1_000 * 1_000)
+        .unwrap_or(t)
 }

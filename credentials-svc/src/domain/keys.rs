@@ -39,7 +39,13 @@ impl KeyringHandle {
             }
             MasterKeySource::Env(ring) => (None, ring.clone(), false),
         };
-        Ok((Self { source, cached: Mutex::new((stamp, ring)) }, created))
+        Ok((
+            Self {
+                source,
+                cached: Mutex::new((stamp, ring)),
+            },
+            created,
+        ))
     }
 
     /// The keyring as of now (reloaded when the file changed since the last call).
@@ -126,7 +132,10 @@ pub async fn resume(
     store: &dyn CredentialStore,
 ) -> Result<RotationReport, CredentialsError> {
     let Some(file) = keys.file() else {
-        return Ok(RotationReport { primary: keys.current()?.primary().id().to_owned(), ..Default::default() });
+        return Ok(RotationReport {
+            primary: keys.current()?.primary().id().to_owned(),
+            ..Default::default()
+        });
     };
     let mut ring = keys.reload()?;
     if let Some(id) = ring.active_ids().into_iter().next() {
@@ -135,7 +144,10 @@ pub async fn resume(
         ring = keys.reload()?;
     }
     let primary = ring.primary().id().to_owned();
-    let mut report = RotationReport { primary: primary.clone(), ..Default::default() };
+    let mut report = RotationReport {
+        primary: primary.clone(),
+        ..Default::default()
+    };
     // Loop until a scan finds nothing: a credential saved concurrently with an older
     // keyring is caught by the next pass.
     loop {
@@ -144,9 +156,15 @@ pub async fn resume(
             break;
         }
         for rec in stale {
-            let ctx = AadContext { credential_id: &rec.id, provider: rec.provider.as_str() };
+            let ctx = AadContext {
+                credential_id: &rec.id,
+                provider: rec.provider.as_str(),
+            };
             let rewrapped = crypto::rewrap(&ring, &ctx, &rec.envelope)?;
-            if store.swap_envelope(&rec.id, &rec.envelope, &rewrapped, &primary).await? {
+            if store
+                .swap_envelope(&rec.id, &rec.envelope, &rewrapped, &primary)
+                .await?
+            {
                 report.rewrapped += 1;
             } else {
                 warn!(credential_id = %rec.id, "credential changed during re-wrap; rescanning");

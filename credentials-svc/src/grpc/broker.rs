@@ -28,7 +28,12 @@ impl CredentialBroker for BrokerService {
     ) -> Result<Response<bpb::IssueAccessResponse>, Status> {
         let req = request.into_inner();
         let provider = provider_from_proto(req.provider).map_err(CredentialsError::from)?;
-        let grant = self.credentials.issue_access(provider, &req.purpose).await?;
-        Ok(Response::new(bpb::IssueAccessResponse { grant: Some(grant_to_proto(&grant)) }))
+        let grant = self
+            .credentials
+            .issue_access(provider, &req.purpose)
+            .await?;
+        Ok(Response::new(bpb::IssueAccessResponse {
+            grant: Some(grant_to_proto(&grant)),
+        }))
     }
 }

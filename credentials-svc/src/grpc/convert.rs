@@ -10,7 +10,10 @@ use crate::domain::credentials::ProviderCard;
 use crate::domain::{CredentialIdentity, CredentialInput, FieldError, ProviderKind, Verification};
 
 fn field(field: &str, message: &str) -> FieldError {
-    FieldError { field: field.into(), message: message.into() }
+    FieldError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 /// Proto provider enum value → domain provider.
@@ -41,17 +44,27 @@ pub(crate) fn provider_to_proto(p: ProviderKind) -> pb::Provider {
 }
 
 /// A SetCredential request → validated-later input. The shape must match the provider.
-pub(crate) fn input_from_proto(req: pb::SetCredentialRequest) -> Result<CredentialInput, FieldError> {
+pub(crate) fn input_from_proto(
+    req: pb::SetCredentialRequest,
+) -> Result<CredentialInput, FieldError> {
     let provider = provider_from_proto(req.provider)?;
-    let credential = req.credential.ok_or_else(|| field("credential", "is required"))?;
+    let credential = req
+        .credential
+        .ok_or_else(|| field("credential", "is required"))?;
     let (shape, input) = match credential {
         Credential::Hetzner(t) => (
             ProviderKind::Hetzner,
-            CredentialInput::Token { provider: ProviderKind::Hetzner, token: t.token.into() },
+            CredentialInput::Token {
+                provider: ProviderKind::Hetzner,
+                token: t.token.into(),
+            },
         ),
         Credential::Digitalocean(t) => (
             ProviderKind::DigitalOcean,
-            CredentialInput::Token { provider: ProviderKind::DigitalOcean, token: t.token.into() },
+            CredentialInput::Token {
+                provider: ProviderKind::DigitalOcean,
+                token: t.token.into(),
+            },
         ),
         Credential::Aws(a) => (
             ProviderKind::Aws,
@@ -64,7 +77,10 @@ pub(crate) fn input_from_proto(req: pb::SetCredentialRequest) -> Result<Credenti
                 use_ambient_credentials: a.use_ambient_credentials,
             },
         ),
-        Credential::Azure(j) => (ProviderKind::Azure, CredentialInput::AzureJson(j.json.into())),
+        Credential::Azure(j) => (
+            ProviderKind::Azure,
+            CredentialInput::AzureJson(j.json.into()),
+        ),
         Credential::Gcp(j) => (ProviderKind::Gcp, CredentialInput::GcpJson(j.json.into())),
     };
     if shape != provider {
@@ -77,7 +93,10 @@ pub(crate) fn input_from_proto(req: pb::SetCredentialRequest) -> Result<Credenti
 }
 
 pub(crate) fn timestamp(t: OffsetDateTime) -> prost_types::Timestamp {
-    prost_types::Timestamp { seconds: t.unix_timestamp(), nanos: t.nanosecond() as i32 }
+    prost_types::Timestamp {
+        seconds: t.unix_timestamp(),
+        nanos: t.nanosecond() as i32,
+    }
 }
 
 fn identity_to_proto(identity: &CredentialIdentity) -> pb::CredentialIdentity {
@@ -114,9 +133,15 @@ fn identity_to_proto(identity: &CredentialIdentity) -> pb::CredentialIdentity {
             auth_mode,
             federated_token_file,
         }),
-        CredentialIdentity::Gcp { project_id, client_email, private_key_id } => {
-            Kind::Gcp(pb::GcpIdentity { project_id, client_email, private_key_id })
-        }
+        CredentialIdentity::Gcp {
+            project_id,
+            client_email,
+            private_key_id,
+        } => Kind::Gcp(pb::GcpIdentity {
+            project_id,
+            client_email,
+            private_key_id,
+        }),
     };
     pb::CredentialIdentity { kind: Some(kind) }
 }
@@ -138,27 +163,31 @@ pub(crate) fn card_to_proto(card: &ProviderCard) -> pb::ProviderStatus {
         connected: stored.is_some(),
         saved_at: stored.map(|s| timestamp(s.saved_at)),
         identity: stored.map(|s| identity_to_proto(&s.identity)),
-        last_verification: stored.and_then(|s| s.verification.as_ref()).map(verification_to_proto),
+        last_verification: stored
+            .and_then(|s| s.verification.as_ref())
+            .map(verification_to_proto),
         display_name: card.provider.display_name().to_owned(),
     }
 }
 
 pub(crate) fn grant_to_proto(g: &AccessGrant) -> bpb::AccessGrant {
     let secret = match &g.secret {
-        GrantSecret::Bearer(t) => {
-            bpb::access_grant::Grant::Bearer(bpb::BearerToken { token: t.expose_secret().to_owned() })
-        }
-        GrantSecret::Aws { access_key_id, secret_access_key, session_token } => {
-            bpb::access_grant::Grant::Aws(bpb::AwsSessionCredentials {
-                access_key_id: access_key_id.clone(),
-                secret_access_key: secret_access_key.expose_secret().to_owned(),
-                session_token: session_token
-                    .as_ref()
-                    .map(|s: &SecretString| s.expose_secret().to_owned())
-                    .unwrap_or_default(),
-                use_ambient: false,
-            })
-        }
+        GrantSecret::Bearer(t) => bpb::access_grant::Grant::Bearer(bpb::BearerToken {
+            token: t.expose_secret().to_owned(),
+        }),
+        GrantSecret::Aws {
+            access_key_id,
+            secret_access_key,
+            session_token,
+        } => bpb::access_grant::Grant::Aws(bpb::AwsSessionCredentials {
+            access_key_id: access_key_id.clone(),
+            secret_access_key: secret_access_key.expose_secret().to_owned(),
+            session_token: session_token
+                .as_ref()
+                .map(|s: &SecretString| s.expose_secret().to_owned())
+                .unwrap_or_default(),
+            use_ambient: false,
+        }),
         GrantSecret::AwsAmbient => bpb::access_grant::Grant::Aws(bpb::AwsSessionCredentials {
             use_ambient: true,
             ..Default::default()

@@ -26,9 +26,12 @@ impl CredentialsService for CredentialsGrpc {
         &self,
         request: Request<pb::SetCredentialRequest>,
     ) -> Result<Response<pb::SetCredentialResponse>, Status> {
-        let input = input_from_proto(request.into_inner()).map_err(crate::domain::CredentialsError::from)?;
+        let input = input_from_proto(request.into_inner())
+            .map_err(crate::domain::CredentialsError::from)?;
         let card = self.credentials.set_credential(input).await?;
-        Ok(Response::new(pb::SetCredentialResponse { provider: Some(card_to_proto(&card)) }))
+        Ok(Response::new(pb::SetCredentialResponse {
+            provider: Some(card_to_proto(&card)),
+        }))
     }
 
     async fn delete_credential(

@@ -52,15 +52,31 @@ mod tests {
     fn every_domain_error_maps_to_its_code_without_internal_detail() {
         let cases: Vec<(CredentialsError, Code)> = vec![
             (
-                FieldError { field: "aws.region".into(), message: "bad".into() }.into(),
+                FieldError {
+                    field: "aws.region".into(),
+                    message: "bad".into(),
+                }
+                .into(),
                 Code::InvalidArgument,
             ),
-            (CredentialsError::NotConnected(ProviderKind::Aws), Code::FailedPrecondition),
-            (CredentialsError::FailedPrecondition("x".into()), Code::FailedPrecondition),
-            (CredentialsError::PermissionDenied("x".into()), Code::PermissionDenied),
+            (
+                CredentialsError::NotConnected(ProviderKind::Aws),
+                Code::FailedPrecondition,
+            ),
+            (
+                CredentialsError::FailedPrecondition("x".into()),
+                Code::FailedPrecondition,
+            ),
+            (
+                CredentialsError::PermissionDenied("x".into()),
+                Code::PermissionDenied,
+            ),
             (CredentialsError::Unavailable("x".into()), Code::Unavailable),
             (CryptoError::Decrypt.into(), Code::DataLoss),
-            (StoreError::Corrupt("row secret-ish".into()).into(), Code::Internal),
+            (
+                StoreError::Corrupt("row secret-ish".into()).into(),
+                Code::Internal,
+            ),
             (anyhow::anyhow!("boom detail").into(), Code::Internal),
         ];
         for (err, code) in cases {
@@ -77,6 +93,9 @@ mod tests {
             message: "must be Google's token endpoint".into(),
         }));
         assert!(s.message().starts_with("gcp.json.token_uri: "));
-        assert_eq!(s.metadata().get("x-levelrail-field").unwrap(), "gcp.json.token_uri");
+        assert_eq!(
+            s.metadata().get("x-levelrail-field").unwrap(),
+            "gcp.json.token_uri"
+        );
     }
 }

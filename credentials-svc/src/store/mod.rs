@@ -11,7 +11,33 @@ use time::OffsetDateTime;
 
 use crate::domain::{CredentialIdentity, ProviderKind, Verification};
 
-// (backends: memory, sqlite, postgres, conformance — declared here once written)
+mod codec;
+pub mod conformance;
+pub mod memory;
+pub mod postgres;
+pub mod sqlite;
+
+pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+
+/// Opens the store a DSN names: `memory`, `sqlite://PATH` or `sqlite:PATH` (the file is
+/// created, mode 0600, if missing), or `postgres://…` / `postgresql://…`. Migrations are
+/// applied before it returns. Neither errors nor logs ever contain the DSN, which may hold
+/// a database password.
+pub async fn open(dsn: &str) -> Result<Arc<dyn CredentialStore>, StoreError> {
+    if dsn == "memory" {
+        Ok(Arc::new(MemoryStore::new()))
+    } else if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::connect(dsn).await?))
+    } else if dsn.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(dsn).await?))
+    } else {
+        Err(StoreError::Corrupt(
+            "unsupported database URL: want memory, sqlite://PATH or postgres://…".into(),
+        ))
+    }
+}
 
 /// One stored credential: at most one per provider.
 #[derive(Clone, PartialEq, Eq)]
@@ -120,7 +146,46 @@ pub trait CredentialStore: Send + Sync + Debug {
     async fn put_api_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError>;
     /// Looks an API token up by its public id.
     async fn get_api_token(&self, id: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
+    /// Every stored API token (hashes only), ordered by id.
+    async fn list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
     /// Number of API tokens (0 on a fresh database).
     async fn count_api_tokens(&self) -> Result<u64, StoreError>;
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn open_refuses_an_unknown_scheme_without_echoing_the_dsn() {
+        let dsn = "mysql://admin:hunter2@db.internal/levelrail";
+
+        let err = open(dsn).await.expect_err("mysql is not supported");
+
+        let text = format!("{err} {err:?}");
+        assert!(text.contains("unsupported database URL"), "{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("db.internal"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn open_memory_gives_an_empty_store() {
+        let store = open("memory").await.expect("memory store opens");
+        assert!(store.list_credentials().await.expect("list").is_empty());
+    }
+
+    #[tokio::test]
+    async fn open_sqlite_creates_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("c.db");
+
+        let store = open(&format!("sqlite:{}", path.display()))
+            .await
+            .expect("opens");
+
+        assert_eq!(store.count_api_tokens().await.expect("count"), 0);
+        assert!(path.exists(), "sqlite file was not created");
+    }
+}

@@ -1,0 +1,39 @@
+//! The command tree. Each command group is one module; `nodes` is the only top-level group and
+//! hands its subcommands on to their own modules (`nodes providers …` → `providers/`).
+//!
+//! To add a group: define its `Args`/`Subcommand` types and an
+//! `async fn run(args, &mut Context) -> Result<Outcome, CliError>` in a new module here, then
+//! add one variant to [`nodes::NodesCommand`] (or to [`Commands`] for a new top-level group)
+//! and one arm to the matching `run`.
+pub(crate) mod nodes;
+pub(crate) mod providers;
+
+use clap::Subcommand;
+
+use crate::context::Context;
+use crate::error::CliError;
+
+/// The top-level commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Commands {
+    /// Cloud nodes: provider credentials (provisions, join tokens and the node registry come
+    /// later).
+    Nodes(nodes::NodesArgs),
+}
+
+/// How a command that ran to completion ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Exit code 0.
+    Success,
+    /// The command ran but its result is negative (a failed verification): exit code 1,
+    /// with the explanation already printed.
+    Unsuccessful,
+}
+
+/// Runs `command`.
+pub(crate) async fn run(command: Commands, ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError> {
+    match command {
+        Commands::Nodes(args) => nodes::run(args, ctx).await,
+    }
+}

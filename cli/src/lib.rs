@@ -1,0 +1,70 @@
+//! `levelrail-cli` as a library: flag parsing, the command tree and the gRPC calls behind one
+//! entry point, [`run`], so integration tests run exactly what the binary runs, against an
+//! in-process fake server and with scripted secret input.
+//!
+//! Layout: `args` (global flags and token resolution), `context` (what every command gets:
+//! the output streams, `--json`, an authenticated channel), `commands/` (one module per
+//! command group), `error`/`status` (the one-line errors and exit codes), `secrets` (piped
+//! stdin or a no-echo prompt), `output` (tables and timestamps), `provider` (provider names).
+
+mod args;
+mod client;
+mod commands;
+mod context;
+mod error;
+mod output;
+mod provider;
+mod secrets;
+mod status;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Write;
+
+pub use secrets::{SecretSource, StdinSecrets};
+
+use crate::commands::Outcome;
+use crate::context::Context;
+
+/// Where one run of the CLI reads secret input from and writes its output to.
+pub struct Io<'a> {
+    /// Normal output: tables, confirmations, or the one JSON document of `--json`.
+    pub stdout: &'a mut dyn Write,
+    /// Warnings and the one-line `error: …` message.
+    pub stderr: &'a mut dyn Write,
+    /// Secret values not given on the command line: piped stdin or a no-echo prompt.
+    pub secrets: &'a mut dyn SecretSource,
+}
+
+impl fmt::Debug for Io<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Io").finish_non_exhaustive()
+    }
+}
+
+/// Runs the CLI with `args` (including the program name, as `std::env::args_os` yields them)
+/// and returns the process exit code: 0 on success, 1 when the server or the network failed
+/// (or a verification failed), 2 for usage and input errors.
+pub async fn run<I, T>(args: I, io: &mut Io<'_>) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let invocation = match args::parse(args) {
+        Ok(invocation) => invocation,
+        Err(err) => return error::report_clap(&err, io),
+    };
+    let result = match Context::new(invocation.globals, io) {
+        Ok(mut ctx) => commands::run(invocation.command, &mut ctx).await,
+        Err(err) => Err(err),
+    };
+    match result {
+        Ok(Outcome::Success) => 0,
+        Ok(Outcome::Unsuccessful) => 1,
+        Err(err) => {
+            // Nothing more useful can be done when stderr itself is gone.
+            let _ = writeln!(io.stderr, "error: {err}");
+            err.exit_code()
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Starting the control plane for tests: in-process through `App::build` (port 0, fresh
+//! data directory), or the real `levelrail` binary as a child process.
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use levelrail::config::ServeConfig;
+use levelrail_credentials::domain::Credentials;
+use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
+use tokio::sync::watch;
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status};
+
+/// A `ServeConfig` for tests: loopback, port 0, plaintext, no web bundle.
+pub fn test_config(data_dir: &Path) -> ServeConfig {
+    ServeConfig {
+        data_dir: data_dir.to_owned(),
+        listen: "127.0.0.1:0".parse().expect("literal address"),
+        agent_listen: "127.0.0.1:0".parse().expect("literal address"),
+        demo: false,
+        database_url: None,
+        master_key: None,
+        tls_cert: None,
+        tls_key: None,
+        tls: false,
+        tls_sans: vec![],
+        allowed_origins: vec!["https://console.example.test".into()],
+        web_dir: None,
+        max_concurrent_requests: 512,
+    }
+}
+
+/// An in-process control plane.
+#[derive(Debug)]
+pub struct TestApp {
+    /// Public listener address.
+    pub addr: SocketAddr,
+    /// The admin API token.
+    pub token: String,
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The credentials service, for direct inspection.
+    pub credentials: Credentials,
+    stop: watch::Sender<bool>,
+    join: tokio::task::JoinHandle<()>,
+}
+
+impl TestApp {
+    /// Starts a control plane on `cfg`.
+    pub async fn start(cfg: ServeConfig) -> anyhow::Result<Self> {
+        let data_dir = cfg.data_dir.clone();
+        let app = levelrail::App::build(cfg).await?;
+        let token = match app.admin_token() {
+            Some(t) => secrecy::ExposeSecret::expose_secret(t).to_owned(),
+            None => std::fs::read_to_string(data_dir.join("admin.token"))?
+                .trim()
+                .to_owned(),
+        };
+        let addr = app.local_addr();
+        let credentials = app.credentials().clone();
+        let stop = app.stopper();
+        let join = tokio::spawn(async move {
+            let _ = app.run_until_stopped().await;
+        });
+        Ok(Self {
+            addr,
+            token,
+            data_dir,
+            credentials,
+            stop,
+            join,
+        })
+    }
+
+    /// Starts a control plane with a fresh data directory inside `tmp`.
+    pub async fn spawn(tmp: &Path) -> Self {
+        Self::start(test_config(tmp))
+            .await
+            .expect("control plane starts")
+    }
+
+    /// Stops it and waits until the listener is closed.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.join.await;
+    }
+
+    /// `http://addr`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A channel to the public listener.
+    pub async fn channel(&self) -> Channel {
+        Endpoint::from_shared(self.url())
+            .expect("url")
+            .connect()
+            .await
+            .expect("connects")
+    }
+
+    /// A credentials client authenticated with `token`.
+    pub async fn credentials_client_with(
+        &self,
+        token: &str,
+    ) -> CredentialsServiceClient<InterceptedService<Channel, Bearer>> {
+        CredentialsServiceClient::with_interceptor(self.channel().await, Bearer(token.to_owned()))
+    }
+
+    /// A credentials client authenticated with the admin token.
+    pub async fn credentials_client(
+        &self,
+    ) -> CredentialsServiceClient<InterceptedService<Channel, Bearer>> {
+        self.credentials_client_with(&self.token).await
+    }
+}
+
+/// Adds `authorization: Bearer …` to every request.
+#[derive(Debug, Clone)]
+pub struct Bearer(pub String);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        if !self.0.is_empty() {
+            let v: MetadataValue<_> = format!("Bearer {}", self.0)
+                .parse()
+                .map_err(|_| Status::internal("bad token"))?;
+            req.metadata_mut().insert("authorization", v);
+        }
+        Ok(req)
+    }
+}
+
+/// Path of a workspace binary built into the same target directory as this test.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> → target/<profile>/<name>
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built; run the tests with `cargo test --workspace`",
+        path.display()
+    );
+    path
+}
+
+/// A free loopback port (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The real `levelrail serve` binary as a child process, logs captured in a file.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    /// Public address.
+    pub addr: SocketAddr,
+    /// Where stderr (the log) goes.
+    pub log_path: PathBuf,
+    /// Data directory.
+    pub data_dir: PathBuf,
+}
+
+impl ServerProcess {
+    /// Starts `levelrail serve` with `extra` arguments and `LEVELRAIL_LOG=log_filter`.
+    pub fn start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Self {
+        let port = free_port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
+        let log_path = data_dir.with_extension("log");
+        let log = std::fs::File::create(&log_path).expect("log file");
+        let stdout_log = log.try_clone().expect("log file");
+        let child = Command::new(bin("levelrail"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--listen")
+            .arg(addr.to_string())
+            .arg("--agent-listen")
+            .arg(format!("127.0.0.1:{}", free_port()))
+            .args(extra)
+            .env("LEVELRAIL_LOG", log_filter)
+            .env_remove("DATABASE_URL")
+            .env_remove("LEVELRAIL_MASTER_KEY")
+            .stdin(Stdio::null())
+            .stdout(stdout_log)
+            .stderr(log)
+            .spawn()
+            .expect("levelrail starts");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "levelrail did not listen on {addr}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            child,
+            addr,
+            log_path,
+            data_dir: data_dir.to_owned(),
+        }
+    }
+
+    /// The admin token written on first start.
+    pub fn admin_token(&self) -> String {
+        std::fs::read_to_string(self.data_dir.join("admin.token"))
+            .expect("admin.token")
+            .trim()
+            .to_owned()
+    }
+
+    /// `http://addr`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the process with SIGTERM and waits for it.
+    pub fn stop(mut self) -> std::io::Result<()> {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.child.kill()?;
+        self.child.wait().map(|_| ())
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
