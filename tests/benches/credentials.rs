@@ -9,7 +9,10 @@ use levelrail_proto::credentials::internal::v1::credential_broker_client::Creden
 use levelrail_proto::credentials::internal::v1::credential_broker_server::CredentialBrokerServer;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
-use levelrail_tests::harness::TestApp;
+#[path = "../tests/api/harness.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod harness;
+use harness::TestApp;
 use levelrail_tests::secrets::Canary;
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;

@@ -1,5 +1,5 @@
-//! Shared helpers of the workspace-level tests: spawning the real control plane (in-process
-//! through `App::build`, or as the `levelrail` binary), authenticated clients, locating the
-//! built binaries, canary secrets. Fake clouds live here too as they land.
-pub mod harness;
+//! Test support shared by the workspace-level tests and the demo mode: canary secrets and
+//! the fake clouds (real wire formats, inventories, state machines, fault injection).
+//! The harness that starts the control plane lives with the tests (`tests/api/harness.rs`)
+//! so this library does not depend on the control plane, which uses it for `--demo`.
 pub mod secrets;

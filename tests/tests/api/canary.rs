@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
-use levelrail_tests::harness::{Bearer, ServerProcess, bin};
+use crate::harness::{Bearer, ServerProcess, bin};
 use levelrail_tests::secrets::Canary;
 use tonic::transport::Endpoint;
 

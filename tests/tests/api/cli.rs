@@ -3,7 +3,7 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use levelrail_tests::harness::{TestApp, bin};
+use crate::harness::{TestApp, bin};
 use levelrail_tests::secrets::Canary;
 
 struct Run {

@@ -5,7 +5,7 @@ use levelrail_proto::credentials::internal::v1 as bpb;
 use levelrail_proto::credentials::internal::v1::credential_broker_client::CredentialBrokerClient;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
-use levelrail_tests::harness::{Bearer, TestApp};
+use crate::harness::{Bearer, TestApp};
 use tonic::Code;
 
 #[tokio::test]

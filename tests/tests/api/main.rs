@@ -2,5 +2,6 @@
 mod canary;
 mod cli;
 mod credentials_api;
+mod harness;
 mod listener;
 mod tamper;

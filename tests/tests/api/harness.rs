@@ -15,7 +15,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 
 /// A `ServeConfig` for tests: loopback, port 0, plaintext, no web bundle.
-pub fn test_config(data_dir: &Path) -> ServeConfig {
+pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
     ServeConfig {
         data_dir: data_dir.to_owned(),
         listen: "127.0.0.1:0".parse().expect("literal address"),
@@ -35,22 +35,20 @@ pub fn test_config(data_dir: &Path) -> ServeConfig {
 
 /// An in-process control plane.
 #[derive(Debug)]
-pub struct TestApp {
+pub(crate) struct TestApp {
     /// Public listener address.
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// The admin API token.
-    pub token: String,
-    /// The data directory.
-    pub data_dir: PathBuf,
+    pub(crate) token: String,
     /// The credentials service, for direct inspection.
-    pub credentials: Credentials,
+    pub(crate) credentials: Credentials,
     stop: watch::Sender<bool>,
     join: tokio::task::JoinHandle<()>,
 }
 
 impl TestApp {
     /// Starts a control plane on `cfg`.
-    pub async fn start(cfg: ServeConfig) -> anyhow::Result<Self> {
+    pub(crate) async fn start(cfg: ServeConfig) -> anyhow::Result<Self> {
         let data_dir = cfg.data_dir.clone();
         let app = levelrail::App::build(cfg).await?;
         let token = match app.admin_token() {
@@ -68,7 +66,6 @@ impl TestApp {
         Ok(Self {
             addr,
             token,
-            data_dir,
             credentials,
             stop,
             join,
@@ -76,25 +73,25 @@ impl TestApp {
     }
 
     /// Starts a control plane with a fresh data directory inside `tmp`.
-    pub async fn spawn(tmp: &Path) -> Self {
+    pub(crate) async fn spawn(tmp: &Path) -> Self {
         Self::start(test_config(tmp))
             .await
             .expect("control plane starts")
     }
 
     /// Stops it and waits until the listener is closed.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.join.await;
     }
 
     /// `http://addr`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// A channel to the public listener.
-    pub async fn channel(&self) -> Channel {
+    pub(crate) async fn channel(&self) -> Channel {
         Endpoint::from_shared(self.url())
             .expect("url")
             .connect()
@@ -103,7 +100,7 @@ impl TestApp {
     }
 
     /// A credentials client authenticated with `token`.
-    pub async fn credentials_client_with(
+    pub(crate) async fn credentials_client_with(
         &self,
         token: &str,
     ) -> CredentialsServiceClient<InterceptedService<Channel, Bearer>> {
@@ -111,7 +108,7 @@ impl TestApp {
     }
 
     /// A credentials client authenticated with the admin token.
-    pub async fn credentials_client(
+    pub(crate) async fn credentials_client(
         &self,
     ) -> CredentialsServiceClient<InterceptedService<Channel, Bearer>> {
         self.credentials_client_with(&self.token).await
@@ -120,7 +117,7 @@ impl TestApp {
 
 /// Adds `authorization: Bearer …` to every request.
 #[derive(Debug, Clone)]
-pub struct Bearer(pub String);
+pub(crate) struct Bearer(pub(crate) String);
 
 impl tonic::service::Interceptor for Bearer {
     fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
@@ -135,7 +132,7 @@ impl tonic::service::Interceptor for Bearer {
 }
 
 /// Path of a workspace binary built into the same target directory as this test.
-pub fn bin(name: &str) -> PathBuf {
+pub(crate) fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test> → target/<profile>/<name>
     let dir = exe
@@ -152,7 +149,7 @@ pub fn bin(name: &str) -> PathBuf {
 }
 
 /// A free loopback port (bound and released).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -161,19 +158,19 @@ pub fn free_port() -> u16 {
 
 /// The real `levelrail serve` binary as a child process, logs captured in a file.
 #[derive(Debug)]
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     child: Child,
     /// Public address.
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// Where stderr (the log) goes.
-    pub log_path: PathBuf,
+    pub(crate) log_path: PathBuf,
     /// Data directory.
-    pub data_dir: PathBuf,
+    pub(crate) data_dir: PathBuf,
 }
 
 impl ServerProcess {
     /// Starts `levelrail serve` with `extra` arguments and `LEVELRAIL_LOG=log_filter`.
-    pub fn start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Self {
+    pub(crate) fn start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
         let log_path = data_dir.with_extension("log");
@@ -213,7 +210,7 @@ impl ServerProcess {
     }
 
     /// The admin token written on first start.
-    pub fn admin_token(&self) -> String {
+    pub(crate) fn admin_token(&self) -> String {
         std::fs::read_to_string(self.data_dir.join("admin.token"))
             .expect("admin.token")
             .trim()
@@ -221,12 +218,12 @@ impl ServerProcess {
     }
 
     /// `http://addr`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Stops the process with SIGTERM and waits for it.
-    pub fn stop(mut self) -> std::io::Result<()> {
+    pub(crate) fn stop(mut self) -> std::io::Result<()> {
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
