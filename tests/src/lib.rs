@@ -3,3 +3,4 @@
 //! The harness that starts the control plane lives with the tests (`tests/api/harness.rs`)
 //! so this library does not depend on the control plane, which uses it for `--demo`.
 pub mod secrets;
+pub mod fakes;

@@ -1,0 +1,273 @@
+//! The shared HTTP layer of the REST providers: bearer auth, timeouts, the per-credential
+//! rate limiter, `Retry-After` / `RateLimit-Reset` honoured (capped), full-jitter backoff on
+//! 5xx, timeouts and dropped connections for idempotent calls only, and classification of
+//! failures into `ProviderError` by the provider's own parser.
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::Rng as _;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::{Method, StatusCode};
+use secrecy::{ExposeSecret as _, SecretString};
+use serde::de::DeserializeOwned;
+use tracing::{debug, warn};
+
+use super::ratelimit::RateLimiter;
+use super::{ErrorKind, ProviderError, ProviderId};
+
+/// Turns a non-2xx answer into (kind, provider code, provider message).
+pub type Classifier = fn(status: u16, body: &[u8]) -> (ErrorKind, String, String);
+
+/// Retry and timeout settings.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Attempts in total (first try included).
+    pub max_attempts: u32,
+    /// First backoff ceiling; doubles per attempt (full jitter: a random delay below it).
+    pub base_backoff: Duration,
+    /// Largest backoff ceiling.
+    pub max_backoff: Duration,
+    /// Largest wait taken from `Retry-After` / `RateLimit-Reset`.
+    pub max_retry_after: Duration,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            base_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(20),
+            max_retry_after: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A successful answer.
+#[derive(Debug)]
+pub struct ApiResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+impl ApiResponse {
+    /// The body as JSON of type `T`.
+    pub fn json<T: DeserializeOwned>(&self, provider: ProviderId) -> Result<T, ProviderError> {
+        serde_json::from_slice(&self.body).map_err(|e| {
+            ProviderError::new(
+                provider,
+                ErrorKind::Other,
+                "unexpected_response",
+                &format!("could not parse the provider's answer ({:?} at line {} column {})", e.classify(), e.line(), e.column()),
+            )
+        })
+    }
+}
+
+/// One provider's REST API as seen with one credential.
+pub struct ApiClient {
+    provider: ProviderId,
+    base_url: String,
+    token: SecretString,
+    http: reqwest::Client,
+    limiter: Arc<RateLimiter>,
+    policy: RetryPolicy,
+    classify: Classifier,
+}
+
+impl std::fmt::Debug for ApiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiClient")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiClient {
+    /// A client for `base_url` (no trailing slash needed) authenticated with `token`.
+    pub fn new(
+        provider: ProviderId,
+        base_url: &str,
+        token: SecretString,
+        limiter: Arc<RateLimiter>,
+        policy: RetryPolicy,
+        classify: Classifier,
+    ) -> Result<Self, ProviderError> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .timeout(policy.timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("levelrail/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::new(provider, ErrorKind::Other, "client", &e.to_string()))?;
+        Ok(Self {
+            provider,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            token,
+            http,
+            limiter,
+            policy,
+            classify,
+        })
+    }
+
+    /// The base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// GET `path` and parse JSON.
+    pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ProviderError> {
+        self.send(Method::GET, path, None, true).await?.json(self.provider)
+    }
+
+    /// Sends a request. `idempotent` allows retrying after 5xx, timeouts and dropped
+    /// connections; 429 is retried in every case (the provider did not process it).
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        idempotent: bool,
+    ) -> Result<ApiResponse, ProviderError> {
+        let url = self.url(path);
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            self.limiter.acquire().await;
+            let mut req = self
+                .http
+                .request(method.clone(), &url)
+                .bearer_auth(self.token.expose_secret())
+                .header("accept", "application/json");
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            let last = attempt >= self.policy.max_attempts;
+            match req.send().await {
+                Err(e) => {
+                    let err = self.transport_error(&e);
+                    if idempotent && !last {
+                        debug!(provider = %self.provider, %method, path, attempt, error = %err, "retrying after a transport error");
+                        self.backoff(attempt).await;
+                        continue;
+                    }
+                    return Err(err);
+                }
+                Ok(resp) => {
+                    let status = resp.status();
+                    let headers = resp.headers().clone();
+                    let body = resp.bytes().await.map(|b| b.to_vec());
+                    let body = match body {
+                        Ok(b) => b,
+                        Err(e) if idempotent && !last => {
+                            debug!(provider = %self.provider, error = %e, "body read failed; retrying");
+                            self.backoff(attempt).await;
+                            continue;
+                        }
+                        Err(e) => return Err(self.transport_error(&e)),
+                    };
+                    if status.is_success() {
+                        return Ok(ApiResponse { status: status.as_u16(), headers, body });
+                    }
+                    if status == StatusCode::TOO_MANY_REQUESTS {
+                        let wait = self.retry_after(&headers);
+                        self.limiter.pause_until(tokio::time::Instant::now() + wait);
+                        if !last {
+                            warn!(provider = %self.provider, wait_ms = wait.as_millis() as u64, "rate limited by the provider; waiting");
+                            continue;
+                        }
+                        let mut err = self.classified(status, &body);
+                        err.kind = ErrorKind::RateLimited;
+                        err.retry_after = Some(wait);
+                        return Err(err);
+                    }
+                    if status.is_server_error() && idempotent && !last {
+                        debug!(provider = %self.provider, status = status.as_u16(), attempt, "retrying after a server error");
+                        self.backoff(attempt).await;
+                        continue;
+                    }
+                    return Err(self.classified(status, &body));
+                }
+            }
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path.to_owned()
+        } else {
+            format!("{}/{}", self.base_url, path.trim_start_matches('/'))
+        }
+    }
+
+    fn classified(&self, status: StatusCode, body: &[u8]) -> ProviderError {
+        let (kind, code, message) = (self.classify)(status.as_u16(), body);
+        ProviderError::new(self.provider, kind, code, &message).with_status(status.as_u16())
+    }
+
+    fn transport_error(&self, e: &reqwest::Error) -> ProviderError {
+        let what = if e.is_timeout() {
+            "timeout"
+        } else if e.is_connect() {
+            "connect"
+        } else {
+            "connection"
+        };
+        // reqwest's Display includes the URL, never headers; the URL holds no secret.
+        ProviderError::new(self.provider, ErrorKind::Unavailable, what, &format!("{what} error talking to the {} API", self.provider))
+    }
+
+    async fn backoff(&self, attempt: u32) {
+        let ceiling = self
+            .policy
+            .base_backoff
+            .saturating_mul(1u32 << attempt.min(16).saturating_sub(1))
+            .min(self.policy.max_backoff);
+        let ms = rand::thread_rng().gen_range(0..=ceiling.as_millis().max(1) as u64);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+
+    /// `Retry-After` (seconds or HTTP date) or `RateLimit-Reset` (UNIX time), capped;
+    /// one second when the provider says nothing.
+    fn retry_after(&self, headers: &HeaderMap) -> Duration {
+        let now = SystemTime::now();
+        let from_retry_after = headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| {
+            v.trim().parse::<u64>().ok().map(Duration::from_secs).or_else(|| {
+                httpdate(v).and_then(|t| t.duration_since(now).ok())
+            })
+        });
+        let from_reset = || {
+            headers
+                .get("ratelimit-reset")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .and_then(|ts| {
+                    let now_s = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
+                    // Some providers send seconds-until-reset, others a UNIX timestamp.
+                    Some(Duration::from_secs(if ts > 1_000_000_000 { ts.saturating_sub(now_s) } else { ts }))
+                })
+        };
+        from_retry_after
+            .or_else(from_reset)
+            .unwrap_or(Duration::from_secs(1))
+            .min(self.policy.max_retry_after)
+    }
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn httpdate(s: &str) -> Option<SystemTime> {
+    let fmt = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let t = time::PrimitiveDateTime::parse(s.trim(), &fmt).ok()?.assume_utc();
+    Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(t.unix_timestamp()).ok()?))
+}
