@@ -58,6 +58,15 @@ impl<'a, 'io> Context<'a, 'io> {
         status::from_status(status, self.connection.api_url())
     }
 
+    /// The CLI error for a failed RPC about one object: NOT_FOUND becomes
+    /// `<kind> <id> not found`; every other status maps as in [`Self::rpc_error`].
+    pub(crate) fn rpc_error_about(&self, status: &tonic::Status, kind: &str, id: &str) -> CliError {
+        if status.code() == tonic::Code::NotFound {
+            return CliError::failed(format!("{kind} {id} not found"));
+        }
+        self.rpc_error(status)
+    }
+
     /// Writes `text` and a newline to stdout.
     pub(crate) fn print(&mut self, text: &str) -> Result<(), CliError> {
         writeln!(self.io.stdout, "{text}")
@@ -69,6 +78,20 @@ impl<'a, 'io> Context<'a, 'io> {
         let text = serde_json::to_string_pretty(value)
             .map_err(|e| CliError::failed(format!("cannot encode the output: {e}")))?;
         self.print(&text)
+    }
+
+    /// Writes the JSON document on one line to stdout: one line per event of a stream.
+    pub(crate) fn print_json_line(&mut self, value: &serde_json::Value) -> Result<(), CliError> {
+        let text = serde_json::to_string(value)
+            .map_err(|e| CliError::failed(format!("cannot encode the output: {e}")))?;
+        self.print(&text)
+    }
+
+    /// Writes `text` and a newline to stderr: information for the operator that must stay
+    /// out of captured stdout.
+    pub(crate) fn note(&mut self, text: &str) -> Result<(), CliError> {
+        writeln!(self.io.stderr, "{text}")
+            .map_err(|e| CliError::failed(format!("cannot write to stderr: {e}")))
     }
 
     /// Writes `warning: <text>` to stderr.

@@ -5,17 +5,20 @@
 //! Layout: `args` (global flags and token resolution), `context` (what every command gets:
 //! the output streams, `--json`, an authenticated channel), `commands/` (one module per
 //! command group), `error`/`status` (the one-line errors and exit codes), `secrets` (piped
-//! stdin or a no-echo prompt), `output` (tables and timestamps), `provider` (provider names).
+//! stdin or a no-echo prompt), `output` (tables, key/value views and timestamps), `provider`
+//! (provider names), `duration` (Go-style durations), `validate` (local checks of flag values).
 
 mod args;
 mod client;
 mod commands;
 mod context;
+mod duration;
 mod error;
 mod output;
 mod provider;
 mod secrets;
 mod status;
+mod validate;
 
 use std::ffi::OsString;
 use std::fmt;

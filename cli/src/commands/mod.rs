@@ -5,8 +5,12 @@
 //! `async fn run(args, &mut Context) -> Result<Outcome, CliError>` in a new module here, then
 //! add one variant to [`nodes::NodesCommand`] (or to [`Commands`] for a new top-level group)
 //! and one arm to the matching `run`.
+pub(crate) mod join_tokens;
 pub(crate) mod nodes;
 pub(crate) mod providers;
+pub(crate) mod provision;
+pub(crate) mod provisions;
+pub(crate) mod registry;
 
 use clap::Subcommand;
 
@@ -16,8 +20,7 @@ use crate::error::CliError;
 /// The top-level commands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Commands {
-    /// Cloud nodes: provider credentials (provisions, join tokens and the node registry come
-    /// later).
+    /// Cloud nodes: provider credentials, provisions, join tokens and the node registry.
     Nodes(nodes::NodesArgs),
 }
 

@@ -1,13 +1,11 @@
-//! `levelrail-cli nodes …`: the parent of every node-related group.
-//!
-//! Planned siblings of `providers` (see the seed documentation), each its own module under
-//! `commands/` and one variant of [`NodesCommand`]: `provision` (`nodes provision`),
-//! `provisions` (`nodes provisions list|show|watch|cancel`), `join_tokens`
-//! (`nodes join-tokens create`) and `registry` (`nodes list|show|delete`, flattened in as
-//! direct variants `List`, `Show`, `Delete`).
+//! `levelrail-cli nodes …`: the parent of every node-related group. Each group is its own
+//! module under `commands/` and one variant of [`NodesCommand`]: `providers` (credentials),
+//! `join_tokens` (`nodes join-tokens create|revoke`), `registry` (`nodes list|show|delete`,
+//! direct variants), `provision` (`nodes provision`) and `provisions`
+//! (`nodes provisions list|show|watch|cancel`).
 use clap::{Args, Subcommand};
 
-use crate::commands::{Outcome, providers};
+use crate::commands::{Outcome, join_tokens, providers, provision, provisions, registry};
 use crate::context::Context;
 use crate::error::CliError;
 
@@ -22,13 +20,32 @@ pub(crate) struct NodesArgs {
 /// The subcommands of `nodes`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum NodesCommand {
-    /// Cloud provider credentials: list, set-credential, remove, verify.
+    /// Cloud provider credentials and catalogs: list, set-credential, remove, verify, regions,
+    /// sizes.
     Providers(providers::ProvidersArgs),
+    /// Join tokens for enrolling a machine you already have: create, revoke.
+    JoinTokens(join_tokens::JoinTokensArgs),
+    /// List the enrolled nodes.
+    List,
+    /// Show one node.
+    Show(registry::NodeIdArg),
+    /// Delete a node record and invalidate its identity. A VM at a provider is not deleted.
+    Delete(registry::NodeIdArg),
+    /// Create a server at a provider and enroll it as a node.
+    Provision(provision::ProvisionArgs),
+    /// Provisions already started: list, show, watch, cancel.
+    Provisions(provisions::ProvisionsArgs),
 }
 
 /// Runs a `nodes` subcommand.
 pub(crate) async fn run(args: NodesArgs, ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError> {
     match args.command {
         NodesCommand::Providers(args) => providers::run(args, ctx).await,
+        NodesCommand::JoinTokens(args) => join_tokens::run(args, ctx).await,
+        NodesCommand::List => registry::list(ctx).await,
+        NodesCommand::Show(args) => registry::show(args, ctx).await,
+        NodesCommand::Delete(args) => registry::delete(args, ctx).await,
+        NodesCommand::Provision(args) => provision::run(args, ctx).await,
+        NodesCommand::Provisions(args) => provisions::run(args, ctx).await,
     }
 }

@@ -1,5 +1,6 @@
-//! Test helpers: a fake `CredentialsService` over a mutex'd map that records every request,
-//! a scripted `SecretSource`, and `run_cli` which captures the exit code, stdout and stderr.
+//! Test helpers: a fake `CredentialsService` over a mutex'd map that records every request
+//! (served next to the fakes of `fake_nodes` and `fake_provisioner`), a scripted
+//! `SecretSource`, and `run_cli` which captures the exit code, stdout and stderr.
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufRead as _, Cursor, Read as _};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,6 +14,9 @@ use levelrail_proto::credentials::v1::set_credential_request::Credential;
 use levelrail_proto::credentials::v1::*;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
+
+use crate::fake_nodes::{FakeNodes, NodesState};
+use crate::fake_provisioner::{FakeProvisioner, ProvisionerState};
 
 /// The API token the fake server accepts.
 pub(crate) const TOKEN: &str = "test-api-token";
@@ -51,19 +55,26 @@ fn card(provider: i32, stored: Option<&ProviderStatus>) -> ProviderStatus {
     })
 }
 
+/// Records the request's authorization header in `seen` and rejects a wrong token the way
+/// the real server does.
+pub(crate) fn authorize<T>(request: &Request<T>, seen: &mut Vec<String>) -> Result<(), Status> {
+    let header = request
+        .metadata()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    seen.push(header.clone());
+    if header != format!("Bearer {TOKEN}") {
+        return Err(Status::unauthenticated("missing or wrong API token"));
+    }
+    Ok(())
+}
+
 impl FakeCredentials {
     fn check<T>(&self, request: &Request<T>) -> Result<MutexGuard<'_, State>, Status> {
         let mut state = self.0.lock().expect("state lock");
-        let header = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        state.authorizations.push(header.clone());
-        if header != format!("Bearer {TOKEN}") {
-            return Err(Status::unauthenticated("missing or wrong API token"));
-        }
+        authorize(request, &mut state.authorizations)?;
         Ok(state)
     }
 }
@@ -197,6 +208,8 @@ pub(crate) struct TestServer {
     /// `http://127.0.0.1:<port>`.
     pub(crate) url: String,
     state: Arc<Mutex<State>>,
+    nodes: Arc<Mutex<NodesState>>,
+    provisioner: Arc<Mutex<ProvisionerState>>,
 }
 
 impl TestServer {
@@ -222,6 +235,8 @@ impl TestServer {
             None => format!("http://127.0.0.1:{port}"),
         };
         let state = Arc::new(Mutex::new(State::default()));
+        let nodes = Arc::new(Mutex::new(NodesState::default()));
+        let provisioner = Arc::new(Mutex::new(ProvisionerState::default()));
         let service = CredentialsServiceServer::new(FakeCredentials(Arc::clone(&state)));
         let mut builder = tonic::transport::Server::builder();
         if let Some(tls) = tls {
@@ -230,14 +245,31 @@ impl TestServer {
         tokio::spawn(
             builder
                 .add_service(service)
+                .add_service(FakeNodes::server(Arc::clone(&nodes)))
+                .add_service(FakeProvisioner::server(Arc::clone(&provisioner)))
                 .serve_with_incoming(TcpListenerStream::new(listener)),
         );
-        Self { url, state }
+        Self {
+            url,
+            state,
+            nodes,
+            provisioner,
+        }
     }
 
-    /// The server's state, to arrange or assert on.
+    /// The credentials fake's state, to arrange or assert on.
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().expect("state lock")
+    }
+
+    /// The nodes fake's state.
+    pub(crate) fn nodes(&self) -> MutexGuard<'_, NodesState> {
+        self.nodes.lock().expect("nodes lock")
+    }
+
+    /// The provisioner fake's state.
+    pub(crate) fn provisioner(&self) -> MutexGuard<'_, ProvisionerState> {
+        self.provisioner.lock().expect("provisioner lock")
     }
 
     /// The one SetCredential request received; panics unless there was exactly one.

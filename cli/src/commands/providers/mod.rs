@@ -1,5 +1,7 @@
 //! `levelrail-cli nodes providers list|set-credential|remove|verify`: the provider credentials,
 //! over `CredentialsService`. Stored secrets are write-only: nothing here can print one.
+//! `regions|sizes` show the provider's catalog through the stored credential (`catalog`).
+mod catalog;
 mod credential;
 mod render;
 
@@ -39,6 +41,11 @@ enum ProvidersCommand {
     /// Probe the provider with the stored credential and record the result. Exits 1 when the
     /// provider refuses it.
     Verify(ProviderArg),
+    /// List the regions (locations, zones) where the provider can create servers.
+    Regions(ProviderArg),
+    /// List the sizes available in a region, with the monthly price where the provider
+    /// publishes one.
+    Sizes(catalog::SizesArgs),
 }
 
 /// A command that acts on one provider.
@@ -59,6 +66,8 @@ pub(crate) async fn run(
         ProvidersCommand::SetCredential(args) => set_credential(&args, ctx).await,
         ProvidersCommand::Remove(args) => remove(&args, ctx).await,
         ProvidersCommand::Verify(args) => verify(&args, ctx).await,
+        ProvidersCommand::Regions(args) => catalog::regions(args.provider.as_deref(), ctx).await,
+        ProvidersCommand::Sizes(args) => catalog::sizes(&args, ctx).await,
     }
 }
 

@@ -1,0 +1,197 @@
+//! `nodes list|show|delete`: the table with ROLE from workload kinds, the key/value view,
+//! JSON, the delete message, and NOT_FOUND.
+use levelrail_proto::nodes::v1::{Node, NodeStatus, WorkloadKind};
+
+use crate::fake_provisioner::at;
+use crate::helpers::{FakeSecrets, TestServer};
+
+fn node(id: &str, name: &str, kinds: &[WorkloadKind], status: NodeStatus) -> Node {
+    Node {
+        id: id.into(),
+        name: name.into(),
+        addresses: vec!["10.0.0.5".into(), "203.0.113.7".into()],
+        agent_version: "0.1.0".into(),
+        enrolled_at: at(0),
+        last_seen_at: at(65),
+        workload_kinds: kinds.iter().map(|k| *k as i32).collect(),
+        status: status as i32,
+        provision_id: String::new(),
+    }
+}
+
+async fn server_with_nodes() -> TestServer {
+    let server = TestServer::start().await;
+    let mut builder = node(
+        "node_2",
+        "build-1",
+        &[WorkloadKind::Builds],
+        NodeStatus::Offline,
+    );
+    builder.provision_id = "npv_3".into();
+    builder.addresses = vec!["198.51.100.4".into()];
+    let mut fresh = node("node_3", "spare", &[], NodeStatus::Unspecified);
+    fresh.last_seen_at = None;
+    fresh.addresses.clear();
+    server.nodes().nodes = vec![
+        node("node_1", "web-1", &[WorkloadKind::Apps], NodeStatus::Online),
+        builder,
+        fresh,
+    ];
+    server
+}
+
+#[tokio::test]
+async fn list_prints_a_table_with_the_role_taken_from_the_workload_kinds() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server.run(&["nodes", "list"], FakeSecrets::none()).await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    let expected = "\
+ID      NAME     STATUS   ROLE     ADDRESSES             LAST SEEN
+node_1  web-1    online   general  10.0.0.5,203.0.113.7  2026-01-02T03:05:10Z
+node_2  build-1  offline  build    198.51.100.4          2026-01-02T03:05:10Z
+node_3  spare    unknown  -        -                     never
+";
+    assert_eq!(out.stdout, expected);
+    assert_eq!(out.stderr, "");
+}
+
+#[tokio::test]
+async fn list_json_prints_every_node_with_role_and_kinds() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server
+        .run(&["nodes", "list", "--json"], FakeSecrets::none())
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    let nodes = doc["nodes"].as_array().expect("nodes array");
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(
+        nodes[1],
+        serde_json::json!({
+            "id": "node_2",
+            "name": "build-1",
+            "status": "offline",
+            "role": "build",
+            "workload_kinds": ["builds"],
+            "addresses": ["198.51.100.4"],
+            "agent_version": "0.1.0",
+            "enrolled_at": "2026-01-02T03:04:05Z",
+            "last_seen_at": "2026-01-02T03:05:10Z",
+            "provision_id": "npv_3",
+        })
+    );
+    assert_eq!(nodes[2]["last_seen_at"], serde_json::Value::Null);
+}
+
+#[tokio::test]
+async fn show_prints_a_key_value_view_of_the_node() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server
+        .run(&["nodes", "show", "node_2"], FakeSecrets::none())
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    let expected = "\
+id:              node_2
+name:            build-1
+status:          offline
+role:            build
+workload kinds:  builds
+addresses:       198.51.100.4
+agent version:   0.1.0
+enrolled:        2026-01-02T03:04:05Z
+last seen:       2026-01-02T03:05:10Z
+provision:       npv_3
+";
+    assert_eq!(out.stdout, expected);
+    assert_eq!(server.nodes().get_requests, ["node_2"]);
+}
+
+#[tokio::test]
+async fn show_json_wraps_the_node() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server
+        .run(&["--json", "nodes", "show", "node_1"], FakeSecrets::none())
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json()["node"]["role"], "general");
+    assert_eq!(out.json()["node"]["status"], "online");
+}
+
+#[tokio::test]
+async fn show_and_delete_of_an_unknown_node_say_not_found() {
+    for command in ["show", "delete"] {
+        // Arrange
+        let server = server_with_nodes().await;
+
+        // Act
+        let out = server
+            .run(&["nodes", command, "node_404"], FakeSecrets::none())
+            .await;
+
+        // Assert
+        assert_eq!(out.code, 1, "{command}: {out:?}");
+        assert_eq!(out.stderr, "error: node node_404 not found\n");
+        assert_eq!(out.stdout, "");
+    }
+}
+
+#[tokio::test]
+async fn delete_removes_the_record_and_says_the_vm_is_not_deleted() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server
+        .run(&["nodes", "delete", "node_1"], FakeSecrets::none())
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "node node_1 deleted; the VM, if any, is not deleted\n"
+    );
+    assert_eq!(server.nodes().delete_requests, ["node_1"]);
+    assert_eq!(server.nodes().nodes.len(), 2);
+}
+
+#[tokio::test]
+async fn delete_json_reports_the_record_deleted_and_the_vm_kept() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server
+        .run(
+            &["--json", "nodes", "delete", "node_1"],
+            FakeSecrets::none(),
+        )
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.json(),
+        serde_json::json!({ "id": "node_1", "deleted": true, "vm_deleted": false })
+    );
+}
