@@ -6,9 +6,12 @@ use std::fmt;
 
 use async_trait::async_trait;
 
+pub mod digitalocean;
+pub mod catalog;
 pub mod error;
 pub mod http;
 pub mod ratelimit;
+pub mod registry;
 
 pub use error::{ErrorKind, ProviderError};
 

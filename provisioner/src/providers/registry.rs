@@ -1,0 +1,162 @@
+//! Building provider clients on demand: an access grant from the credentials broker, the
+//! endpoint (overridable per provider), and one rate limiter per credential shared by every
+//! client built for it.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use secrecy::SecretString;
+
+use super::http::RetryPolicy;
+use super::ratelimit::RateLimiter;
+use super::{CloudProvider, ErrorKind, ProviderError, ProviderId};
+
+/// A short-lived grant for one provider, as the broker issues it.
+#[derive(Clone)]
+pub struct Grant {
+    /// The credential it came from (a new credential gets new limiters and caches).
+    pub credential_id: String,
+    /// Bearer token (Hetzner / DigitalOcean API token, or an exchanged access token).
+    pub token: SecretString,
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grant").field("credential_id", &self.credential_id).finish_non_exhaustive()
+    }
+}
+
+/// Why no grant could be issued.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrokerError {
+    /// No credential is stored for the provider.
+    #[error("no credential is stored for {0}")]
+    NotConnected(ProviderId),
+    /// The broker refused or failed; the message is safe to show.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Where grants come from (the credentials service, in-process or over mTLS).
+#[async_trait]
+pub trait AccessBroker: Send + Sync + std::fmt::Debug {
+    /// A grant for `provider`, for `purpose` (logged by the broker).
+    async fn issue(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError>;
+}
+
+/// Builds a client from a token and a limiter (one per provider kind).
+pub type Constructor =
+    Arc<dyn Fn(&str, SecretString, Arc<RateLimiter>, RetryPolicy) -> Result<Arc<dyn CloudProvider>, ProviderError> + Send + Sync>;
+
+/// A provider that can be built: its base URL, constructor and limiter shape.
+#[derive(Clone)]
+pub struct ProviderSpec {
+    /// Base URL of the API (a fake's in tests and demo mode).
+    pub base_url: String,
+    /// Builds the client.
+    pub construct: Constructor,
+    /// A fresh limiter for a new credential.
+    pub limiter: fn() -> RateLimiter,
+}
+
+impl std::fmt::Debug for ProviderSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderSpec").field("base_url", &self.base_url).finish_non_exhaustive()
+    }
+}
+
+/// The providers this control plane can use.
+#[derive(Debug)]
+pub struct ProviderRegistry {
+    broker: Arc<dyn AccessBroker>,
+    specs: HashMap<ProviderId, ProviderSpec>,
+    limiters: Mutex<HashMap<(ProviderId, String), Arc<RateLimiter>>>,
+    policy: RetryPolicy,
+}
+
+impl ProviderRegistry {
+    /// A registry drawing grants from `broker`.
+    pub fn new(broker: Arc<dyn AccessBroker>) -> Self {
+        Self { broker, specs: HashMap::new(), limiters: Mutex::new(HashMap::new()), policy: RetryPolicy::default() }
+    }
+
+    /// Registers a provider.
+    pub fn with(mut self, id: ProviderId, spec: ProviderSpec) -> Self {
+        self.specs.insert(id, spec);
+        self
+    }
+
+    /// Replaces the retry policy (tests use short timeouts).
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Whether `id` is available on this control plane.
+    pub fn supports(&self, id: ProviderId) -> bool {
+        self.specs.contains_key(&id)
+    }
+
+    /// A client for `id` acting with the currently stored credential, and that
+    /// credential's id.
+    pub async fn client(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<(Arc<dyn CloudProvider>, String), RegistryError> {
+        let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
+        let grant = self.broker.issue(id, purpose).await.map_err(RegistryError::Broker)?;
+        let client = self.build(id, spec, grant.token, &grant.credential_id)?;
+        Ok((client, grant.credential_id))
+    }
+
+    /// A client for `id` with an explicit token (credential verification before storing
+    /// is done by the credentials service through this).
+    pub fn client_with_token(
+        &self,
+        id: ProviderId,
+        token: SecretString,
+        credential_id: &str,
+    ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
+        let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
+        self.build(id, spec, token, credential_id)
+    }
+
+    fn build(
+        &self,
+        id: ProviderId,
+        spec: &ProviderSpec,
+        token: SecretString,
+        credential_id: &str,
+    ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
+        let limiter = {
+            let mut map = self.limiters.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry((id, credential_id.to_owned())).or_insert_with(|| Arc::new((spec.limiter)())).clone()
+        };
+        (spec.construct)(&spec.base_url, token, limiter, self.policy.clone()).map_err(RegistryError::Provider)
+    }
+}
+
+/// Why a client could not be built.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RegistryError {
+    /// The provider is not available on this control plane.
+    #[error("{0} is not available on this control plane")]
+    Unsupported(ProviderId),
+    /// No grant.
+    #[error(transparent)]
+    Broker(BrokerError),
+    /// Client construction failed.
+    #[error(transparent)]
+    Provider(ProviderError),
+}
+
+impl RegistryError {
+    /// As a provider error (for uniform handling by callers).
+    pub fn into_provider_error(self, id: ProviderId) -> ProviderError {
+        match self {
+            RegistryError::Provider(e) => e,
+            other => ProviderError::new(id, ErrorKind::Unauthorized, "no_credential", &other.to_string()),
+        }
+    }
+}
