@@ -1,5 +1,6 @@
 //! `levelrail`: the all-in-one control plane. Wiring only: both services, the listeners,
 //! the web bundle and (with `--demo`) the simulated clouds.
+pub mod agent;
 pub mod config;
 pub mod listener;
 pub mod startup;

@@ -198,13 +198,9 @@ pub async fn serve_connection<I>(
 fn extensions_of(session: &rustls::ServerConnection) -> http::Extensions {
     let mut ext = http::Extensions::new();
     if let Some(certs) = session.peer_certificates() {
-        ext.insert(PEER_CERTS_PLACEHOLDER(
+        ext.insert(levelrail_provisioner::PeerCertificates(
             certs.iter().map(|c| c.clone().into_owned()).collect(),
         ));
     }
     ext
 }
-
-#[derive(Debug, Clone)]
-#[allow(non_camel_case_types)]
-struct PEER_CERTS_PLACEHOLDER(Vec<rustls::pki_types::CertificateDer<'static>>);

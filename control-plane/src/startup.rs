@@ -13,7 +13,9 @@ use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
 use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_proto::credentials::v1::credentials_service_server::CredentialsServiceServer;
+use levelrail_provisioner::domain::Nodes;
 use levelrail_provisioner::enroll::ControlPlaneCa;
+use levelrail_provisioner::grpc::NodesGrpc;
 use secrecy::{ExposeSecret as _, SecretString};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -30,6 +32,11 @@ pub struct App {
     listener: TcpListener,
     local_addr: SocketAddr,
     router: axum::Router,
+    agent_listener: TcpListener,
+    agent_addr: SocketAddr,
+    agent_router: axum::Router,
+    agent_tls: Arc<rustls::ServerConfig>,
+    nodes: Arc<Nodes>,
     tls: Option<Arc<rustls::ServerConfig>>,
     credentials: Credentials,
     ca: Arc<ControlPlaneCa>,
@@ -62,7 +69,8 @@ impl App {
         if let Some(token) = &admin_token {
             write_admin_token(&cfg.data_dir, token)?;
         }
-        let grpc = grpc_routes(&credentials);
+        let nodes = Arc::new(Nodes::new(open_node_store(&cfg).await?, ca.clone()));
+        let grpc = grpc_routes(&credentials, &nodes);
         let web_dir = cfg.web_dir.clone().or_else(default_web_dir);
         let router = listener::assemble(
             grpc,
@@ -75,11 +83,22 @@ impl App {
             .await
             .with_context(|| format!("binding the public listener {}", cfg.listen))?;
         let local_addr = listener.local_addr()?;
+        let agent_listener = TcpListener::bind(cfg.agent_listen)
+            .await
+            .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
+        let agent_addr = agent_listener.local_addr()?;
+        let agent_tls = crate::agent::tls(&ca, &server_hosts(&cfg, cfg.agent_listen))?;
+        let agent_router = crate::agent::router(nodes.clone());
         let (shutdown, _) = watch::channel(false);
         Ok(Self {
             listener,
             local_addr,
             router,
+            agent_listener,
+            agent_addr,
+            agent_router,
+            agent_tls,
+            nodes,
             tls,
             credentials,
             ca,
@@ -91,6 +110,16 @@ impl App {
     /// The bound public address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The bound agent listener address.
+    pub fn agent_addr(&self) -> SocketAddr {
+        self.agent_addr
+    }
+
+    /// The node registry.
+    pub fn nodes(&self) -> &Arc<Nodes> {
+        &self.nodes
     }
 
     /// Whether the public listener speaks TLS.
@@ -127,12 +156,20 @@ impl App {
             let _ = stop.send(true);
         });
         info!(addr = %self.local_addr, tls = self.tls.is_some(), "public listener ready");
+        info!(addr = %self.agent_addr, fingerprint = %self.ca.fingerprint(), "agent listener ready");
+        let agent = tokio::spawn(listener::serve(
+            self.agent_listener,
+            self.agent_router,
+            Some(self.agent_tls),
+            rx.clone(),
+        ));
         listener::serve(self.listener, self.router, self.tls, rx).await;
+        let _ = agent.await;
         Ok(())
     }
 }
 
-fn grpc_routes(credentials: &Credentials) -> axum::Router {
+fn grpc_routes(credentials: &Credentials, nodes: &Arc<Nodes>) -> axum::Router {
     let auth = BearerAuth::new(credentials.api_tokens().clone());
     let creds = CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))
         .max_decoding_message_size(CREDENTIALS_MAX_MESSAGE);
@@ -148,8 +185,12 @@ fn grpc_routes(credentials: &Credentials) -> axum::Router {
         .with_service_name("levelrail.provisioner.v1.ProvisionerService")
         .with_service_name("levelrail.nodes.v1.NodesService")
         .build_v1();
+    let nodes_svc = NodesGrpc::new(nodes.clone())
+        .into_server()
+        .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE);
     let mut routes = tonic::service::Routes::new(health)
-        .add_service(InterceptedService::new(creds, auth.clone()));
+        .add_service(InterceptedService::new(creds, auth.clone()))
+        .add_service(InterceptedService::new(nodes_svc, auth.clone()));
     if let Ok(reflection) = reflection {
         routes = routes.add_service(InterceptedService::new(reflection, auth));
     }
@@ -164,18 +205,34 @@ fn tls_config(
         return Ok(Some(tls::from_files(cert, key)?));
     }
     if cfg.tls || !cfg.listen.ip().is_loopback() {
-        let mut hosts = vec![
-            "localhost".to_owned(),
-            "127.0.0.1".to_owned(),
-            "::1".to_owned(),
-        ];
-        if !cfg.listen.ip().is_unspecified() {
-            hosts.push(cfg.listen.ip().to_string());
-        }
-        hosts.extend(cfg.tls_sans.iter().cloned());
-        return Ok(Some(tls::from_ca(ca, &hosts)?));
+        return Ok(Some(tls::from_ca(ca, &server_hosts(cfg, cfg.listen))?));
     }
     Ok(None)
+}
+
+/// Names for a CA-issued server certificate: loopback, the bound address and `--tls-san`.
+fn server_hosts(cfg: &ServeConfig, addr: SocketAddr) -> Vec<String> {
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
+        hosts.push(addr.ip().to_string());
+    }
+    hosts.extend(cfg.tls_sans.iter().cloned());
+    hosts
+}
+
+/// The provisioner's database: the same server as the credentials service when
+/// `DATABASE_URL` names PostgreSQL (each service keeps its own migration table), otherwise
+/// its own SQLite file in the data directory.
+async fn open_node_store(
+    cfg: &ServeConfig,
+) -> anyhow::Result<Arc<dyn levelrail_provisioner::store::NodeStore>> {
+    let dsn = match &cfg.database_url {
+        Some(url) if url.expose_secret().starts_with("postgres") => url.expose_secret().to_owned(),
+        _ => format!("sqlite://{}", cfg.data_dir.join("provisioner.db").display()),
+    };
+    levelrail_provisioner::store::open(&dsn)
+        .await
+        .context("opening the provisioner database")
 }
 
 /// `web/dist` of the workspace, when the binary runs from a checkout and it was built.

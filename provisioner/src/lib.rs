@@ -1,4 +1,13 @@
 //! The Levelrail provisioner: provider clients, the provision workflow, nodes, join tokens,
 //! enrollment and the control-plane CA.
+pub mod cloudinit;
+pub mod domain;
 pub mod enroll;
+pub mod grpc;
 pub mod providers;
+pub mod store;
+
+pub use grpc::PeerCertificates;
+
+#[cfg(test)]
+mod test_support;

@@ -4,3 +4,4 @@
 //! so this library does not depend on the control plane, which uses it for `--demo`.
 pub mod secrets;
 pub mod fakes;
+pub mod openapi;

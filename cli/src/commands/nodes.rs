@@ -29,8 +29,9 @@ pub(crate) enum NodesCommand {
     List,
     /// Show one node.
     Show(registry::NodeIdArg),
-    /// Delete a node record and invalidate its identity. A VM at a provider is not deleted.
-    Delete(registry::NodeIdArg),
+    /// Delete a node record and invalidate its identity; `--destroy-server` also deletes a
+    /// provisioned VM (otherwise it keeps running).
+    Delete(registry::DeleteArgs),
     /// Create a server at a provider and enroll it as a node.
     Provision(provision::ProvisionArgs),
     /// Provisions already started: list, show, watch, cancel.

@@ -103,19 +103,36 @@ pub(crate) async fn show(args: NodeIdArg, ctx: &mut Context<'_, '_>) -> Result<O
     Ok(Outcome::Success)
 }
 
-/// `nodes delete <id>`: the record only; a VM at a provider stays.
+/// The arguments of `nodes delete`.
+#[derive(Debug, Args)]
+pub(crate) struct DeleteArgs {
+    #[command(flatten)]
+    node: NodeIdArg,
+    /// Also delete the VM and its dedicated resources (firewall, SSH keys) at the provider,
+    /// for a node created by `nodes provision`. Without it only the record is removed and
+    /// the VM keeps running (and billing).
+    #[arg(long)]
+    destroy_server: bool,
+}
+
+/// `nodes delete <id> [--destroy-server]`: the record, and the VM when asked.
 pub(crate) async fn delete(
-    args: NodeIdArg,
+    args: DeleteArgs,
     ctx: &mut Context<'_, '_>,
 ) -> Result<Outcome, CliError> {
-    let id = args.id()?;
+    let id = args.node.id()?;
     let mut client = NodesServiceClient::new(ctx.channel().await?);
     client
-        .delete_node(DeleteNodeRequest { id: id.clone() })
+        .delete_node(DeleteNodeRequest {
+            id: id.clone(),
+            destroy_server: args.destroy_server,
+        })
         .await
         .map_err(|s| ctx.rpc_error_about(&s, "node", &id))?;
     if ctx.json() {
-        ctx.print_json(&json!({ "id": id, "deleted": true, "vm_deleted": false }))?;
+        ctx.print_json(&json!({ "id": id, "deleted": true, "vm_deleted": args.destroy_server }))?;
+    } else if args.destroy_server {
+        ctx.print(&format!("node {id} deleted, and its VM with it"))?;
     } else {
         ctx.print(&format!(
             "node {id} deleted; the VM, if any, is not deleted"

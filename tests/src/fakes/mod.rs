@@ -1,7 +1,9 @@
 //! In-process fake clouds: each speaks its provider's real wire format, checks bearer
 //! authentication, keeps an inventory, moves servers through the provider's real state
 //! names over time, and injects faults at any call. Used by tests and by demo mode.
+pub mod digitalocean;
 pub mod faults;
+pub mod hetzner;
 
 pub use faults::{Fault, FaultPlan};
 

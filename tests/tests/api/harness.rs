@@ -162,6 +162,8 @@ pub(crate) struct ServerProcess {
     child: Child,
     /// Public address.
     pub(crate) addr: SocketAddr,
+    /// Agent listener address.
+    pub(crate) agent_addr: SocketAddr,
     /// Where stderr (the log) goes.
     pub(crate) log_path: PathBuf,
     /// Data directory.
@@ -173,6 +175,7 @@ impl ServerProcess {
     pub(crate) fn start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
+        let agent_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
         let log_path = data_dir.with_extension("log");
         let log = std::fs::File::create(&log_path).expect("log file");
         let stdout_log = log.try_clone().expect("log file");
@@ -183,7 +186,7 @@ impl ServerProcess {
             .arg("--listen")
             .arg(addr.to_string())
             .arg("--agent-listen")
-            .arg(format!("127.0.0.1:{}", free_port()))
+            .arg(agent_addr.to_string())
             .args(extra)
             .env("LEVELRAIL_LOG", log_filter)
             .env_remove("DATABASE_URL")
@@ -204,6 +207,7 @@ impl ServerProcess {
         Self {
             child,
             addr,
+            agent_addr,
             log_path,
             data_dir: data_dir.to_owned(),
         }

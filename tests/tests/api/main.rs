@@ -4,4 +4,5 @@ mod cli;
 mod credentials_api;
 mod harness;
 mod listener;
+mod nodes;
 mod tamper;

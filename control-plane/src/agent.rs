@@ -1,0 +1,100 @@
+//! The agent listener (`--agent-listen`): TLS with a server certificate from the
+//! control-plane CA, client certificates optional at the TLS layer (Enroll has none yet;
+//! Heartbeat requires the node's certificate, checked by the handler). Serves the
+//! `EnrollmentService` and the cloud-init progress endpoint `POST /v1/provision-progress`
+//! (`Authorization: Bearer <join token>`, body `{"step": "docker_ready"}`), which plain
+//! `curl` on a booting VM can call.
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use levelrail_provisioner::domain::{InstallStep, Nodes, NodesError};
+use levelrail_provisioner::enroll::ControlPlaneCa;
+use levelrail_provisioner::grpc::EnrollmentGrpc;
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::server::WebPkiClientVerifier;
+use serde::Deserialize;
+use tracing::debug;
+
+/// Largest Enroll message (a CSR and a few names).
+const ENROLL_MAX_MESSAGE: usize = 64 * 1024;
+
+/// The agent-facing router.
+pub fn router(nodes: Arc<Nodes>) -> axum::Router {
+    let enroll = EnrollmentGrpc::new(nodes.clone())
+        .into_server()
+        .max_decoding_message_size(ENROLL_MAX_MESSAGE);
+    let grpc = tonic::service::Routes::new(enroll).prepare().into_axum_router();
+    let rest = axum::Router::new()
+        .route("/v1/provision-progress", post(report_progress))
+        .with_state(nodes);
+    grpc.merge(rest)
+}
+
+#[derive(Debug, Deserialize)]
+struct ProgressBody {
+    step: String,
+}
+
+async fn report_progress(
+    State(nodes): State<Arc<Nodes>>,
+    headers: HeaderMap,
+    Json(body): Json<ProgressBody>,
+) -> (StatusCode, String) {
+    let Some(token) = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return (StatusCode::UNAUTHORIZED, "missing bearer join token\n".into());
+    };
+    let step = match InstallStep::parse(&body.step) {
+        Ok(s) => s,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")),
+    };
+    match nodes.report_progress(token.trim(), step).await {
+        Ok(()) => (StatusCode::NO_CONTENT, String::new()),
+        Err(NodesError::Unauthenticated { reason }) => {
+            debug!(?reason, "progress report refused");
+            (StatusCode::UNAUTHORIZED, "join token refused\n".into())
+        }
+        Err(NodesError::InvalidArgument { field, message }) => {
+            (StatusCode::BAD_REQUEST, format!("{field}: {message}\n"))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "progress report failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error\n".into())
+        }
+    }
+}
+
+/// TLS for the agent listener: a CA-issued server certificate for `hosts`; client
+/// certificates from the same CA are verified when presented.
+pub fn tls(ca: &ControlPlaneCa, hosts: &[String]) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    crate::tls::install_crypto_provider();
+    let issued = ca.issue_server_cert(hosts)?;
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut issued.chain_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .context("parsing the agent listener certificate")?;
+    let key = rustls_pemfile::private_key(&mut issued.key_pem.as_bytes())
+        .context("parsing the agent listener key")?
+        .context("no key")?;
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from(ca.cert_der().to_vec()))
+        .context("adding the CA to the client-certificate roots")?;
+    let verifier = WebPkiClientVerifier::builder(Arc::new(roots))
+        .allow_unauthenticated()
+        .build()
+        .context("building the client-certificate verifier")?;
+    let mut cfg = rustls::ServerConfig::builder()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs, key)
+        .context("agent listener TLS configuration")?;
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}

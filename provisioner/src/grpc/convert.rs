@@ -1,0 +1,152 @@
+//! Conversion between proto messages and domain types. Proto types stop here: the domain
+//! and the store never see them.
+use levelrail_proto::nodes::v1 as pb;
+use secrecy::{ExposeSecret as _, SecretString};
+use time::{Duration, OffsetDateTime};
+
+use crate::domain::{
+    FieldError, HEARTBEAT_INTERVAL, JoinTokenInfo, Liveness, Node, NodeName, WorkloadKind,
+};
+
+/// A proto timestamp.
+pub(super) fn timestamp(t: OffsetDateTime) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.unix_timestamp(),
+        // Always below 10^9, so it fits.
+        nanos: i32::try_from(t.nanosecond()).unwrap_or_default(),
+    }
+}
+
+fn workload_kind(k: WorkloadKind) -> pb::WorkloadKind {
+    match k {
+        WorkloadKind::Apps => pb::WorkloadKind::Apps,
+        WorkloadKind::Builds => pb::WorkloadKind::Builds,
+    }
+}
+
+fn node_status(l: Liveness) -> pb::NodeStatus {
+    match l {
+        Liveness::Online => pb::NodeStatus::Online,
+        Liveness::Offline => pb::NodeStatus::Offline,
+    }
+}
+
+/// A node as the API shows it, with its status at `now`.
+pub(super) fn node(n: Node, now: OffsetDateTime) -> pb::Node {
+    pb::Node {
+        status: node_status(n.liveness(now)).into(),
+        id: n.id.to_string(),
+        name: n.name.to_string(),
+        addresses: n.addresses,
+        agent_version: n.agent_version,
+        enrolled_at: Some(timestamp(n.enrolled_at)),
+        last_seen_at: Some(timestamp(n.last_seen_at)),
+        workload_kinds: n
+            .workload_kinds
+            .into_iter()
+            .map(|k| workload_kind(k).into())
+            .collect(),
+        provision_id: n.provision_id.unwrap_or_default(),
+    }
+}
+
+/// The arguments of `CreateJoinToken`: TTL (`0` = default), bound name, provision.
+pub(super) type CreateJoinTokenArgs = (Option<Duration>, Option<NodeName>, Option<String>);
+
+/// Validates a `CreateJoinTokenRequest`.
+pub(super) fn create_join_token_args(
+    req: pb::CreateJoinTokenRequest,
+) -> Result<CreateJoinTokenArgs, FieldError> {
+    let ttl = (req.ttl_seconds > 0).then(|| Duration::seconds(i64::from(req.ttl_seconds)));
+    let node_name = match req.node_name.as_str() {
+        "" => None,
+        name => Some(NodeName::parse_as(name, "node_name")?),
+    };
+    let provision_id = Some(req.provision_id).filter(|p| !p.is_empty());
+    Ok((ttl, node_name, provision_id))
+}
+
+/// The response to `CreateJoinToken`: the only place the full token string leaves.
+pub(super) fn create_join_token_response(
+    info: JoinTokenInfo,
+    token: &SecretString,
+) -> pb::CreateJoinTokenResponse {
+    pb::CreateJoinTokenResponse {
+        token_id: info.id.to_string(),
+        token: token.expose_secret().to_owned(),
+        expires_at: Some(timestamp(info.expires_at)),
+        ca_fingerprint: info.ca_fingerprint,
+    }
+}
+
+/// The response to `Enroll`.
+pub(super) fn enroll_response(
+    node: &Node,
+    certificate_pem: String,
+    ca_pem: &str,
+) -> pb::EnrollResponse {
+    pb::EnrollResponse {
+        node_id: node.id.to_string(),
+        certificate_pem,
+        ca_pem: ca_pem.to_owned(),
+        heartbeat_interval_seconds: u32::try_from(HEARTBEAT_INTERVAL.whole_seconds()).unwrap_or(30),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::*;
+    use crate::domain::NodeId;
+
+    #[test]
+    fn timestamps_keep_seconds_and_nanoseconds() {
+        let ts = timestamp(datetime!(2030-01-01 00:00:01.5 UTC));
+        assert_eq!((ts.seconds, ts.nanos), (1_893_456_001, 500_000_000));
+    }
+
+    #[test]
+    fn an_empty_create_request_means_defaults() {
+        let args = create_join_token_args(pb::CreateJoinTokenRequest::default()).expect("valid");
+        assert_eq!(args, (None, None, None));
+    }
+
+    #[test]
+    fn a_create_request_with_a_bad_name_names_the_field() {
+        let req = pb::CreateJoinTokenRequest {
+            node_name: "Bad_Name".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            create_join_token_args(req).expect_err("bad").field,
+            "node_name"
+        );
+    }
+
+    #[test]
+    fn a_node_converts_with_its_kinds_and_status() {
+        let t = datetime!(2030-01-01 00:00:00 UTC);
+        let n = Node {
+            id: NodeId::generate(),
+            name: NodeName::parse("web-1").expect("name"),
+            addresses: vec!["10.0.0.1".into()],
+            agent_version: "1.0.0".into(),
+            workload_kinds: vec![WorkloadKind::Builds],
+            provision_id: None,
+            enrolled_at: t,
+            last_seen_at: t,
+            cert_serial: "01".into(),
+            cert_fingerprint: "00".repeat(32),
+        };
+
+        let online = node(n.clone(), t);
+        let offline = node(n, t + Duration::hours(1));
+
+        assert_eq!(online.workload_kinds, vec![pb::WorkloadKind::Builds as i32]);
+        assert_eq!(online.status, pb::NodeStatus::Online as i32);
+        assert_eq!(offline.status, pb::NodeStatus::Offline as i32);
+        assert_eq!(online.provision_id, "");
+        assert_eq!(online.name, "web-1");
+    }
+}

@@ -1,0 +1,97 @@
+//! `EnrollmentService`: the agent-facing RPCs on the agent listener. `Enroll` and
+//! `ReportProgress` are authenticated by a join token, `Heartbeat` by the node's client
+//! certificate ([`super::PeerCertificates`]).
+use std::sync::Arc;
+
+use levelrail_proto::nodes::v1 as pb;
+use levelrail_proto::nodes::v1::enrollment_service_server::{
+    EnrollmentService, EnrollmentServiceServer,
+};
+use secrecy::{ExposeSecret as _, SecretString};
+use tonic::{Request, Response, Status};
+
+use super::{convert, peer};
+use crate::domain::{InstallStep, NodeName, Nodes, NodesError};
+
+/// The `EnrollmentService` implementation over a [`Nodes`] registry.
+#[derive(Debug, Clone)]
+pub struct EnrollmentGrpc {
+    nodes: Arc<Nodes>,
+}
+
+impl EnrollmentGrpc {
+    /// Handlers over `nodes`.
+    pub fn new(nodes: Arc<Nodes>) -> Self {
+        EnrollmentGrpc { nodes }
+    }
+
+    /// The tonic service, ready to mount on the agent (TLS) listener.
+    pub fn into_server(self) -> EnrollmentServiceServer<Self> {
+        EnrollmentServiceServer::new(self)
+    }
+}
+
+#[tonic::async_trait]
+impl EnrollmentService for EnrollmentGrpc {
+    async fn enroll(
+        &self,
+        request: Request<pb::EnrollRequest>,
+    ) -> Result<Response<pb::EnrollResponse>, Status> {
+        let pb::EnrollRequest {
+            join_token,
+            node_name,
+            addresses,
+            agent_version,
+            csr_pem,
+        } = request.into_inner();
+        // Zeroized when dropped, unlike the `String` it came in.
+        let join_token = SecretString::from(join_token);
+        let node_name = NodeName::parse_as(&node_name, "node_name").map_err(NodesError::from)?;
+        let (node, certificate_pem) = self
+            .nodes
+            .enroll(
+                join_token.expose_secret(),
+                node_name,
+                addresses,
+                agent_version,
+                &csr_pem,
+            )
+            .await?;
+        Ok(Response::new(convert::enroll_response(
+            &node,
+            certificate_pem,
+            self.nodes.ca().cert_pem(),
+        )))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        let identity = peer::node_identity(request.extensions())?;
+        let pb::HeartbeatRequest {
+            addresses,
+            agent_version,
+        } = request.into_inner();
+        let now = self
+            .nodes
+            .heartbeat(&identity, addresses, agent_version)
+            .await?;
+        Ok(Response::new(pb::HeartbeatResponse {
+            server_time: Some(convert::timestamp(now)),
+        }))
+    }
+
+    async fn report_progress(
+        &self,
+        request: Request<pb::ReportProgressRequest>,
+    ) -> Result<Response<pb::ReportProgressResponse>, Status> {
+        let pb::ReportProgressRequest { join_token, step } = request.into_inner();
+        let join_token = SecretString::from(join_token);
+        let step = InstallStep::parse(&step).map_err(NodesError::from)?;
+        self.nodes
+            .report_progress(join_token.expose_secret(), step)
+            .await?;
+        Ok(Response::new(pb::ReportProgressResponse {}))
+    }
+}

@@ -1,0 +1,22 @@
+//! Transport: the `NodesService` (operators) and `EnrollmentService` (agents) gRPC
+//! handlers, proto↔domain conversion and the one `NodesError` → `Status` mapping.
+//! Handlers destructure the request, convert, make one domain call and convert back.
+mod convert;
+mod enrollment;
+mod nodes;
+mod peer;
+mod status;
+
+pub use enrollment::EnrollmentGrpc;
+pub use nodes::NodesGrpc;
+pub use status::REASON_METADATA_KEY;
+
+/// The client certificate chain of a TLS connection (leaf first), as the agent listener
+/// inserts it into every request's extensions after the handshake. The listener has
+/// already verified the chain against the control-plane CA; `Heartbeat` reads the node id
+/// from the leaf's common name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerCertificates(pub Vec<rustls::pki_types::CertificateDer<'static>>);
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,231 @@
+//! In-memory `NodeStore` for tests and `--database memory`: one mutex around all state, so
+//! every operation (redemption included) is trivially atomic. Timestamps are truncated to
+//! microseconds like the SQL backends, so all three behave identically.
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::codec::to_stored_precision;
+use super::records::explain_failed_update;
+use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, StoreError};
+use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
+
+#[derive(Debug, Default)]
+struct State {
+    tokens: BTreeMap<JoinTokenId, JoinTokenRecord>,
+    nodes: BTreeMap<NodeId, Node>,
+    progress: BTreeMap<(String, InstallStep), OffsetDateTime>,
+}
+
+/// A `NodeStore` held in memory; lost when dropped.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-applied change: every
+        // operation validates before it mutates, so the state is usable after poisoning.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn stored_token(t: &JoinTokenRecord) -> Result<JoinTokenRecord, StoreError> {
+    let opt = |v: Option<OffsetDateTime>| v.map(to_stored_precision).transpose();
+    Ok(JoinTokenRecord {
+        created_at: to_stored_precision(t.created_at)?,
+        expires_at: to_stored_precision(t.expires_at)?,
+        used_at: opt(t.used_at)?,
+        revoked_at: opt(t.revoked_at)?,
+        ..t.clone()
+    })
+}
+
+#[async_trait]
+impl NodeStore for MemoryStore {
+    async fn create_join_token(&self, token: &JoinTokenRecord) -> Result<(), StoreError> {
+        let stored = stored_token(token)?;
+        let mut state = self.lock();
+        if state.tokens.contains_key(&token.id) {
+            return Err(StoreError::Duplicate("join_tokens"));
+        }
+        state.tokens.insert(token.id.clone(), stored);
+        Ok(())
+    }
+
+    async fn get_join_token(
+        &self,
+        id: &JoinTokenId,
+    ) -> Result<Option<JoinTokenRecord>, StoreError> {
+        Ok(self.lock().tokens.get(id).cloned())
+    }
+
+    async fn list_join_tokens(&self) -> Result<Vec<JoinTokenRecord>, StoreError> {
+        Ok(self.lock().tokens.values().cloned().collect())
+    }
+
+    async fn revoke_join_token(
+        &self,
+        id: &JoinTokenId,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let now = to_stored_precision(now)?;
+        let mut state = self.lock();
+        match state.tokens.get_mut(id) {
+            Some(t) if t.used_at.is_none() => {
+                t.revoked_at.get_or_insert(now);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn revoke_join_tokens_for_provision(
+        &self,
+        provision_id: &str,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        let now = to_stored_precision(now)?;
+        let mut state = self.lock();
+        let mut n = 0;
+        for t in state.tokens.values_mut() {
+            let live = t.used_at.is_none() && t.revoked_at.is_none();
+            if live && t.provision_id.as_deref() == Some(provision_id) {
+                t.revoked_at = Some(now);
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    async fn redeem_join_token(
+        &self,
+        id: &JoinTokenId,
+        secret_sha256: &[u8; 32],
+        node_name: &NodeName,
+        now: OffsetDateTime,
+        new_node: &NewNode,
+    ) -> Result<Node, RedeemError> {
+        let now = to_stored_precision(now)?;
+        let mut state = self.lock();
+        let Some(token) = state.tokens.get(id) else {
+            return Err(RedeemError::Unknown);
+        };
+        if token
+            .rejection(secret_sha256, Some(node_name), now)
+            .is_some()
+        {
+            return Err(explain_failed_update(
+                Some(token),
+                secret_sha256,
+                node_name,
+                now,
+            ));
+        }
+        // Validate everything before mutating, as a transaction would roll back.
+        if state.nodes.values().any(|n| &n.name == node_name) {
+            return Err(RedeemError::NameTaken);
+        }
+        if state.nodes.contains_key(&new_node.id) {
+            return Err(StoreError::Duplicate("nodes").into());
+        }
+        let node = new_node.enrolled(node_name, now);
+        if let Some(t) = state.tokens.get_mut(id) {
+            t.used_at = Some(now);
+            t.used_by_node = Some(node.id.clone());
+        }
+        state.nodes.insert(node.id.clone(), node.clone());
+        Ok(node)
+    }
+
+    async fn get_node(&self, id: &NodeId) -> Result<Option<Node>, StoreError> {
+        Ok(self.lock().nodes.get(id).cloned())
+    }
+
+    async fn list_nodes(&self) -> Result<Vec<Node>, StoreError> {
+        let mut nodes: Vec<Node> = self.lock().nodes.values().cloned().collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(nodes)
+    }
+
+    async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError> {
+        Ok(self.lock().nodes.remove(id).is_some())
+    }
+
+    async fn touch_node(
+        &self,
+        id: &NodeId,
+        now: OffsetDateTime,
+        addresses: &[String],
+        agent_version: &str,
+    ) -> Result<bool, StoreError> {
+        let now = to_stored_precision(now)?;
+        let mut state = self.lock();
+        let Some(node) = state.nodes.get_mut(id) else {
+            return Ok(false);
+        };
+        node.last_seen_at = now;
+        node.addresses = addresses.to_vec();
+        agent_version.clone_into(&mut node.agent_version);
+        Ok(true)
+    }
+
+    async fn record_install_progress(
+        &self,
+        provision_id: &str,
+        step: InstallStep,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let now = to_stored_precision(now)?;
+        self.lock()
+            .progress
+            .entry((provision_id.to_owned(), step))
+            .or_insert(now);
+        Ok(())
+    }
+
+    async fn list_install_progress(
+        &self,
+        provision_id: &str,
+    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError> {
+        let state = self.lock();
+        Ok(state
+            .progress
+            .iter()
+            .filter(|((p, _), _)| p == provision_id)
+            .map(|((_, step), at)| (*step, *at))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn memory_store_passes_conformance() {
+        super::super::conformance::run(Arc::new(MemoryStore::new())).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_debug_dump_contains_no_token_secret() {
+        let store = Arc::new(MemoryStore::new());
+        let secrets = super::super::conformance::store_canary_tokens(store.as_ref()).await;
+
+        let dump = format!("{:?}", store.lock());
+
+        super::super::conformance::assert_dump_holds_no_secret(dump.as_bytes(), &secrets);
+    }
+}

@@ -1,0 +1,167 @@
+//! Persistence of join tokens (hashes only), enrolled nodes and install progress.
+//!
+//! One trait, three backends (`memory`, `sqlite`, `postgres`) and one conformance suite
+//! (`conformance::run`) that every backend must pass. The store never sees a token secret:
+//! only its SHA-256, compared in constant time. Redemption is atomic in every backend:
+//! exactly one of any number of concurrent redemptions of a token wins.
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
+
+mod codec;
+pub mod conformance;
+pub mod memory;
+pub mod postgres;
+mod records;
+pub mod sqlite;
+
+pub use memory::MemoryStore;
+pub use postgres::PostgresStore;
+pub use records::{JoinTokenRecord, NewNode, RedeemError};
+pub use sqlite::SqliteStore;
+
+/// Opens the store a DSN names: `memory`, `sqlite://PATH` or `sqlite:PATH` (the file is
+/// created, mode 0600, if missing), or `postgres://…` / `postgresql://…`. Migrations are
+/// applied before it returns. Neither errors nor logs ever contain the DSN, which may hold
+/// a database password.
+pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
+    if dsn == "memory" {
+        Ok(Arc::new(MemoryStore::new()))
+    } else if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::connect(dsn).await?))
+    } else if dsn.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(dsn).await?))
+    } else {
+        Err(StoreError::Corrupt(
+            "unsupported database URL: want memory, sqlite://PATH or postgres://…".into(),
+        ))
+    }
+}
+
+/// Storage failures a caller acts on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be reached or answered with an error.
+    #[error("node store unavailable")]
+    Unavailable(#[source] sqlx::Error),
+    /// A row with this key already exists (names the table, never a value).
+    #[error("a {0} row with this key already exists")]
+    Duplicate(&'static str),
+    /// Stored data could not be interpreted.
+    #[error("node store holds an unreadable row: {0}")]
+    Corrupt(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Unavailable(e)
+    }
+}
+
+/// The provisioner's node registry storage.
+#[async_trait]
+pub trait NodeStore: Send + Sync + Debug {
+    /// Stores a new join token. `StoreError::Duplicate` if its id exists.
+    async fn create_join_token(&self, token: &JoinTokenRecord) -> Result<(), StoreError>;
+    /// A join token by id.
+    async fn get_join_token(&self, id: &JoinTokenId)
+    -> Result<Option<JoinTokenRecord>, StoreError>;
+    /// Every join token, ordered by id.
+    async fn list_join_tokens(&self) -> Result<Vec<JoinTokenRecord>, StoreError>;
+    /// Revokes an unused token (revoking a revoked one again keeps its first `revoked_at`).
+    /// `false` when the token is unknown or already used.
+    async fn revoke_join_token(
+        &self,
+        id: &JoinTokenId,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError>;
+    /// Revokes every unused, unrevoked token bound to a provision; returns how many.
+    async fn revoke_join_tokens_for_provision(
+        &self,
+        provision_id: &str,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError>;
+    /// Atomically redeems a token and creates the node it enrolls, in one transaction:
+    /// the token must exist with this secret hash (compared in constant time), be unused,
+    /// unrevoked, unexpired at `now` and either unbound or bound to `node_name`. The node
+    /// gets `enrolled_at = last_seen_at = now`. A taken node name fails the whole
+    /// transaction with `RedeemError::NameTaken` and leaves the token unused.
+    async fn redeem_join_token(
+        &self,
+        id: &JoinTokenId,
+        secret_sha256: &[u8; 32],
+        node_name: &NodeName,
+        now: OffsetDateTime,
+        new_node: &NewNode,
+    ) -> Result<Node, RedeemError>;
+    /// A node by id.
+    async fn get_node(&self, id: &NodeId) -> Result<Option<Node>, StoreError>;
+    /// Every node, ordered by name.
+    async fn list_nodes(&self) -> Result<Vec<Node>, StoreError>;
+    /// Deletes a node; `true` when it existed.
+    async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError>;
+    /// Records a heartbeat: last-seen time, addresses and agent version. `false` when the
+    /// node does not exist.
+    async fn touch_node(
+        &self,
+        id: &NodeId,
+        now: OffsetDateTime,
+        addresses: &[String],
+        agent_version: &str,
+    ) -> Result<bool, StoreError>;
+    /// Records that a provision reached an install step. Idempotent: a repeated report
+    /// keeps the first time.
+    async fn record_install_progress(
+        &self,
+        provision_id: &str,
+        step: InstallStep,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+    /// The install steps a provision reported, in step order.
+    async fn list_install_progress(
+        &self,
+        provision_id: &str,
+    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn open_refuses_an_unknown_scheme_without_echoing_the_dsn() {
+        let err = open("mysql://admin:hunter2@db.internal/levelrail")
+            .await
+            .expect_err("mysql is not supported");
+
+        let text = format!("{err} {err:?}");
+        assert!(text.contains("unsupported database URL"), "{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("db.internal"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn open_memory_gives_an_empty_store() {
+        let store = open("memory").await.expect("memory store opens");
+        assert!(store.list_nodes().await.expect("list").is_empty());
+    }
+
+    #[tokio::test]
+    async fn open_sqlite_creates_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("nodes.db");
+
+        let store = open(&format!("sqlite:{}", path.display()))
+            .await
+            .expect("opens");
+
+        assert!(store.list_join_tokens().await.expect("list").is_empty());
+        assert!(path.exists(), "sqlite file was not created");
+    }
+}

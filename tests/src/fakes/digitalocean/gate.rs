@@ -1,0 +1,145 @@
+//! What stands in front of every handler: the request log (outermost, so it sees every
+//! answer), bearer authentication (401 `unauthorized`; a read-only token gets 403
+//! `forbidden` on writes), the per-token rate limit (429 `too_many_requests` with
+//! `Retry-After`) and the fault plan.
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use futures::StreamExt as _;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::limits::Taken;
+use super::state::{LoggedRequest, Shared, error};
+use crate::fakes::Fault;
+
+/// Marks an answer whose connection the fake drops (the log records no status).
+#[derive(Debug, Clone, Copy)]
+struct Dropped;
+
+/// Largest body the fake reads (DigitalOcean caps user-data at 64 KiB).
+const MAX_BODY: usize = 1 << 20;
+
+/// Logs the request and the answer the client received.
+pub(super) async fn record(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let at = Instant::now();
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.unwrap_or_default();
+    let entry = LoggedRequest {
+        at,
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().unwrap_or_default().to_owned(),
+        body: as_json(&bytes),
+        status: None,
+        response: Value::Null,
+    };
+    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    if resp.extensions().get::<Dropped>().is_some() {
+        push(&shared, entry);
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.unwrap_or_default();
+    push(&shared, LoggedRequest { status: Some(parts.status.as_u16()), response: as_json(&bytes), ..entry });
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+fn push(shared: &Shared, entry: LoggedRequest) {
+    shared.log.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+}
+
+fn as_json(bytes: &Bytes) -> Value {
+    if bytes.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// Authentication, rate limit, faults, then the handler.
+pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let read_only = match presented.as_deref() {
+        Some(t) if t == shared.token => false,
+        Some(t) if shared.read_only_token.as_deref() == Some(t) => true,
+        _ => return error(StatusCode::UNAUTHORIZED, "unauthorized", "Unable to authenticate you"),
+    };
+    let taken = shared.limits.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let headers = match taken {
+        Taken::Allowed(h) => h,
+        Taken::Limited(wait, h) => {
+            let mut resp = error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", "API Rate limit exceeded.");
+            resp.headers_mut().extend(h);
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait.as_secs_f64().ceil().max(1.0) as u64));
+            return resp;
+        }
+    };
+    if read_only && req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut resp = error(StatusCode::FORBIDDEN, "forbidden", "You are not authorized to perform this operation");
+        resp.headers_mut().extend(headers);
+        return resp;
+    }
+    let fault = shared.faults.take(req.method().as_str(), req.uri().path());
+    let is_create = req.method() == Method::POST && req.uri().path() == "/v2/droplets";
+    let mut resp = match fault {
+        None => next.run(req).await,
+        Some(Fault::Delay(d)) => {
+            tokio::time::sleep(d).await;
+            next.run(req).await
+        }
+        Some(Fault::ProcessThenDrop) => dropped(next.run(req).await),
+        Some(Fault::DropConnection) => dropped(Response::new(Body::empty())),
+        Some(Fault::RateLimited { retry_after_secs }) => {
+            let mut resp = error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", "API Rate limit exceeded.");
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            let mut h = shared.limits.lock().unwrap_or_else(|e| e.into_inner()).headers_now();
+            h.insert("ratelimit-remaining", HeaderValue::from(0u32));
+            resp.headers_mut().extend(h);
+            return resp;
+        }
+        Some(Fault::InternalError) => {
+            error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "Unexpected server-side error")
+        }
+        Some(Fault::Unavailable) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "service_unavailable",
+            "The service is temporarily unavailable. Please try again later.",
+        ),
+        // Only a droplet create can meet a capacity shortage; other calls proceed.
+        Some(Fault::Capacity) if is_create => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unprocessable_entity",
+            "The region you selected is currently unavailable for new Droplets. Please select a different region.",
+        ),
+        Some(Fault::Capacity) => next.run(req).await,
+    };
+    resp.headers_mut().extend(headers);
+    resp
+}
+
+/// The answer's status line and headers go out, then the connection is cut mid-body.
+fn dropped(resp: Response) -> Response {
+    let (mut parts, _) = resp.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.extensions.insert(Dropped);
+    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+        Ok(Bytes::from_static(b"{\"")),
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "fault: connection dropped")),
+    ];
+    let stream = futures::stream::iter(chunks).then(|c| async move {
+        // Let the first chunk reach the socket before the connection is torn down.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        c
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
+}
