@@ -24,7 +24,7 @@ use crate::retry::{Attempt, Backoff};
 pub const REASON_METADATA: &str = "x-levelrail-reason";
 
 /// Enrolls this node; retries an unreachable control plane for at most `budget`.
-pub(crate) async fn enroll(e: &Enrollment, budget: Duration) -> Result<Identity, AgentError> {
+pub async fn enroll(e: &Enrollment, budget: Duration) -> Result<Identity, AgentError> {
     let unexpected =
         |what: &str, err: rcgen::Error| AgentError::Unexpected(format!("{what}: {err}"));
     let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)

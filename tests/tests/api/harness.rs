@@ -40,6 +40,12 @@ pub(crate) struct TestApp {
     pub(crate) addr: SocketAddr,
     /// The admin API token.
     pub(crate) token: String,
+    /// The node registry, for direct inspection.
+    #[allow(dead_code)]
+    pub(crate) nodes: std::sync::Arc<levelrail_provisioner::domain::Nodes>,
+    /// The agent listener.
+    #[allow(dead_code)]
+    pub(crate) agent_addr: SocketAddr,
     /// The credentials service, for direct inspection.
     pub(crate) credentials: Credentials,
     stop: watch::Sender<bool>,
@@ -59,6 +65,8 @@ impl TestApp {
         };
         let addr = app.local_addr();
         let credentials = app.credentials().clone();
+        let nodes = app.nodes().clone();
+        let agent_addr = app.agent_addr();
         let stop = app.stopper();
         let join = tokio::spawn(async move {
             let _ = app.run_until_stopped().await;
@@ -66,6 +74,8 @@ impl TestApp {
         Ok(Self {
             addr,
             token,
+            nodes,
+            agent_addr,
             credentials,
             stop,
             join,

@@ -1,0 +1,59 @@
+//! `Enroll` latency with 32 concurrent agents: each agent generates its key and CSR,
+//! connects over TLS pinned to the control-plane CA, and redeems its own join token (the
+//! agent's real enrollment code path). Run with `cargo bench -p levelrail-tests --bench enroll`.
+use std::time::{Duration, Instant};
+
+use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
+use levelrail_agent::token::JoinToken;
+use levelrail_provisioner::domain::{NodeName, Role};
+use secrecy::ExposeSecret as _;
+
+#[path = "../tests/api/harness.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod harness;
+
+const AGENTS: usize = 32;
+const ROUNDS: usize = 8;
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let app = harness::TestApp::spawn(tmp.path()).await;
+    let addr = ControlPlaneAddr::parse(&app.agent_addr.to_string()).expect("addr");
+    let mut all = Vec::new();
+    let started = Instant::now();
+    for round in 0..ROUNDS {
+        let mut tasks = Vec::new();
+        for i in 0..AGENTS {
+            let name = format!("bench-{round}-{i}");
+            let (_, token) = app
+                .nodes
+                .create_join_token(None, Some(NodeName::parse(&name).expect("name")), None, Role::General)
+                .await
+                .expect("token");
+            let token = JoinToken::parse(token.expose_secret()).expect("token parses");
+            let enrollment = Enrollment { addr: addr.clone(), pin: token.fingerprint(), token, node_name: name };
+            tasks.push(tokio::spawn(async move {
+                let t = Instant::now();
+                levelrail_agent::enroll::enroll(&enrollment, Duration::from_secs(30)).await.expect("enrolls");
+                t.elapsed()
+            }));
+        }
+        for t in tasks {
+            all.push(t.await.expect("task"));
+        }
+    }
+    let wall = started.elapsed();
+    all.sort();
+    let p = |q: f64| all[((all.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3;
+    println!(
+        "Enroll (agent path: keygen + CSR + pinned TLS + redeem + sign)  concurrent={AGENTS} n={}  p50={:.2} ms  p99={:.2} ms  max={:.2} ms  throughput={:.0}/s",
+        all.len(),
+        p(0.5),
+        p(0.99),
+        p(1.0),
+        all.len() as f64 / wall.as_secs_f64()
+    );
+    assert_eq!(app.nodes.list_nodes().await.expect("list").len(), AGENTS * ROUNDS);
+    app.stop().await;
+}
