@@ -3,7 +3,9 @@
 pub mod agent;
 pub mod bridge;
 pub mod config;
+pub mod demo;
 pub mod listener;
+pub mod providers;
 pub mod startup;
 pub mod telemetry;
 pub mod tls;

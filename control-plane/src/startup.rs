@@ -9,6 +9,11 @@ use anyhow::Context as _;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::domain::Credentials;
 use levelrail_credentials::domain::probe::ProbeRegistry;
+use levelrail_provisioner::providers::registry::ProviderRegistry;
+
+use crate::bridge::{InProcessBroker, RegistryProbe};
+use crate::demo::Demo;
+use crate::providers::Endpoints;
 use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
 use levelrail_credentials::startup::{self, StorageConfig};
@@ -37,6 +42,8 @@ pub struct App {
     agent_router: axum::Router,
     agent_tls: Arc<rustls::ServerConfig>,
     nodes: Arc<Nodes>,
+    registry: Arc<ProviderRegistry>,
+    demo: Option<Demo>,
     tls: Option<Arc<rustls::ServerConfig>>,
     credentials: Credentials,
     ca: Arc<ControlPlaneCa>,
@@ -55,16 +62,41 @@ impl App {
             info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
         }
         let ca = Arc::new(ca);
+        // Bound first: the agent address goes into every provision's user-data.
+        let agent_listener = TcpListener::bind(cfg.agent_listen)
+            .await
+            .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
+        let agent_addr = agent_listener.local_addr()?;
+        let probe = RegistryProbe::default();
         let credentials = startup::open(
             StorageConfig {
                 data_dir: &cfg.data_dir,
                 database_url: cfg.database_url.as_ref(),
                 master_key: cfg.master_key.as_ref(),
             },
-            Arc::new(ProbeRegistry::default()),
+            Arc::new(probe.clone()),
             Arc::new(GrantIssuers::default()),
         )
         .await?;
+        let demo = match cfg.demo {
+            true => Some(Demo::start(&cfg.data_dir, agent_addr.to_string()).await?),
+            false => None,
+        };
+        let endpoints = match &demo {
+            Some(d) => d.endpoints.clone(),
+            None => Endpoints {
+                hetzner: cfg.hetzner_api_url.clone(),
+                digitalocean: cfg.digitalocean_api_url.clone(),
+            },
+        };
+        let registry = Arc::new(crate::providers::registry(
+            Arc::new(InProcessBroker::new(credentials.clone())),
+            &endpoints,
+        ));
+        probe.set_registry(registry.clone());
+        if let Some(d) = &demo {
+            d.connect(&credentials).await?;
+        }
         let admin_token = credentials.bootstrap_api_tokens().await?;
         if let Some(token) = &admin_token {
             write_admin_token(&cfg.data_dir, token)?;
@@ -83,10 +115,6 @@ impl App {
             .await
             .with_context(|| format!("binding the public listener {}", cfg.listen))?;
         let local_addr = listener.local_addr()?;
-        let agent_listener = TcpListener::bind(cfg.agent_listen)
-            .await
-            .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
-        let agent_addr = agent_listener.local_addr()?;
         let agent_tls = crate::agent::tls(&ca, &server_hosts(&cfg, cfg.agent_listen))?;
         let agent_router = crate::agent::router(nodes.clone());
         let (shutdown, _) = watch::channel(false);
@@ -99,6 +127,8 @@ impl App {
             agent_router,
             agent_tls,
             nodes,
+            registry,
+            demo,
             tls,
             credentials,
             ca,
@@ -115,6 +145,16 @@ impl App {
     /// The bound agent listener address.
     pub fn agent_addr(&self) -> SocketAddr {
         self.agent_addr
+    }
+
+    /// The provider registry.
+    pub fn registry(&self) -> &Arc<ProviderRegistry> {
+        &self.registry
+    }
+
+    /// The demo clouds, when running with `--demo`.
+    pub fn demo(&self) -> Option<&Demo> {
+        self.demo.as_ref()
     }
 
     /// The node registry.

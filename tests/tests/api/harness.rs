@@ -30,6 +30,8 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         allowed_origins: vec!["https://console.example.test".into()],
         web_dir: None,
         max_concurrent_requests: 512,
+        hetzner_api_url: "http://127.0.0.1:9/v1".into(),
+        digitalocean_api_url: "http://127.0.0.1:9/v2".into(),
     }
 }
 
