@@ -21,14 +21,22 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use params::percent_decode;
+
+mod params;
 mod schema;
 
 /// The Hetzner Cloud API description (path relative to the `tests` crate).
-pub const HCLOUD_SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/specs/hcloud-openapi.json");
+pub const HCLOUD_SPEC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/specs/hcloud-openapi.json"
+);
 
 /// The DigitalOcean API description (path relative to the `tests` crate).
-pub const DIGITALOCEAN_SPEC: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/specs/digitalocean-public.v2.bundled.json");
+pub const DIGITALOCEAN_SPEC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/specs/digitalocean-public.v2.bundled.json"
+);
 
 /// The Hetzner description, loaded once per process.
 pub fn hcloud() -> &'static OpenApi {
@@ -63,7 +71,8 @@ impl OpenApi {
     /// Loads a JSON OpenAPI document; panics with the reason (this is test tooling).
     pub fn load(path: impl AsRef<Path>) -> OpenApi {
         let path = path.as_ref();
-        Self::try_load(path).unwrap_or_else(|e| panic!("cannot load OpenAPI document {}: {e}", path.display()))
+        Self::try_load(path)
+            .unwrap_or_else(|e| panic!("cannot load OpenAPI document {}: {e}", path.display()))
     }
 
     /// Loads a JSON OpenAPI document.
@@ -75,11 +84,17 @@ impl OpenApi {
 
     /// Wraps an already parsed document (tests with an inline spec).
     pub fn from_value(doc: Value) -> Result<OpenApi, String> {
-        let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
+        let version = doc
+            .get("openapi")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if !version.starts_with("3.") {
             return Err(format!("not an OpenAPI 3 document (openapi: {version:?})"));
         }
-        let paths = doc.get("paths").and_then(Value::as_object).ok_or("no `paths` object")?;
+        let paths = doc
+            .get("paths")
+            .and_then(Value::as_object)
+            .ok_or("no `paths` object")?;
         let templates = paths.keys().map(|k| (k.clone(), segments(k))).collect();
         let base_paths = doc
             .get("servers")
@@ -89,13 +104,22 @@ impl OpenApi {
             .filter_map(|s| s.get("url").and_then(Value::as_str))
             .filter_map(url_path)
             .collect();
-        Ok(OpenApi { doc, templates, base_paths })
+        Ok(OpenApi {
+            doc,
+            templates,
+            base_paths,
+        })
     }
 
     /// Checks a request: the path (concrete or template, optional query string) and method
     /// exist, the query parameters are declared and well typed, and `body` (`Value::Null`
     /// for none) matches the operation's JSON request body.
-    pub fn validate_request(&self, method: &str, path: &str, body: &Value) -> Result<(), Vec<String>> {
+    pub fn validate_request(
+        &self,
+        method: &str,
+        path: &str,
+        body: &Value,
+    ) -> Result<(), Vec<String>> {
         let (op, item, concrete, template) = self.operation(method, path).map_err(|e| vec![e])?;
         let mut errs = Vec::new();
         self.check_parameters(op, item, &concrete, &template, query_of(path), &mut errs);
@@ -118,23 +142,37 @@ impl OpenApi {
 
     /// Checks a response: `status` is documented for the operation (exactly, as `4XX`, or
     /// `default`) and `body` (`Value::Null` for none) matches its JSON schema.
-    pub fn validate_response(&self, method: &str, path: &str, status: u16, body: &Value) -> Result<(), Vec<String>> {
+    pub fn validate_response(
+        &self,
+        method: &str,
+        path: &str,
+        status: u16,
+        body: &Value,
+    ) -> Result<(), Vec<String>> {
         let (op, _, _, template) = self.operation(method, path).map_err(|e| vec![e])?;
         let responses = op.get("responses").and_then(Value::as_object);
         let code = status.to_string();
         let range = format!("{}XX", status / 100);
         let response = responses.and_then(|r| {
             r.get(&code)
-                .or_else(|| r.iter().find(|(k, _)| k.eq_ignore_ascii_case(&range)).map(|(_, v)| v))
+                .or_else(|| {
+                    r.iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case(&range))
+                        .map(|(_, v)| v)
+                })
                 .or_else(|| r.get("default"))
         });
         let Some(response) = response.map(|r| self.resolve(r)) else {
-            return Err(vec![format!("status {status} is not documented for {method} {template}")]);
+            return Err(vec![format!(
+                "status {status} is not documented for {method} {template}"
+            )]);
         };
         let mut errs = Vec::new();
         match (json_schema(response), body.is_null()) {
             (None, true) => {}
-            (None, false) => errs.push(format!("{method} {template} {status} has no JSON body, got one")),
+            (None, false) => errs.push(format!(
+                "{method} {template} {status} has no JSON body, got one"
+            )),
             (Some(_), true) if response.get("content").is_some() => {
                 errs.push(format!("{method} {template} {status} requires a body"));
             }
@@ -145,9 +183,18 @@ impl OpenApi {
     }
 
     /// Checks `value` against the component schema `name` (`#/components/schemas/<name>`).
-    pub fn validate_component(&self, name: &str, value: &Value, request: bool) -> Result<(), Vec<String>> {
+    pub fn validate_component(
+        &self,
+        name: &str,
+        value: &Value,
+        request: bool,
+    ) -> Result<(), Vec<String>> {
         let schema = serde_json::json!({ "$ref": format!("#/components/schemas/{name}") });
-        let dir = if request { Direction::Request } else { Direction::Response };
+        let dir = if request {
+            Direction::Request
+        } else {
+            Direction::Response
+        };
         let mut errs = Vec::new();
         self.check_value(&schema, value, dir, &mut errs);
         if errs.is_empty() { Ok(()) } else { Err(errs) }
@@ -158,11 +205,16 @@ impl OpenApi {
         let path = path.split('?').next().unwrap_or_default();
         let mut candidates = vec![path.to_owned()];
         for base in &self.base_paths {
-            if let Some(rest) = path.strip_prefix(base.as_str()).filter(|r| r.starts_with('/')) {
+            if let Some(rest) = path
+                .strip_prefix(base.as_str())
+                .filter(|r| r.starts_with('/'))
+            {
                 candidates.push(rest.to_owned());
             }
         }
-        candidates.iter().find_map(|c| self.match_segments(&segments(c)))
+        candidates
+            .iter()
+            .find_map(|c| self.match_segments(&segments(c)))
     }
 
     fn match_segments(&self, given: &[String]) -> Option<&str> {
@@ -189,12 +241,21 @@ impl OpenApi {
     }
 
     /// (operation, path item, concrete segments without base path, template).
-    fn operation(&self, method: &str, path: &str) -> Result<(&Value, &Value, Vec<String>, String), String> {
-        let template = self.match_path(path).ok_or_else(|| format!("no path in the spec matches {path}"))?;
+    fn operation(
+        &self,
+        method: &str,
+        path: &str,
+    ) -> Result<(&Value, &Value, Vec<String>, String), String> {
+        let template = self
+            .match_path(path)
+            .ok_or_else(|| format!("no path in the spec matches {path}"))?;
         let item = self.resolve(&self.doc["paths"][template]);
-        let op = item
-            .get(method.to_ascii_lowercase())
-            .ok_or_else(|| format!("{} is not an operation of {template}", method.to_ascii_uppercase()))?;
+        let op = item.get(method.to_ascii_lowercase()).ok_or_else(|| {
+            format!(
+                "{} is not an operation of {template}",
+                method.to_ascii_uppercase()
+            )
+        })?;
         let tlen = segments(template).len();
         let mut concrete = segments(path.split('?').next().unwrap_or_default());
         let extra = concrete.len().saturating_sub(tlen);
@@ -202,60 +263,12 @@ impl OpenApi {
         Ok((op, item, concrete, template.to_owned()))
     }
 
-    fn check_parameters(&self, op: &Value, item: &Value, concrete: &[String], template: &str, query: &str, errs: &mut Vec<String>) {
-        let params: Vec<&Value> = [item, op]
-            .iter()
-            .filter_map(|v| v.get("parameters").and_then(Value::as_array))
-            .flatten()
-            .map(|p| self.resolve(p))
-            .collect();
-        let find = |loc: &str, name: &str| {
-            params.iter().rev().find(|p| p["in"] == loc && p["name"] == name).copied()
-        };
-        for (ts, value) in segments(template).iter().zip(concrete) {
-            if is_param(ts) && !is_param(value) {
-                let name = &ts[1..ts.len() - 1];
-                if let Some(schema) = find("path", name).and_then(|p| p.get("schema")) {
-                    let v = scalar(self.resolve(schema), &percent_decode(value));
-                    self.check_at(schema, &v, &format!("path parameter `{name}`"), Direction::Request, errs);
-                }
-            }
-        }
-        let pairs: Vec<(String, String)> = query
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                (percent_decode(k), percent_decode(v))
-            })
-            .collect();
-        for (name, value) in &pairs {
-            let Some(param) = find("query", name) else {
-                errs.push(format!("query parameter `{name}` is not defined for {template}"));
-                continue;
-            };
-            if let Some(schema) = param.get("schema") {
-                let resolved = self.resolve(schema);
-                let (target, item_schema) = match resolved.get("items") {
-                    Some(items) if resolved["type"] == "array" => (self.resolve(items), items),
-                    _ => (resolved, schema),
-                };
-                let v = scalar(target, value);
-                self.check_at(item_schema, &v, &format!("query parameter `{name}`"), Direction::Request, errs);
-            }
-        }
-        for p in &params {
-            let required = p.get("required").and_then(Value::as_bool).unwrap_or(false);
-            if required && p["in"] == "query" && !pairs.iter().any(|(k, _)| p["name"] == k.as_str()) {
-                errs.push(format!("required query parameter `{}` is missing", p["name"].as_str().unwrap_or("?")));
-            }
-        }
-    }
-
     /// Follows `$ref`s (JSON pointers into this document) until a non-reference value.
     pub(crate) fn resolve<'a>(&'a self, mut v: &'a Value) -> &'a Value {
         for _ in 0..32 {
-            let Some(r) = v.get("$ref").and_then(Value::as_str) else { return v };
+            let Some(r) = v.get("$ref").and_then(Value::as_str) else {
+                return v;
+            };
             match self.pointer(r) {
                 Some(target) => v = target,
                 None => return v,
@@ -267,7 +280,8 @@ impl OpenApi {
     pub(crate) fn pointer(&self, reference: &str) -> Option<&Value> {
         // `~0` / `~1` escapes are decoded by `Value::pointer`; `%XX` ones here.
         let pointer = reference.strip_prefix('#')?;
-        self.doc.pointer(&percent_decode(&pointer.replace('+', "%2B")))
+        self.doc
+            .pointer(&percent_decode(&pointer.replace('+', "%2B")))
     }
 }
 
@@ -276,12 +290,21 @@ fn json_schema(v: &Value) -> Option<&Value> {
     let content = v.get("content")?.as_object()?;
     content
         .get("application/json")
-        .or_else(|| content.iter().find(|(k, _)| k.contains("json")).map(|(_, v)| v))?
+        .or_else(|| {
+            content
+                .iter()
+                .find(|(k, _)| k.contains("json"))
+                .map(|(_, v)| v)
+        })?
         .get("schema")
 }
 
 fn segments(path: &str) -> Vec<String> {
-    path.trim_matches('/').split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect()
+    path.trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn is_param(segment: &str) -> bool {
@@ -298,35 +321,4 @@ fn url_path(url: &str) -> Option<String> {
     let path = after_scheme.find('/').map(|i| &after_scheme[i..])?;
     let path = path.trim_end_matches('/');
     (!path.is_empty()).then(|| path.to_owned())
-}
-
-/// A query or path value as the JSON value its schema expects (strings stay strings when
-/// they do not parse, so the type check reports them).
-fn scalar(schema: &Value, raw: &str) -> Value {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => raw.parse::<i64>().map(Value::from).unwrap_or_else(|_| raw.into()),
-        Some("number") => raw.parse::<f64>().map(Value::from).unwrap_or_else(|_| raw.into()),
-        Some("boolean") => raw.parse::<bool>().map(Value::from).unwrap_or_else(|_| raw.into()),
-        _ => Value::String(raw.to_owned()),
-    }
-}
-
-/// Decodes `%XX` escapes (and `+` as a space in query strings).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let hex = |b: u8| (b as char).to_digit(16);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 pub mod digitalocean;
 pub mod catalog;
 pub mod error;
+pub mod hetzner;
 pub mod http;
 pub mod ratelimit;
 pub mod registry;

@@ -72,15 +72,16 @@ impl RateLimiter {
     }
 
     /// Makes every caller wait until `until` (a 429 answer: the provider's limit is shared
-    /// by every request with this credential). The buckets are drained so the burst does
-    /// not resume at once.
+    /// by every request with this credential, also with other tools). The shortest-window
+    /// bucket is drained so the burst does not resume at once; the longer windows keep
+    /// their tokens, so one 429 does not slow the client to the hourly rate for an hour.
     pub fn pause_until(&self, until: Instant) {
         let mut s = self.lock();
         if s.paused_until.is_none_or(|p| p < until) {
             s.paused_until = Some(until);
         }
-        for t in &mut s.tokens {
-            *t = t.min(1.0);
+        if let Some(first) = s.tokens.first_mut() {
+            *first = first.min(1.0);
         }
     }
 

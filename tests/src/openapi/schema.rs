@@ -9,16 +9,37 @@ const MAX_DEPTH: usize = 96;
 
 impl OpenApi {
     /// Checks a body; error paths start at `$`.
-    pub(crate) fn check_value(&self, schema: &Value, value: &Value, dir: Direction, errs: &mut Vec<String>) {
+    pub(crate) fn check_value(
+        &self,
+        schema: &Value,
+        value: &Value,
+        dir: Direction,
+        errs: &mut Vec<String>,
+    ) {
         self.check(schema, value, "$", dir, errs, 0);
     }
 
     /// Checks one value named by `label` (a parameter).
-    pub(crate) fn check_at(&self, schema: &Value, value: &Value, label: &str, dir: Direction, errs: &mut Vec<String>) {
+    pub(crate) fn check_at(
+        &self,
+        schema: &Value,
+        value: &Value,
+        label: &str,
+        dir: Direction,
+        errs: &mut Vec<String>,
+    ) {
         self.check(schema, value, label, dir, errs, 0);
     }
 
-    fn check(&self, schema: &Value, value: &Value, at: &str, dir: Direction, errs: &mut Vec<String>, depth: usize) {
+    fn check(
+        &self,
+        schema: &Value,
+        value: &Value,
+        at: &str,
+        dir: Direction,
+        errs: &mut Vec<String>,
+        depth: usize,
+    ) {
         if depth > MAX_DEPTH {
             errs.push(format!("{at}: schema nesting deeper than {MAX_DEPTH}"));
             return;
@@ -26,44 +47,73 @@ impl OpenApi {
         // `nullable` beside a `$ref` is not OpenAPI 3.0, but descriptions use it that way.
         let nullable_here = is_true(schema, "nullable");
         let schema = self.resolve(schema);
-        let Some(obj) = schema.as_object() else { return };
+        let Some(obj) = schema.as_object() else {
+            return;
+        };
         if value.is_null() && (nullable_here || is_true(schema, "nullable")) {
             return;
         }
-        if let Some(t) = obj.get("type").and_then(Value::as_str) {
-            if !type_matches(t, value) {
-                errs.push(format!("{at}: expected {t}, got {}", type_name(value)));
-                return;
-            }
+        if let Some(t) = obj.get("type").and_then(Value::as_str)
+            && !type_matches(t, value)
+        {
+            errs.push(format!("{at}: expected {t}, got {}", type_name(value)));
+            return;
         }
-        if let Some(allowed) = obj.get("enum").and_then(Value::as_array) {
-            if !allowed.contains(value) {
-                errs.push(format!("{at}: {} is not one of {}", clipped(value), clipped(&Value::Array(allowed.clone()))));
-            }
+        if let Some(allowed) = obj.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            errs.push(format!(
+                "{at}: {} is not one of {}",
+                clipped(value),
+                clipped(&Value::Array(allowed.clone()))
+            ));
         }
         self.check_composition(obj, value, at, dir, errs, depth);
         match value {
             Value::Object(map) => self.check_object(obj, map, at, dir, errs, depth),
             Value::Array(items) => {
                 let n = items.len() as u64;
-                if let Some(min) = obj.get("minItems").and_then(Value::as_u64).filter(|m| n < *m) {
+                if let Some(min) = obj
+                    .get("minItems")
+                    .and_then(Value::as_u64)
+                    .filter(|m| n < *m)
+                {
                     errs.push(format!("{at}: {n} items, at least {min} required"));
                 }
-                if let Some(max) = obj.get("maxItems").and_then(Value::as_u64).filter(|m| n > *m) {
+                if let Some(max) = obj
+                    .get("maxItems")
+                    .and_then(Value::as_u64)
+                    .filter(|m| n > *m)
+                {
                     errs.push(format!("{at}: {n} items, at most {max} allowed"));
                 }
                 if let Some(item_schema) = obj.get("items") {
                     for (i, item) in items.iter().enumerate() {
-                        self.check(item_schema, item, &format!("{at}[{i}]"), dir, errs, depth + 1);
+                        self.check(
+                            item_schema,
+                            item,
+                            &format!("{at}[{i}]"),
+                            dir,
+                            errs,
+                            depth + 1,
+                        );
                     }
                 }
             }
             Value::String(s) => {
                 let n = s.chars().count() as u64;
-                if let Some(min) = obj.get("minLength").and_then(Value::as_u64).filter(|m| n < *m) {
+                if let Some(min) = obj
+                    .get("minLength")
+                    .and_then(Value::as_u64)
+                    .filter(|m| n < *m)
+                {
                     errs.push(format!("{at}: {n} characters, at least {min} required"));
                 }
-                if let Some(max) = obj.get("maxLength").and_then(Value::as_u64).filter(|m| n > *m) {
+                if let Some(max) = obj
+                    .get("maxLength")
+                    .and_then(Value::as_u64)
+                    .filter(|m| n > *m)
+                {
                     errs.push(format!("{at}: {n} characters, at most {max} allowed"));
                 }
             }
@@ -72,14 +122,24 @@ impl OpenApi {
         }
     }
 
-    fn check_composition(&self, obj: &Map<String, Value>, value: &Value, at: &str, dir: Direction, errs: &mut Vec<String>, depth: usize) {
+    fn check_composition(
+        &self,
+        obj: &Map<String, Value>,
+        value: &Value,
+        at: &str,
+        dir: Direction,
+        errs: &mut Vec<String>,
+        depth: usize,
+    ) {
         if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
             for s in all {
                 self.check(s, value, at, dir, errs, depth + 1);
             }
         }
         for keyword in ["anyOf", "oneOf"] {
-            let Some(branches) = obj.get(keyword).and_then(Value::as_array) else { continue };
+            let Some(branches) = obj.get(keyword).and_then(Value::as_array) else {
+                continue;
+            };
             let results: Vec<Vec<String>> = branches
                 .iter()
                 .map(|s| {
@@ -90,20 +150,39 @@ impl OpenApi {
                 .collect();
             let matching = results.iter().filter(|e| e.is_empty()).count();
             if matching == 0 {
-                errs.push(format!("{at}: matches none of the {} {keyword} schemas", branches.len()));
+                errs.push(format!(
+                    "{at}: matches none of the {} {keyword} schemas",
+                    branches.len()
+                ));
                 // The closest branch explains the mismatch best.
                 if let Some(best) = results.into_iter().min_by_key(Vec::len) {
                     errs.extend(best);
                 }
             } else if keyword == "oneOf" && matching > 1 && obj.get("discriminator").is_none() {
-                errs.push(format!("{at}: matches {matching} oneOf schemas, exactly one expected"));
+                errs.push(format!(
+                    "{at}: matches {matching} oneOf schemas, exactly one expected"
+                ));
             }
         }
     }
 
-    fn check_object(&self, obj: &Map<String, Value>, map: &Map<String, Value>, at: &str, dir: Direction, errs: &mut Vec<String>, depth: usize) {
+    fn check_object(
+        &self,
+        obj: &Map<String, Value>,
+        map: &Map<String, Value>,
+        at: &str,
+        dir: Direction,
+        errs: &mut Vec<String>,
+        depth: usize,
+    ) {
         let props = obj.get("properties").and_then(Value::as_object);
-        for name in obj.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for name in obj
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             if map.contains_key(name) {
                 continue;
             }
@@ -123,8 +202,12 @@ impl OpenApi {
                 continue;
             }
             match obj.get("additionalProperties") {
-                Some(Value::Bool(false)) => errs.push(format!("{child}: property is not allowed here")),
-                Some(extra @ Value::Object(_)) => self.check(extra, v, &child, dir, errs, depth + 1),
+                Some(Value::Bool(false)) => {
+                    errs.push(format!("{child}: property is not allowed here"))
+                }
+                Some(extra @ Value::Object(_)) => {
+                    self.check(extra, v, &child, dir, errs, depth + 1)
+                }
                 _ => {}
             }
         }
@@ -133,13 +216,19 @@ impl OpenApi {
 
 fn check_bounds(obj: &Map<String, Value>, n: f64, at: &str, errs: &mut Vec<String>) {
     if let Some(min) = obj.get("minimum").and_then(Value::as_f64) {
-        let exclusive = obj.get("exclusiveMinimum").and_then(Value::as_bool).unwrap_or(false);
+        let exclusive = obj
+            .get("exclusiveMinimum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         if n < min || (exclusive && n == min) {
             errs.push(format!("{at}: {n} is below the minimum {min}"));
         }
     }
     if let Some(max) = obj.get("maximum").and_then(Value::as_f64) {
-        let exclusive = obj.get("exclusiveMaximum").and_then(Value::as_bool).unwrap_or(false);
+        let exclusive = obj
+            .get("exclusiveMaximum")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         if n > max || (exclusive && n == max) {
             errs.push(format!("{at}: {n} is above the maximum {max}"));
         }
@@ -177,7 +266,11 @@ fn type_name(v: &Value) -> &'static str {
 
 /// `$.a.b`, or `$.labels["example.com/x"]` for keys that are not plain words.
 fn child_path(at: &str, key: &str) -> String {
-    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
         format!("{at}.{key}")
     } else {
         format!("{at}[{key:?}]")
@@ -186,5 +279,9 @@ fn child_path(at: &str, key: &str) -> String {
 
 fn clipped(v: &Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 80 { format!("{}…", s.chars().take(80).collect::<String>()) } else { s }
+    if s.chars().count() > 80 {
+        format!("{}…", s.chars().take(80).collect::<String>())
+    } else {
+        s
+    }
 }

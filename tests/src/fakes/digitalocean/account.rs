@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 
 use super::catalog::page;
 use super::fingerprint::md5_fingerprint;
-use super::state::{no_content, Inventory, KeyRecord, Shared, json, not_found, parse_body, unprocessable, valid_tag};
+use super::state::{
+    Inventory, KeyRecord, Shared, bad_body, json, no_content, not_found, parse_body, unprocessable,
+    valid_tag,
+};
 
 /// GET /v2/account.
 pub(super) async fn get_account(State(shared): State<Arc<Shared>>) -> Response {
@@ -32,19 +35,34 @@ pub(super) async fn get_account(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 /// GET /v2/account/keys.
-pub(super) async fn list_keys(State(shared): State<Arc<Shared>>, RawQuery(q): RawQuery) -> Response {
+pub(super) async fn list_keys(
+    State(shared): State<Arc<Shared>>,
+    RawQuery(q): RawQuery,
+) -> Response {
     let items = shared.inventory().keys.iter().map(key_json).collect();
-    json(StatusCode::OK, page(&shared, "/v2/account/keys", "ssh_keys", items, q.as_deref()))
+    json(
+        StatusCode::OK,
+        page(&shared, "/v2/account/keys", "ssh_keys", items, q.as_deref()),
+    )
 }
 
 /// POST /v2/account/keys.
 pub(super) async fn create_key(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    let body = match parse_body(&body) {
-        Ok(b) => b,
-        Err(resp) => return resp,
+    let Some(body) = parse_body(&body) else {
+        return bad_body();
     };
-    let name = body.get("name").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
-    let public_key = body.get("public_key").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
+    let name = body
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    let public_key = body
+        .get("public_key")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
     if name.is_empty() {
         return unprocessable("Name can't be blank");
     }
@@ -56,13 +74,21 @@ pub(super) async fn create_key(State(shared): State<Arc<Shared>>, body: Bytes) -
         return unprocessable("SSH Key is already in use on your account");
     }
     let id = 41_000_000 + inv.next();
-    let record = KeyRecord { id, name, public_key, fingerprint };
+    let record = KeyRecord {
+        id,
+        name,
+        public_key,
+        fingerprint,
+    };
     inv.keys.push(record.clone());
     json(StatusCode::CREATED, json!({ "ssh_key": key_json(&record) }))
 }
 
 /// GET /v2/account/keys/{id or fingerprint}.
-pub(super) async fn get_key(State(shared): State<Arc<Shared>>, Path(key): Path<String>) -> Response {
+pub(super) async fn get_key(
+    State(shared): State<Arc<Shared>>,
+    Path(key): Path<String>,
+) -> Response {
     let inv = shared.inventory();
     match find_key(&inv, &key) {
         Some(i) => json(StatusCode::OK, json!({ "ssh_key": key_json(&inv.keys[i]) })),
@@ -71,7 +97,10 @@ pub(super) async fn get_key(State(shared): State<Arc<Shared>>, Path(key): Path<S
 }
 
 /// DELETE /v2/account/keys/{id or fingerprint}.
-pub(super) async fn delete_key(State(shared): State<Arc<Shared>>, Path(key): Path<String>) -> Response {
+pub(super) async fn delete_key(
+    State(shared): State<Arc<Shared>>,
+    Path(key): Path<String>,
+) -> Response {
     let mut inv = shared.inventory();
     match find_key(&inv, &key) {
         Some(i) => {
@@ -83,7 +112,9 @@ pub(super) async fn delete_key(State(shared): State<Arc<Shared>>, Path(key): Pat
 }
 
 fn find_key(inv: &Inventory, key: &str) -> Option<usize> {
-    inv.keys.iter().position(|k| k.fingerprint == key || k.id.to_string() == key)
+    inv.keys
+        .iter()
+        .position(|k| k.fingerprint == key || k.id.to_string() == key)
 }
 
 fn key_json(k: &KeyRecord) -> Value {
@@ -92,13 +123,18 @@ fn key_json(k: &KeyRecord) -> Value {
 
 /// POST /v2/tags: 201 with the tag (also when it already exists).
 pub(super) async fn create_tag(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    let body = match parse_body(&body) {
-        Ok(b) => b,
-        Err(resp) => return resp,
+    let Some(body) = parse_body(&body) else {
+        return bad_body();
     };
-    let name = body.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let name = body
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     if !valid_tag(&name) {
-        let reason = format!("Error validating resource tag: \"tag-name {name:?} contains invalid characters\"");
+        let reason = format!(
+            "Error validating resource tag: \"tag-name {name:?} contains invalid characters\""
+        );
         return json(
             StatusCode::BAD_REQUEST,
             json!({ "error": reason, "messages": null, "root_causes": [format!("rpc error: code = InvalidArgument desc = {reason}")] }),
@@ -110,13 +146,23 @@ pub(super) async fn create_tag(State(shared): State<Arc<Shared>>, body: Bytes) -
 }
 
 /// GET /v2/tags/{tag_id}.
-pub(super) async fn get_tag(State(shared): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
+pub(super) async fn get_tag(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+) -> Response {
     let inv = shared.inventory();
-    if inv.tags.contains(&name) { json(StatusCode::OK, json!({ "tag": tag_json(&inv, &name) })) } else { not_found() }
+    if inv.tags.contains(&name) {
+        json(StatusCode::OK, json!({ "tag": tag_json(&inv, &name) }))
+    } else {
+        not_found()
+    }
 }
 
 /// DELETE /v2/tags/{tag_id}: the tag goes, and comes off every droplet and firewall.
-pub(super) async fn delete_tag(State(shared): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
+pub(super) async fn delete_tag(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+) -> Response {
     let mut inv = shared.inventory();
     if !inv.tags.remove(&name) {
         return not_found();
@@ -131,7 +177,11 @@ pub(super) async fn delete_tag(State(shared): State<Arc<Shared>>, Path(name): Pa
 }
 
 fn tag_json(inv: &Inventory, name: &str) -> Value {
-    let droplets = inv.droplets.values().filter(|d| d.tags.iter().any(|t| t == name)).count();
+    let droplets = inv
+        .droplets
+        .values()
+        .filter(|d| d.tags.iter().any(|t| t == name))
+        .count();
     let zero = json!({ "count": 0 });
     json!({
         "name": name,

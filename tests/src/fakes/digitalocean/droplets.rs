@@ -12,7 +12,10 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::catalog::{find_size, image_json, page, region_available, region_json, size_json};
-use super::state::{DropletRecord, Shared, error, json, not_found, now_rfc3339, parse_body, query_pairs, unprocessable, uuid, valid_tag};
+use super::state::{
+    DropletRecord, Shared, bad_body, error, json, not_found, now_rfc3339, parse_body, query_pairs,
+    unprocessable, uuid, valid_tag,
+};
 use crate::fakes::BootEvent;
 
 /// DigitalOcean refuses user-data above 64 KiB.
@@ -20,54 +23,74 @@ const MAX_USER_DATA: usize = 64 * 1024;
 
 /// POST /v2/droplets (single create).
 pub(super) async fn create(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    let body = match parse_body(&body) {
-        Ok(b) => b,
-        Err(resp) => return resp,
+    let Some(body) = parse_body(&body) else {
+        return bad_body();
     };
     let record = match validate_and_insert(&shared, &body) {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(message) => return unprocessable(&message),
     };
     let droplet = droplet_json(&record);
     let action = shared.inventory().next() + 3_000_000_000;
     let links = json!({ "actions": [{ "id": action, "rel": "create", "href": format!("{}/v2/actions/{action}", shared.origin) }] });
     schedule_boot(&shared);
-    json(StatusCode::ACCEPTED, json!({ "droplet": droplet, "links": links }))
+    json(
+        StatusCode::ACCEPTED,
+        json!({ "droplet": droplet, "links": links }),
+    )
 }
 
-fn validate_and_insert(shared: &Shared, body: &Value) -> Result<DropletRecord, Response> {
-    let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+/// The new droplet, or the message of DigitalOcean's 422.
+fn validate_and_insert(shared: &Shared, body: &Value) -> Result<DropletRecord, String> {
+    let text = |k: &str| {
+        body.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let (name, region, size, image) = (text("name"), text("region"), text("size"), text("image"));
     if name.is_empty() || !valid_hostname(&name) {
-        return Err(unprocessable("Name is invalid. Names must be valid hostnames."));
+        return Err("Name is invalid. Names must be valid hostnames.".into());
     }
     if !region_available(&region) {
-        return Err(unprocessable("Region is not available"));
+        return Err("Region is not available".into());
     }
     let Some(spec) = find_size(&size) else {
-        return Err(unprocessable("You specified an invalid size for Droplet creation."));
+        return Err("You specified an invalid size for Droplet creation.".into());
     };
     if !spec.available || !spec.regions.contains(&region.as_str()) {
-        return Err(unprocessable("Size is not available in this region."));
+        return Err("Size is not available in this region.".into());
     }
     if image_json(&image).is_none() {
-        return Err(unprocessable("You specified an invalid image for Droplet creation."));
+        return Err("You specified an invalid image for Droplet creation.".into());
     }
     let user_data = text("user_data");
     if user_data.len() > MAX_USER_DATA {
-        return Err(unprocessable("user_data must not exceed 64 KiB"));
+        return Err("user_data must not exceed 64 KiB".into());
     }
     let tags: Vec<String> = strings(body.get("tags"));
     if let Some(bad) = tags.iter().find(|t| !valid_tag(t)) {
-        return Err(error(StatusCode::UNPROCESSABLE_ENTITY, "unprocessable_entity", &format!("tag {bad:?} contains invalid characters")));
+        return Err(format!("tag {bad:?} contains invalid characters"));
     }
     let mut inv = shared.inventory();
-    let ssh_keys: Vec<u64> = body.get("ssh_keys").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_u64).collect();
-    if ssh_keys.iter().any(|id| !inv.keys.iter().any(|k| k.id == *id)) {
-        return Err(unprocessable("SSH key could not be found."));
+    let ssh_keys: Vec<u64> = body
+        .get("ssh_keys")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .collect();
+    if ssh_keys
+        .iter()
+        .any(|id| !inv.keys.iter().any(|k| k.id == *id))
+    {
+        return Err("SSH key could not be found.".into());
     }
     if inv.droplets.len() >= shared.droplet_limit {
-        return Err(unprocessable(&format!("creating this/these droplet(s) will exceed your droplet limit ({})", shared.droplet_limit)));
+        return Err(format!(
+            "creating this/these droplet(s) will exceed your droplet limit ({})",
+            shared.droplet_limit
+        ));
     }
     let n = inv.next();
     let record = DropletRecord {
@@ -94,12 +117,22 @@ fn validate_and_insert(shared: &Shared, body: &Value) -> Result<DropletRecord, R
 /// `^[a-zA-Z0-9]?[a-z0-9A-Z.\-]*[a-z0-9A-Z]$`, at most 255.
 fn valid_hostname(name: &str) -> bool {
     name.len() <= 255
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-        && name.chars().last().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && name
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Moves the droplet to `active` after `state_step`, whether or not anyone reads it.
@@ -142,7 +175,10 @@ pub(super) fn advance(shared: &Shared) {
 /// GET /v2/droplets/{id}.
 pub(super) async fn get(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     advance(&shared);
-    let record = id.parse::<u64>().ok().and_then(|id| shared.inventory().droplets.get(&id).cloned());
+    let record = id
+        .parse::<u64>()
+        .ok()
+        .and_then(|id| shared.inventory().droplets.get(&id).cloned());
     match record {
         Some(d) => json(StatusCode::OK, json!({ "droplet": droplet_json(&d) })),
         None => not_found(),
@@ -153,24 +189,39 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, Path(id): Path<String
 pub(super) async fn list(State(shared): State<Arc<Shared>>, RawQuery(q): RawQuery) -> Response {
     advance(&shared);
     let params = query_pairs(q.as_deref());
-    if params.contains_key("tag_name") && (params.contains_key("name") || params.contains_key("type")) {
-        return error(StatusCode::BAD_REQUEST, "bad_request", "tag_name cannot be combined with name or type");
+    if params.contains_key("tag_name")
+        && (params.contains_key("name") || params.contains_key("type"))
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "tag_name cannot be combined with name or type",
+        );
     }
     let records: Vec<DropletRecord> = shared
         .inventory()
         .droplets
         .values()
         .filter(|d| params.get("tag_name").is_none_or(|t| d.tags.contains(t)))
-        .filter(|d| params.get("name").is_none_or(|n| d.name.eq_ignore_ascii_case(n)))
+        .filter(|d| {
+            params
+                .get("name")
+                .is_none_or(|n| d.name.eq_ignore_ascii_case(n))
+        })
         .cloned()
         .collect();
-    let items = records.iter().map(|d| droplet_json(d)).collect();
-    json(StatusCode::OK, page(&shared, "/v2/droplets", "droplets", items, q.as_deref()))
+    let items = records.iter().map(droplet_json).collect();
+    json(
+        StatusCode::OK,
+        page(&shared, "/v2/droplets", "droplets", items, q.as_deref()),
+    )
 }
 
 /// DELETE /v2/droplets/{id}: gone at once, and out of every firewall.
 pub(super) async fn delete(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
-    let Ok(id) = id.parse::<u64>() else { return not_found() };
+    let Ok(id) = id.parse::<u64>() else {
+        return not_found();
+    };
     let mut inv = shared.inventory();
     if inv.droplets.remove(&id).is_none() {
         return not_found();
@@ -184,7 +235,10 @@ pub(super) async fn delete(State(shared): State<Arc<Shared>>, Path(id): Path<Str
 fn json_no_content() -> Response {
     let mut resp = Response::new(axum::body::Body::empty());
     *resp.status_mut() = StatusCode::NO_CONTENT;
-    resp.headers_mut().insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json; charset=utf-8"));
+    resp.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json; charset=utf-8"),
+    );
     resp
 }
 
@@ -194,14 +248,24 @@ pub(super) fn droplet_json(d: &DropletRecord) -> Value {
     let v4 = if d.status == "new" {
         json!([])
     } else {
-        let public_gateway = format!("{}.1", d.public_ipv4.rsplit_once('.').map_or("198.18.0", |(net, _)| net));
+        let public_gateway = format!(
+            "{}.1",
+            d.public_ipv4
+                .rsplit_once('.')
+                .map_or("198.18.0", |(net, _)| net)
+        );
         json!([
             { "ip_address": d.private_ipv4, "netmask": "255.255.240.0", "type": "private" },
             { "ip_address": d.public_ipv4, "netmask": "255.255.255.0", "gateway": public_gateway, "type": "public" },
         ])
     };
     // One default VPC per region.
-    let vpc = uuid(d.region.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))) & 0xffff_ffff);
+    let vpc = uuid(
+        d.region
+            .bytes()
+            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+            & 0xffff_ffff,
+    );
     json!({
         "id": d.id,
         "name": d.name,

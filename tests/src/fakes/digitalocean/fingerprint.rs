@@ -13,7 +13,13 @@ pub(super) fn md5_fingerprint(public_key: &str) -> Option<String> {
         return None;
     }
     let digest = md5(&blob);
-    Some(digest.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"))
+    Some(
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
+    )
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
@@ -26,7 +32,7 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
         _ => None,
     };
     let trimmed = s.trim_end_matches('=');
-    if s.len() % 4 != 0 || s.len() - trimmed.len() > 2 {
+    if !s.len().is_multiple_of(4) || s.len() - trimmed.len() > 2 {
         return None;
     }
     let mut out = Vec::with_capacity(s.len() / 4 * 3);
@@ -46,11 +52,13 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
 /// RFC 1321.
 fn md5(input: &[u8]) -> [u8; 16] {
     const S: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14,
-        20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6,
-        10, 15, 21,
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
     ];
-    let k: Vec<u32> = (0..64).map(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32).collect();
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
+        .collect();
     let mut msg = input.to_vec();
     let bit_len = (input.len() as u64).wrapping_mul(8);
     msg.push(0x80);
@@ -60,7 +68,10 @@ fn md5(input: &[u8]) -> [u8; 16] {
     msg.extend_from_slice(&bit_len.to_le_bytes());
     let mut h: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
     for chunk in msg.chunks(64) {
-        let m: Vec<u32> = chunk.chunks(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+        let m: Vec<u32> = chunk
+            .chunks(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
         let [mut a, mut b, mut c, mut d] = h;
         for i in 0..64 {
             let (f, g) = match i / 16 {
@@ -69,7 +80,11 @@ fn md5(input: &[u8]) -> [u8; 16] {
                 2 => (b ^ c ^ d, (3 * i + 5) % 16),
                 _ => (c ^ (b | !d), (7 * i) % 16),
             };
-            let rotated = a.wrapping_add(f).wrapping_add(k[i]).wrapping_add(m[g]).rotate_left(S[i]);
+            let rotated = a
+                .wrapping_add(f)
+                .wrapping_add(k[i])
+                .wrapping_add(m[g])
+                .rotate_left(S[i]);
             (a, d, c) = (d, c, b);
             b = b.wrapping_add(rotated);
         }
@@ -99,9 +114,18 @@ mod tests {
     #[test]
     fn fingerprints_match_ssh_keygen_and_need_a_well_formed_key() {
         // `ssh-keygen -l -E md5` of this key: MD5:40:5b:21:57:6c:01:36:75:f7:07:17:51:a8:ea:a6:55
-        let key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIJ5/QfDr1FPkihNNq4p2RtlqdVkTBE5D2MjaU6HcDzl demo";
-        assert_eq!(md5_fingerprint(key).as_deref(), Some("40:5b:21:57:6c:01:36:75:f7:07:17:51:a8:ea:a6:55"));
-        assert_eq!(md5_fingerprint("ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIIJ5/QfDr1FPkihNNq4p2RtlqdVkTBE5D2MjaU6HcDzl"), None);
+        let key =
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIJ5/QfDr1FPkihNNq4p2RtlqdVkTBE5D2MjaU6HcDzl demo";
+        assert_eq!(
+            md5_fingerprint(key).as_deref(),
+            Some("40:5b:21:57:6c:01:36:75:f7:07:17:51:a8:ea:a6:55")
+        );
+        assert_eq!(
+            md5_fingerprint(
+                "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIIJ5/QfDr1FPkihNNq4p2RtlqdVkTBE5D2MjaU6HcDzl"
+            ),
+            None
+        );
         assert_eq!(md5_fingerprint("ssh-ed25519 not-base64"), None);
     }
 }

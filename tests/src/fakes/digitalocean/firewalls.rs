@@ -10,13 +10,15 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::catalog::page;
-use super::state::{no_content, FirewallRecord, Inventory, Shared, error, json, not_found, now_rfc3339, parse_body, uuid};
+use super::state::{
+    FirewallRecord, Inventory, Shared, bad_body, error, json, no_content, not_found, now_rfc3339,
+    parse_body, uuid,
+};
 
 /// POST /v2/firewalls.
 pub(super) async fn create(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    let body = match parse_body(&body) {
-        Ok(b) => b,
-        Err(resp) => return resp,
+    let Some(body) = parse_body(&body) else {
+        return bad_body();
     };
     let mut inv = shared.inventory();
     let record = match validate(&inv, &body) {
@@ -24,9 +26,16 @@ pub(super) async fn create(State(shared): State<Arc<Shared>>, body: Bytes) -> Re
         Err(message) => return error(StatusCode::BAD_REQUEST, "bad_request", &message),
     };
     let n = inv.next();
-    let record = FirewallRecord { id: uuid(n), created_at: now_rfc3339(), ..record };
+    let record = FirewallRecord {
+        id: uuid(n),
+        created_at: now_rfc3339(),
+        ..record
+    };
     inv.firewalls.push(record.clone());
-    json(StatusCode::ACCEPTED, json!({ "firewall": firewall_json(&record, "waiting") }))
+    json(
+        StatusCode::ACCEPTED,
+        json!({ "firewall": firewall_json(&record, "waiting") }),
+    )
 }
 
 fn validate(inv: &Inventory, body: &Value) -> Result<FirewallRecord, String> {
@@ -47,7 +56,15 @@ fn validate(inv: &Inventory, body: &Value) -> Result<FirewallRecord, String> {
     check_tags(inv, &tags)?;
     let droplet_ids = ids(body.get("droplet_ids"));
     check_droplets(inv, &droplet_ids)?;
-    Ok(FirewallRecord { id: String::new(), name: name.to_owned(), inbound_rules, outbound_rules, droplet_ids, tags, created_at: String::new() })
+    Ok(FirewallRecord {
+        id: String::new(),
+        name: name.to_owned(),
+        inbound_rules,
+        outbound_rules,
+        droplet_ids,
+        tags,
+        created_at: String::new(),
+    })
 }
 
 fn rules(v: Option<&Value>, target: &str) -> Result<Vec<Value>, String> {
@@ -57,7 +74,10 @@ fn rules(v: Option<&Value>, target: &str) -> Result<Vec<Value>, String> {
         Some(_) => return Err("rules must be an array".into()),
     };
     for rule in &rules {
-        let protocol = rule.get("protocol").and_then(Value::as_str).unwrap_or_default();
+        let protocol = rule
+            .get("protocol")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if !matches!(protocol, "tcp" | "udp" | "icmp") {
             return Err(format!("invalid protocol {protocol:?}"));
         }
@@ -86,23 +106,43 @@ fn check_droplets(inv: &Inventory, ids: &[u64]) -> Result<(), String> {
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 fn ids(v: Option<&Value>) -> Vec<u64> {
-    v.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_u64).collect()
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .collect()
 }
 
 /// GET /v2/firewalls.
 pub(super) async fn list(State(shared): State<Arc<Shared>>, RawQuery(q): RawQuery) -> Response {
-    let items = shared.inventory().firewalls.iter().map(|f| firewall_json(f, "succeeded")).collect();
-    json(StatusCode::OK, page(&shared, "/v2/firewalls", "firewalls", items, q.as_deref()))
+    let items = shared
+        .inventory()
+        .firewalls
+        .iter()
+        .map(|f| firewall_json(f, "succeeded"))
+        .collect();
+    json(
+        StatusCode::OK,
+        page(&shared, "/v2/firewalls", "firewalls", items, q.as_deref()),
+    )
 }
 
 /// GET /v2/firewalls/{id}.
 pub(super) async fn get(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     match shared.inventory().firewalls.iter().find(|f| f.id == id) {
-        Some(f) => json(StatusCode::OK, json!({ "firewall": firewall_json(f, "succeeded") })),
+        Some(f) => json(
+            StatusCode::OK,
+            json!({ "firewall": firewall_json(f, "succeeded") }),
+        ),
         None => not_found(),
     }
 }
@@ -112,11 +152,19 @@ pub(super) async fn delete(State(shared): State<Arc<Shared>>, Path(id): Path<Str
     let mut inv = shared.inventory();
     let before = inv.firewalls.len();
     inv.firewalls.retain(|f| f.id != id);
-    if inv.firewalls.len() == before { not_found() } else { no_content() }
+    if inv.firewalls.len() == before {
+        not_found()
+    } else {
+        no_content()
+    }
 }
 
 /// POST /v2/firewalls/{id}/droplets.
-pub(super) async fn add_droplets(State(shared): State<Arc<Shared>>, Path(id): Path<String>, body: Bytes) -> Response {
+pub(super) async fn add_droplets(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     update(&shared, &id, &body, |inv, fw, body| {
         let ids = ids(body.get("droplet_ids"));
         check_droplets(inv, &ids)?;
@@ -130,7 +178,11 @@ pub(super) async fn add_droplets(State(shared): State<Arc<Shared>>, Path(id): Pa
 }
 
 /// POST /v2/firewalls/{id}/tags.
-pub(super) async fn add_tags(State(shared): State<Arc<Shared>>, Path(id): Path<String>, body: Bytes) -> Response {
+pub(super) async fn add_tags(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     update(&shared, &id, &body, |inv, fw, body| {
         let tags = strings(body.get("tags"));
         check_tags(inv, &tags)?;
@@ -149,12 +201,13 @@ fn update(
     body: &[u8],
     change: impl FnOnce(&Inventory, &mut FirewallRecord, &Value) -> Result<(), String>,
 ) -> Response {
-    let body = match parse_body(body) {
-        Ok(b) => b,
-        Err(resp) => return resp,
+    let Some(body) = parse_body(body) else {
+        return bad_body();
     };
     let mut inv = shared.inventory();
-    let Some(i) = inv.firewalls.iter().position(|f| f.id == id) else { return not_found() };
+    let Some(i) = inv.firewalls.iter().position(|f| f.id == id) else {
+        return not_found();
+    };
     let mut fw = inv.firewalls[i].clone();
     if let Err(message) = change(&inv, &mut fw, &body) {
         return error(StatusCode::BAD_REQUEST, "bad_request", &message);
@@ -166,7 +219,10 @@ fn update(
 /// The `firewall` object.
 fn firewall_json(f: &FirewallRecord, status: &str) -> Value {
     let pending: Vec<Value> = if status == "waiting" {
-        f.droplet_ids.iter().map(|id| json!({ "droplet_id": id, "removing": false, "status": "waiting" })).collect()
+        f.droplet_ids
+            .iter()
+            .map(|id| json!({ "droplet_id": id, "removing": false, "status": "waiting" }))
+            .collect()
     } else {
         Vec::new()
     };

@@ -25,40 +25,59 @@ struct Dropped;
 /// Largest body the fake reads (DigitalOcean caps user-data at 64 KiB).
 const MAX_BODY: usize = 1 << 20;
 
-/// Logs the request and the answer the client received.
-pub(super) async fn record(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+/// Logs the request when it arrives, then the answer the client received. A request whose
+/// client went away before the answer (the handler is dropped) keeps `status: None`.
+pub(super) async fn record(
+    State(shared): State<Arc<Shared>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let at = Instant::now();
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.unwrap_or_default();
-    let entry = LoggedRequest {
-        at,
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_owned(),
-        query: parts.uri.query().unwrap_or_default().to_owned(),
-        body: as_json(&bytes),
-        status: None,
-        response: Value::Null,
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .unwrap_or_default();
+    let index = {
+        let mut log = shared.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.push(LoggedRequest {
+            at,
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_owned(),
+            query: parts.uri.query().unwrap_or_default().to_owned(),
+            body: as_json(&bytes),
+            status: None,
+            response: Value::Null,
+        });
+        log.len() - 1
     };
-    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let resp = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
     if resp.extensions().get::<Dropped>().is_some() {
-        push(&shared, entry);
         return resp;
     }
     let (parts, body) = resp.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.unwrap_or_default();
-    push(&shared, LoggedRequest { status: Some(parts.status.as_u16()), response: as_json(&bytes), ..entry });
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .unwrap_or_default();
+    if let Some(entry) = shared
+        .log
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_mut(index)
+    {
+        entry.status = Some(parts.status.as_u16());
+        entry.response = as_json(&bytes);
+    }
     Response::from_parts(parts, Body::from(bytes))
-}
-
-fn push(shared: &Shared, entry: LoggedRequest) {
-    shared.log.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
 }
 
 fn as_json(bytes: &Bytes) -> Value {
     if bytes.is_empty() {
         return Value::Null;
     }
-    serde_json::from_slice(bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
 }
 
 /// Authentication, rate limit, faults, then the handler.
@@ -72,20 +91,41 @@ pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: 
     let read_only = match presented.as_deref() {
         Some(t) if t == shared.token => false,
         Some(t) if shared.read_only_token.as_deref() == Some(t) => true,
-        _ => return error(StatusCode::UNAUTHORIZED, "unauthorized", "Unable to authenticate you"),
+        _ => {
+            return error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "Unable to authenticate you",
+            );
+        }
     };
-    let taken = shared.limits.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let taken = shared
+        .limits
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
     let headers = match taken {
         Taken::Allowed(h) => h,
         Taken::Limited(wait, h) => {
-            let mut resp = error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", "API Rate limit exceeded.");
+            let mut resp = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_requests",
+                "API Rate limit exceeded.",
+            );
             resp.headers_mut().extend(h);
-            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait.as_secs_f64().ceil().max(1.0) as u64));
+            resp.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(wait.as_secs_f64().ceil().max(1.0) as u64),
+            );
             return resp;
         }
     };
     if read_only && req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut resp = error(StatusCode::FORBIDDEN, "forbidden", "You are not authorized to perform this operation");
+        let mut resp = error(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "You are not authorized to perform this operation",
+        );
         resp.headers_mut().extend(headers);
         return resp;
     }
@@ -100,16 +140,27 @@ pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: 
         Some(Fault::ProcessThenDrop) => dropped(next.run(req).await),
         Some(Fault::DropConnection) => dropped(Response::new(Body::empty())),
         Some(Fault::RateLimited { retry_after_secs }) => {
-            let mut resp = error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", "API Rate limit exceeded.");
-            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-            let mut h = shared.limits.lock().unwrap_or_else(|e| e.into_inner()).headers_now();
+            let mut resp = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_requests",
+                "API Rate limit exceeded.",
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            let mut h = shared
+                .limits
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .headers_now();
             h.insert("ratelimit-remaining", HeaderValue::from(0u32));
             resp.headers_mut().extend(h);
             return resp;
         }
-        Some(Fault::InternalError) => {
-            error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "Unexpected server-side error")
-        }
+        Some(Fault::InternalError) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "Unexpected server-side error",
+        ),
         Some(Fault::Unavailable) => error(
             StatusCode::SERVICE_UNAVAILABLE,
             "service_unavailable",
@@ -134,7 +185,10 @@ fn dropped(resp: Response) -> Response {
     parts.extensions.insert(Dropped);
     let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
         Ok(Bytes::from_static(b"{\"")),
-        Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "fault: connection dropped")),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "fault: connection dropped",
+        )),
     ];
     let stream = futures::stream::iter(chunks).then(|c| async move {
         // Let the first chunk reach the socket before the connection is torn down.

@@ -18,7 +18,10 @@ pub struct RateLimits {
 
 impl Default for RateLimits {
     fn default() -> Self {
-        Self { per_minute: 250, per_hour: 5000 }
+        Self {
+            per_minute: 250,
+            per_hour: 5000,
+        }
     }
 }
 
@@ -46,7 +49,12 @@ pub(super) enum Taken {
 
 impl Limits {
     pub(super) fn new(config: RateLimits) -> Self {
-        Self { config, minute: f64::from(config.per_minute), hour: f64::from(config.per_hour), last: Instant::now() }
+        Self {
+            config,
+            minute: f64::from(config.per_minute),
+            hour: f64::from(config.per_hour),
+            last: Instant::now(),
+        }
     }
 
     /// Takes one request from both buckets, or says how long until it could.
@@ -54,11 +62,22 @@ impl Limits {
         let now = Instant::now();
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.last = now;
-        let (per_min, per_hour) = (f64::from(self.config.per_minute) / 60.0, f64::from(self.config.per_hour) / 3600.0);
+        let (per_min, per_hour) = (
+            f64::from(self.config.per_minute) / 60.0,
+            f64::from(self.config.per_hour) / 3600.0,
+        );
         self.minute = (self.minute + elapsed * per_min).min(f64::from(self.config.per_minute));
         self.hour = (self.hour + elapsed * per_hour).min(f64::from(self.config.per_hour));
-        let wait_min = if self.minute + SLACK < 1.0 { (1.0 - self.minute) / per_min } else { 0.0 };
-        let wait_hour = if self.hour + SLACK < 1.0 { (1.0 - self.hour) / per_hour } else { 0.0 };
+        let wait_min = if self.minute + SLACK < 1.0 {
+            (1.0 - self.minute) / per_min
+        } else {
+            0.0
+        };
+        let wait_hour = if self.hour + SLACK < 1.0 {
+            (1.0 - self.hour) / per_hour
+        } else {
+            0.0
+        };
         let wait = wait_min.max(wait_hour);
         if wait > 0.0 {
             return Taken::Limited(Duration::from_secs_f64(wait), self.headers(wait));
@@ -77,12 +96,22 @@ impl Limits {
     /// pool (now when the pool is full).
     fn headers(&self, wait: f64) -> HeaderMap {
         let per_hour = f64::from(self.config.per_hour) / 3600.0;
-        let until_refill = if self.hour >= f64::from(self.config.per_hour) { 0.0 } else { (1.0 - self.hour.fract()) / per_hour };
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or_default();
+        let until_refill = if self.hour >= f64::from(self.config.per_hour) {
+            0.0
+        } else {
+            (1.0 - self.hour.fract()) / per_hour
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or_default();
         let reset = (now + until_refill.max(wait)).ceil() as u64;
         let mut h = HeaderMap::new();
         h.insert("ratelimit-limit", HeaderValue::from(self.config.per_hour));
-        h.insert("ratelimit-remaining", HeaderValue::from(self.hour.floor().max(0.0) as u64));
+        h.insert(
+            "ratelimit-remaining",
+            HeaderValue::from(self.hour.floor().max(0.0) as u64),
+        );
         h.insert("ratelimit-reset", HeaderValue::from(reset));
         h
     }

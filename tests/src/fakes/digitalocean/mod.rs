@@ -89,7 +89,9 @@ pub struct FakeDigitalOcean {
 
 impl std::fmt::Debug for FakeDigitalOcean {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeDigitalOcean").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("FakeDigitalOcean")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -100,7 +102,10 @@ impl FakeDigitalOcean {
     }
 
     /// Starts on `addr` (demo mode may pick the port).
-    pub async fn start_on(addr: SocketAddr, config: FakeDigitalOceanConfig) -> std::io::Result<Self> {
+    pub async fn start_on(
+        addr: SocketAddr,
+        config: FakeDigitalOceanConfig,
+    ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -125,7 +130,12 @@ impl FakeDigitalOcean {
                 })
                 .await;
         });
-        Ok(Self { addr, shared, stop: Some(stop), server: Some(server) })
+        Ok(Self {
+            addr,
+            shared,
+            stop: Some(stop),
+            server: Some(server),
+        })
     }
 
     /// The API base URL to give a client: `http://127.0.0.1:<port>/v2`.
@@ -146,17 +156,32 @@ impl FakeDigitalOcean {
     /// Every droplet, by id.
     pub fn droplets(&self) -> Vec<FakeDroplet> {
         droplets::advance(&self.shared);
-        self.shared.inventory().droplets.values().map(FakeDroplet::from).collect()
+        self.shared
+            .inventory()
+            .droplets
+            .values()
+            .map(FakeDroplet::from)
+            .collect()
     }
 
     /// Every firewall, in creation order.
     pub fn firewalls(&self) -> Vec<FakeFirewall> {
-        self.shared.inventory().firewalls.iter().map(FakeFirewall::from).collect()
+        self.shared
+            .inventory()
+            .firewalls
+            .iter()
+            .map(FakeFirewall::from)
+            .collect()
     }
 
     /// Every account SSH key, in upload order.
     pub fn keys(&self) -> Vec<FakeSshKey> {
-        self.shared.inventory().keys.iter().map(FakeSshKey::from).collect()
+        self.shared
+            .inventory()
+            .keys
+            .iter()
+            .map(FakeSshKey::from)
+            .collect()
     }
 
     /// Every tag name.
@@ -166,7 +191,11 @@ impl FakeDigitalOcean {
 
     /// Every request received so far, with the answer sent.
     pub fn request_log(&self) -> Vec<LoggedRequest> {
-        self.shared.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.shared
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Forces a droplet's status (`off`, `archive`, …), as an operator action or a failure
@@ -187,10 +216,12 @@ impl FakeDigitalOcean {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(mut server) = self.server.take() {
-            if tokio::time::timeout(Duration::from_secs(1), &mut server).await.is_err() {
-                server.abort();
-            }
+        if let Some(mut server) = self.server.take()
+            && tokio::time::timeout(Duration::from_secs(1), &mut server)
+                .await
+                .is_err()
+        {
+            server.abort();
         }
     }
 }
@@ -206,18 +237,36 @@ impl Drop for FakeDigitalOcean {
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v2/account", get(account::get_account))
-        .route("/v2/account/keys", get(account::list_keys).post(account::create_key))
-        .route("/v2/account/keys/{key}", get(account::get_key).delete(account::delete_key))
+        .route(
+            "/v2/account/keys",
+            get(account::list_keys).post(account::create_key),
+        )
+        .route(
+            "/v2/account/keys/{key}",
+            get(account::get_key).delete(account::delete_key),
+        )
         .route("/v2/regions", get(catalog::list_regions))
         .route("/v2/sizes", get(catalog::list_sizes))
         .route("/v2/droplets", get(droplets::list).post(droplets::create))
-        .route("/v2/droplets/{id}", get(droplets::get).delete(droplets::delete))
-        .route("/v2/firewalls", get(firewalls::list).post(firewalls::create))
-        .route("/v2/firewalls/{id}", get(firewalls::get).delete(firewalls::delete))
+        .route(
+            "/v2/droplets/{id}",
+            get(droplets::get).delete(droplets::delete),
+        )
+        .route(
+            "/v2/firewalls",
+            get(firewalls::list).post(firewalls::create),
+        )
+        .route(
+            "/v2/firewalls/{id}",
+            get(firewalls::get).delete(firewalls::delete),
+        )
         .route("/v2/firewalls/{id}/droplets", post(firewalls::add_droplets))
         .route("/v2/firewalls/{id}/tags", post(firewalls::add_tags))
         .route("/v2/tags", post(account::create_tag))
-        .route("/v2/tags/{tag}", get(account::get_tag).delete(account::delete_tag))
+        .route(
+            "/v2/tags/{tag}",
+            get(account::get_tag).delete(account::delete_tag),
+        )
         .fallback(|| async { state::not_found() })
         .layer(from_fn_with_state(Arc::clone(&shared), gate::gate))
         .layer(from_fn_with_state(Arc::clone(&shared), gate::record))

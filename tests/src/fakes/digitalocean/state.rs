@@ -125,7 +125,10 @@ impl std::fmt::Debug for FakeDroplet {
             .field("name", &self.name)
             .field("status", &self.status)
             .field("tags", &self.tags)
-            .field("user_data", &format_args!("<{} bytes>", self.user_data.len()))
+            .field(
+                "user_data",
+                &format_args!("<{} bytes>", self.user_data.len()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -192,7 +195,12 @@ pub struct FakeSshKey {
 
 impl From<&KeyRecord> for FakeSshKey {
     fn from(k: &KeyRecord) -> Self {
-        Self { id: k.id, name: k.name.clone(), public_key: k.public_key.clone(), fingerprint: k.fingerprint.clone() }
+        Self {
+            id: k.id,
+            name: k.name.clone(),
+            public_key: k.public_key.clone(),
+            fingerprint: k.fingerprint.clone(),
+        }
     }
 }
 
@@ -209,7 +217,8 @@ pub struct LoggedRequest {
     pub query: String,
     /// The JSON request body (`Null` when none; a string when it was not JSON).
     pub body: Value,
-    /// The answer's status; `None` when the fake dropped the connection instead.
+    /// The answer's status; `None` when no answer reached the client (the fake dropped the
+    /// connection, or the client gave up first).
     pub status: Option<u16>,
     /// The JSON answer body (`Null` when none).
     pub response: Value,
@@ -218,7 +227,11 @@ pub struct LoggedRequest {
 impl LoggedRequest {
     /// `path?query` (just the path when there is no query).
     pub fn path_and_query(&self) -> String {
-        if self.query.is_empty() { self.path.clone() } else { format!("{}?{}", self.path, self.query) }
+        if self.query.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}?{}", self.path, self.query)
+        }
     }
 }
 
@@ -229,12 +242,19 @@ pub(super) fn json(status: StatusCode, body: Value) -> Response {
 
 /// DigitalOcean's error body: `{"id", "message", "request_id"}`.
 pub(super) fn error(status: StatusCode, id: &str, message: &str) -> Response {
-    json(status, json!({ "id": id, "message": message, "request_id": request_id() }))
+    json(
+        status,
+        json!({ "id": id, "message": message, "request_id": request_id() }),
+    )
 }
 
 /// 404 `not_found` with DigitalOcean's text.
 pub(super) fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, "not_found", "The resource you were accessing could not be found.")
+    error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "The resource you were accessing could not be found.",
+    )
 }
 
 /// 204 with no body.
@@ -244,20 +264,39 @@ pub(super) fn no_content() -> Response {
 
 /// 422 `unprocessable_entity`.
 pub(super) fn unprocessable(message: &str) -> Response {
-    error(StatusCode::UNPROCESSABLE_ENTITY, "unprocessable_entity", message)
+    error(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "unprocessable_entity",
+        message,
+    )
 }
 
-/// The parsed JSON body, or DigitalOcean's 400 for a body it cannot parse.
-pub(super) fn parse_body(body: &[u8]) -> Result<Value, Response> {
+/// The JSON object a request carries, if it is one.
+pub(super) fn parse_body(body: &[u8]) -> Option<Value> {
     serde_json::from_slice::<Value>(body)
         .ok()
         .filter(Value::is_object)
-        .ok_or_else(|| error(StatusCode::BAD_REQUEST, "bad_request", "error parsing request body"))
+}
+
+/// DigitalOcean's 400 for a body it cannot parse.
+pub(super) fn bad_body() -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+        "error parsing request body",
+    )
 }
 
 /// A UUID-shaped identifier made from `n` (stable, unique per fake).
 pub(super) fn uuid(n: u64) -> String {
-    format!("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", 0xd0u64 << 24 | (n >> 32), n >> 16 & 0xffff, n >> 4 & 0xfff, n & 0xfff, n)
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        0xd0u64 << 24 | (n >> 32),
+        n >> 16 & 0xffff,
+        n >> 4 & 0xfff,
+        n & 0xfff,
+        n
+    )
 }
 
 fn request_id() -> String {
@@ -284,12 +323,13 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
         }
         out.push(if b[i] == b'+' { b' ' } else { b[i] });
         i += 1;
@@ -299,7 +339,10 @@ fn percent_decode(s: &str) -> String {
 
 /// Now as RFC 3339 UTC (`2026-08-01T12:00:00Z`).
 pub(super) fn now_rfc3339() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default();
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
     let z = days as i64 + 719_468;
@@ -311,10 +354,19 @@ pub(super) fn now_rfc3339() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 /// Whether `name` is a valid DigitalOcean tag name (`[A-Za-z0-9_:-]`, at most 255).
 pub(super) fn valid_tag(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 255 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))
+    !name.is_empty()
+        && name.len() <= 255
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))
 }

@@ -33,7 +33,10 @@ pub(crate) struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("read_only", &self.read_only).field("state_step", &self.state_step).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("read_only", &self.read_only)
+            .field("state_step", &self.state_step)
+            .finish_non_exhaustive()
     }
 }
 
@@ -53,23 +56,38 @@ pub(crate) struct Bucket {
 
 impl Bucket {
     pub(crate) fn new(capacity: f64, refill_per_sec: f64) -> Self {
-        Self { capacity, refill_per_sec, tokens: capacity, last: Instant::now() }
+        Self {
+            capacity,
+            refill_per_sec,
+            tokens: capacity,
+            last: Instant::now(),
+        }
     }
 
     /// Takes a token if there is one; returns whether it did and the header values.
     fn take(&mut self) -> (bool, [(&'static str, String); 3]) {
         let now = Instant::now();
-        self.tokens = (self.tokens + now.saturating_duration_since(self.last).as_secs_f64() * self.refill_per_sec).min(self.capacity);
+        self.tokens = (self.tokens
+            + now.saturating_duration_since(self.last).as_secs_f64() * self.refill_per_sec)
+            .min(self.capacity);
         self.last = now;
-        let allowed = self.tokens >= 1.0;
+        // A hair of tolerance: a client pacing itself with the same rate must not lose a
+        // token to floating-point rounding.
+        let allowed = self.tokens >= 1.0 - 1e-6;
         if allowed {
-            self.tokens -= 1.0;
+            self.tokens = (self.tokens - 1.0).max(0.0);
         }
         let until_full = ((self.capacity - self.tokens) / self.refill_per_sec).ceil() as u64;
-        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default();
+        let unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
         let headers = [
             ("ratelimit-limit", format!("{}", self.capacity as u64)),
-            ("ratelimit-remaining", format!("{}", self.tokens.floor() as u64)),
+            (
+                "ratelimit-remaining",
+                format!("{}", self.tokens.floor() as u64),
+            ),
             ("ratelimit-reset", format!("{}", unix + until_full)),
         ];
         (allowed, headers)
@@ -90,7 +108,10 @@ pub(crate) struct Call {
 impl Call {
     /// The first value of query parameter `name`.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -104,7 +125,11 @@ pub(crate) struct Reply {
 
 impl Reply {
     pub(crate) fn json(status: u16, body: Value) -> Self {
-        Self { status, body, retry_after: None }
+        Self {
+            status,
+            body,
+            retry_after: None,
+        }
     }
 
     pub(crate) fn no_content() -> Self {
@@ -113,7 +138,10 @@ impl Reply {
 
     /// Hetzner's error envelope.
     pub(crate) fn error(status: u16, code: &str, message: &str) -> Self {
-        Self::json(status, json!({ "error": { "code": code, "message": message, "details": {} } }))
+        Self::json(
+            status,
+            json!({ "error": { "code": code, "message": message, "details": {} } }),
+        )
     }
 }
 
@@ -125,16 +153,38 @@ enum Outcome {
 /// The single handler behind every path.
 pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+    let bytes = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
     let method = parts.method.as_str().to_ascii_uppercase();
     let full = parts.uri.path();
-    let rel = full.strip_prefix("/v1").filter(|r| r.is_empty() || r.starts_with('/')).unwrap_or(full).to_owned();
-    let target = parts.uri.query().map_or_else(|| rel.clone(), |q| format!("{rel}?{q}"));
-    let parsed: Result<Value, ()> = if bytes.is_empty() { Ok(Value::Null) } else { serde_json::from_slice(&bytes).map_err(|_| ()) };
-    let logged_body = parsed.clone().unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let rel = full
+        .strip_prefix("/v1")
+        .filter(|r| r.is_empty() || r.starts_with('/'))
+        .unwrap_or(full)
+        .to_owned();
+    let target = parts
+        .uri
+        .query()
+        .map_or_else(|| rel.clone(), |q| format!("{rel}?{q}"));
+    let parsed: Result<Value, ()> = if bytes.is_empty() {
+        Ok(Value::Null)
+    } else {
+        serde_json::from_slice(&bytes).map_err(|_| ())
+    };
+    let logged_body = parsed
+        .clone()
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     let index = {
         let mut log = lock(&shared.log);
-        log.push(LoggedRequest { at: Instant::now(), method: method.clone(), path: target, body: logged_body, status: None, response: Value::Null });
+        log.push(LoggedRequest {
+            at: Instant::now(),
+            method: method.clone(),
+            path: target,
+            body: logged_body,
+            status: None,
+            response: Value::Null,
+        });
         log.len() - 1
     };
     let (allowed, headers) = match lock(&shared.bucket).as_mut() {
@@ -144,18 +194,47 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
         }
         None => (true, None),
     };
-    let query = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
-    let segments = rel.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    let query = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let segments = rel
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
     let outcome = if !full.starts_with("/v1/") {
         Outcome::Answer(Reply::error(404, "not_found", "not found"))
     } else if !allowed {
-        Outcome::Answer(Reply::error(429, "rate_limit_exceeded", "limit of 3600 requests per hour reached"))
+        Outcome::Answer(Reply::error(
+            429,
+            "rate_limit_exceeded",
+            "limit of 3600 requests per hour reached",
+        ))
     } else {
         match parsed {
-            Err(()) => Outcome::Answer(Reply::error(400, "json_error", "invalid JSON in the request body")),
+            Err(()) => Outcome::Answer(Reply::error(
+                400,
+                "json_error",
+                "invalid JSON in the request body",
+            )),
             Ok(body) => {
-                let authorization = parts.headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
-                serve(&shared, Call { method: method.clone(), authorization, segments, query, body }, &rel).await
+                let authorization = parts
+                    .headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                serve(
+                    &shared,
+                    Call {
+                        method: method.clone(),
+                        authorization,
+                        segments,
+                        query,
+                        body,
+                    },
+                    &rel,
+                )
+                .await
             }
         }
     };
@@ -185,38 +264,64 @@ async fn serve(shared: &Arc<Shared>, call: Call, rel: &str) -> Outcome {
             tokio::time::sleep(delay).await;
             super::routes::handle(&shared, &call)
         });
-        task.await.unwrap_or_else(|_| Reply::error(500, "server_error", "handler failed"))
+        task.await
+            .unwrap_or_else(|_| Reply::error(500, "server_error", "handler failed"))
     };
     match shared.faults.take(&call.method, rel) {
         Some(Fault::RateLimited { retry_after_secs }) => {
-            let mut r = Reply::error(429, "rate_limit_exceeded", "limit of 3600 requests per hour reached");
+            let mut r = Reply::error(
+                429,
+                "rate_limit_exceeded",
+                "limit of 3600 requests per hour reached",
+            );
             r.retry_after = Some(retry_after_secs);
             Outcome::Answer(r)
         }
-        Some(Fault::InternalError) => Outcome::Answer(Reply::error(500, "server_error", "error within the API backend")),
-        Some(Fault::Unavailable) => Outcome::Answer(Reply::error(503, "unavailable", "the service is currently not available")),
+        Some(Fault::InternalError) => Outcome::Answer(Reply::error(
+            500,
+            "server_error",
+            "error within the API backend",
+        )),
+        Some(Fault::Unavailable) => Outcome::Answer(Reply::error(
+            503,
+            "unavailable",
+            "the service is currently not available",
+        )),
         Some(Fault::DropConnection) => Outcome::Drop,
-        Some(Fault::Capacity) if call.method == "POST" => {
-            Outcome::Answer(Reply::error(412, "resource_unavailable", "the requested resource is currently unavailable"))
-        }
+        Some(Fault::Capacity) if call.method == "POST" => Outcome::Answer(Reply::error(
+            412,
+            "resource_unavailable",
+            "the requested resource is currently unavailable",
+        )),
         Some(Fault::Delay(d)) => Outcome::Answer(handle_in_task(shared.clone(), call, d).await),
         Some(Fault::ProcessThenDrop) => {
             handle_in_task(shared.clone(), call, Duration::ZERO).await;
             Outcome::Drop
         }
-        Some(Fault::Capacity) | None => Outcome::Answer(handle_in_task(shared.clone(), call, Duration::ZERO).await),
+        Some(Fault::Capacity) | None => {
+            Outcome::Answer(handle_in_task(shared.clone(), call, Duration::ZERO).await)
+        }
     }
 }
 
 fn to_response(reply: &Reply) -> Response {
-    let body = if reply.body.is_null() { Body::empty() } else { Body::from(reply.body.to_string()) };
+    let body = if reply.body.is_null() {
+        Body::empty()
+    } else {
+        Body::from(reply.body.to_string())
+    };
     let mut response = Response::new(body);
-    *response.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if !reply.body.is_null() {
-        response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+        response
+            .headers_mut()
+            .insert("content-type", HeaderValue::from_static("application/json"));
     }
     if let Some(secs) = reply.retry_after {
-        response.headers_mut().insert("retry-after", HeaderValue::from(secs));
+        response
+            .headers_mut()
+            .insert("retry-after", HeaderValue::from(secs));
     }
     response
 }
@@ -224,9 +329,14 @@ fn to_response(reply: &Reply) -> Response {
 /// A response whose body fails at once: the connection is aborted without a full answer.
 fn dropped() -> Response {
     let failing = futures::stream::once(async {
-        Err::<Bytes, std::io::Error>(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "fault: connection dropped"))
+        Err::<Bytes, std::io::Error>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "fault: connection dropped",
+        ))
     });
     let mut response = Response::new(Body::from_stream(failing));
-    response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    response
+        .headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
     response
 }

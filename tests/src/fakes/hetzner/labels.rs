@@ -8,11 +8,17 @@ use serde_json::Value;
 /// Checks a `labels` object; the error names the offending key.
 pub(crate) fn validate(labels: &Value) -> Result<BTreeMap<String, String>, String> {
     let Some(map) = labels.as_object() else {
-        return if labels.is_null() { Ok(BTreeMap::new()) } else { Err("labels must be an object".into()) };
+        return if labels.is_null() {
+            Ok(BTreeMap::new())
+        } else {
+            Err("labels must be an object".into())
+        };
     };
     let mut out = BTreeMap::new();
     for (k, v) in map {
-        let v = v.as_str().ok_or_else(|| format!("label value of `{k}` must be a string"))?;
+        let v = v
+            .as_str()
+            .ok_or_else(|| format!("label value of `{k}` must be a string"))?;
         if !valid_key(k) {
             return Err(format!("invalid label key `{k}`"));
         }
@@ -32,7 +38,8 @@ fn name_ok(s: &str, allow_empty: bool) -> bool {
     b.len() <= 63
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 fn valid_key(k: &str) -> bool {
@@ -41,7 +48,9 @@ fn valid_key(k: &str) -> bool {
             prefix != "hetzner.cloud"
                 && !prefix.ends_with(".hetzner.cloud")
                 && prefix.len() <= 253
-                && prefix.split('.').all(|l| name_ok(l, false) && !l.contains('_'))
+                && prefix
+                    .split('.')
+                    .all(|l| name_ok(l, false) && !l.contains('_'))
                 && name_ok(name, false)
         }
         None => name_ok(k, false),
@@ -86,7 +95,12 @@ impl Selector {
                 Term::Exists(t.to_owned())
             };
             let key = match &term {
-                Term::Eq(k, _) | Term::Ne(k, _) | Term::Exists(k) | Term::Absent(k) | Term::In(k, _) | Term::NotIn(k, _) => k,
+                Term::Eq(k, _)
+                | Term::Ne(k, _)
+                | Term::Exists(k)
+                | Term::Absent(k)
+                | Term::In(k, _)
+                | Term::NotIn(k, _) => k,
             };
             if !valid_key(key) {
                 return Err(format!("invalid label selector `{s}`"));
@@ -110,7 +124,11 @@ impl Selector {
 }
 
 fn set_of(s: &str) -> Result<Vec<String>, String> {
-    let inner = s.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or("a set must be in parentheses")?;
+    let inner = s
+        .trim()
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or("a set must be in parentheses")?;
     Ok(inner.split(',').map(|v| v.trim().to_owned()).collect())
 }
 

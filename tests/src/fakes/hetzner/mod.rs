@@ -11,6 +11,10 @@
 //! fake.faults().inject(Some("POST"), "/servers", 1, Fault::ProcessThenDrop);
 //! ```
 //!
+//! Faults: `Delay` answers late but the call is processed even when the client gave up;
+//! `ProcessThenDrop` processes, then aborts the connection; `Capacity` (412
+//! `resource_unavailable`) applies to POST calls only and is ignored on others.
+//!
 //! Known differences from the real API: fingerprints are SHA-256 based, not MD5; a firewall
 //! `apply_to` may only name servers; actions are not served (`/actions`); `Retry-After` is
 //! sent only by the `RateLimited` fault (the real API sends `RateLimit-Reset` only).
@@ -167,16 +171,26 @@ impl FakeHetzner {
             faults: FaultPlan::default(),
             inventory: Mutex::default(),
             log: Mutex::default(),
-            bucket: Mutex::new(config.rate_limit.map(|(capacity, refill)| Bucket::new(capacity, refill))),
+            bucket: Mutex::new(
+                config
+                    .rate_limit
+                    .map(|(capacity, refill)| Bucket::new(capacity, refill)),
+            ),
             tasks: Mutex::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let app = axum::Router::new().fallback(api::entry).with_state(shared.clone());
+        let app = axum::Router::new()
+            .fallback(api::entry)
+            .with_state(shared.clone());
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(FakeHetznerHandle { addr, shared, server })
+        Ok(FakeHetznerHandle {
+            addr,
+            shared,
+            server,
+        })
     }
 }
 
@@ -262,7 +276,11 @@ impl FakeHetznerHandle {
 
     /// How many servers were ever created with label `key=value` (deleted ones included).
     pub fn create_count_by_label(&self, key: &str, value: &str) -> usize {
-        lock(&self.shared.inventory).created_labels.iter().filter(|l| l.get(key).is_some_and(|v| v == value)).count()
+        lock(&self.shared.inventory)
+            .created_labels
+            .iter()
+            .filter(|l| l.get(key).is_some_and(|v| v == value))
+            .count()
     }
 
     /// Sets a server's status word (`off`, `running`, …), as if changed outside the API.

@@ -49,11 +49,19 @@ pub(crate) fn get_key(shared: &Shared, id: &str) -> Reply {
 
 pub(crate) fn create_key(shared: &Arc<Shared>, call: &Call) -> Reply {
     let b = &call.body;
-    let Some(name) = b.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
+    let Some(name) = b
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.trim().is_empty())
+    else {
         return invalid("name", "is required");
     };
-    let Some(public_key) = b.get("public_key").and_then(Value::as_str) else { return invalid("public_key", "is required") };
-    let Some(fingerprint) = fingerprint(public_key) else { return invalid("public_key", "invalid public key") };
+    let Some(public_key) = b.get("public_key").and_then(Value::as_str) else {
+        return invalid("public_key", "is required");
+    };
+    let Some(fingerprint) = fingerprint(public_key) else {
+        return invalid("public_key", "invalid public key");
+    };
     let labels = match labels::validate(b.get("labels").unwrap_or(&Value::Null)) {
         Ok(l) => l,
         Err(e) => return invalid("labels", &e),
@@ -63,10 +71,20 @@ pub(crate) fn create_key(shared: &Arc<Shared>, call: &Call) -> Reply {
         return not_unique("name", "SSH key with the same name already exists");
     }
     if inv.ssh_keys.values().any(|k| k.fingerprint == fingerprint) {
-        return not_unique("public_key", "SSH key with the same fingerprint already exists");
+        return not_unique(
+            "public_key",
+            "SSH key with the same fingerprint already exists",
+        );
     }
     let id = inv.next_id();
-    let key = SshKey { id, name: name.to_owned(), public_key: public_key.trim().to_owned(), fingerprint, labels, created: now_rfc3339() };
+    let key = SshKey {
+        id,
+        name: name.to_owned(),
+        public_key: public_key.trim().to_owned(),
+        fingerprint,
+        labels,
+        created: now_rfc3339(),
+    };
     let rendered = ssh_key_json(&key);
     inv.ssh_keys.insert(id, key);
     Reply::json(201, json!({ "ssh_key": rendered }))
@@ -89,13 +107,21 @@ fn fingerprint(public_key: &str) -> Option<String> {
     if !KEY_TYPES.contains(&kind) {
         return None;
     }
-    let blob = base64::engine::general_purpose::STANDARD.decode(material).ok()?;
+    let blob = base64::engine::general_purpose::STANDARD
+        .decode(material)
+        .ok()?;
     let len = u32::from_be_bytes(blob.get(..4)?.try_into().ok()?) as usize;
     if blob.get(4..4 + len)? != kind.as_bytes() || blob.len() <= 4 + len {
         return None;
     }
     let digest = Sha256::digest(&blob);
-    Some(digest[..16].iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"))
+    Some(
+        digest[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
+    )
 }
 
 pub(crate) fn list_firewalls(shared: &Shared, call: &Call) -> Reply {
@@ -122,7 +148,11 @@ pub(crate) fn get_firewall(shared: &Shared, id: &str) -> Reply {
 
 pub(crate) fn create_firewall(shared: &Arc<Shared>, call: &Call) -> Reply {
     let b = &call.body;
-    let Some(name) = b.get("name").and_then(Value::as_str).filter(|n| !n.trim().is_empty()) else {
+    let Some(name) = b
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.trim().is_empty())
+    else {
         return invalid("name", "is required");
     };
     let labels = match labels::validate(b.get("labels").unwrap_or(&Value::Null)) {
@@ -130,7 +160,13 @@ pub(crate) fn create_firewall(shared: &Arc<Shared>, call: &Call) -> Reply {
         Err(e) => return invalid("labels", &e),
     };
     let mut rules = Vec::new();
-    for (i, r) in b.get("rules").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, r) in b
+        .get("rules")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         match rule(r) {
             Ok(r) => rules.push(r),
             Err(e) => return invalid(&format!("rules[{i}]"), &e),
@@ -138,10 +174,24 @@ pub(crate) fn create_firewall(shared: &Arc<Shared>, call: &Call) -> Reply {
     }
     let mut inv = lock(&shared.inventory);
     let mut servers = Vec::new();
-    for target in b.get("apply_to").and_then(Value::as_array).into_iter().flatten() {
-        match target.pointer("/server/id").and_then(Value::as_u64).filter(|id| inv.servers.contains_key(id)) {
+    for target in b
+        .get("apply_to")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match target
+            .pointer("/server/id")
+            .and_then(Value::as_u64)
+            .filter(|id| inv.servers.contains_key(id))
+        {
             Some(id) if target["type"] == "server" => servers.push(id),
-            _ => return invalid("apply_to", "only existing servers are supported by the fake"),
+            _ => {
+                return invalid(
+                    "apply_to",
+                    "only existing servers are supported by the fake",
+                );
+            }
         }
     }
     if inv.firewalls.values().any(|f| f.name == name) {
@@ -153,7 +203,14 @@ pub(crate) fn create_firewall(shared: &Arc<Shared>, call: &Call) -> Reply {
             server.firewalls.push(id);
         }
     }
-    let firewall = Firewall { id, name: name.to_owned(), labels, rules, applied_to: servers.into_iter().collect(), created: now_rfc3339() };
+    let firewall = Firewall {
+        id,
+        name: name.to_owned(),
+        labels,
+        rules,
+        applied_to: servers.into_iter().collect(),
+        created: now_rfc3339(),
+    };
     let rendered = firewall_json(&firewall);
     inv.firewalls.insert(id, firewall);
     Reply::json(201, json!({ "firewall": rendered, "actions": [] }))
@@ -161,9 +218,15 @@ pub(crate) fn create_firewall(shared: &Arc<Shared>, call: &Call) -> Reply {
 
 pub(crate) fn delete_firewall(shared: &Shared, id: &str) -> Reply {
     let mut inv = lock(&shared.inventory);
-    let Some(f) = id_of(id).and_then(|id| inv.firewalls.get(&id)) else { return not_found("firewall") };
+    let Some(f) = id_of(id).and_then(|id| inv.firewalls.get(&id)) else {
+        return not_found("firewall");
+    };
     if !f.applied_to.is_empty() {
-        return Reply::error(422, "resource_in_use", "firewall is still applied to a resource");
+        return Reply::error(
+            422,
+            "resource_in_use",
+            "firewall is still applied to a resource",
+        );
     }
     let id = f.id;
     inv.firewalls.remove(&id);
@@ -172,7 +235,11 @@ pub(crate) fn delete_firewall(shared: &Shared, id: &str) -> Reply {
 
 /// A rule as the API stores it, or what is wrong with it.
 fn rule(r: &Value) -> Result<Value, String> {
-    let direction = r.get("direction").and_then(Value::as_str).filter(|d| matches!(*d, "in" | "out")).ok_or("direction must be `in` or `out`")?;
+    let direction = r
+        .get("direction")
+        .and_then(Value::as_str)
+        .filter(|d| matches!(*d, "in" | "out"))
+        .ok_or("direction must be `in` or `out`")?;
     let protocol = r
         .get("protocol")
         .and_then(Value::as_str)
@@ -185,15 +252,24 @@ fn rule(r: &Value) -> Result<Value, String> {
         (false, Some(_)) => return Err("port is only allowed for tcp and udp".into()),
         (false, None) => {}
     }
-    let ips = |k: &str| r.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
+    let ips = |k: &str| {
+        r.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
     let (source, destination) = (ips("source_ips"), ips("destination_ips"));
     let cidr_ok = |v: &Value| v.as_str().is_some_and(|s| s.contains('/'));
     if !source.iter().chain(&destination).all(cidr_ok) {
         return Err("IPs must be CIDR blocks".into());
     }
     match direction {
-        "in" if source.is_empty() || !destination.is_empty() => return Err("an inbound rule needs source_ips only".into()),
-        "out" if destination.is_empty() || !source.is_empty() => return Err("an outbound rule needs destination_ips only".into()),
+        "in" if source.is_empty() || !destination.is_empty() => {
+            return Err("an inbound rule needs source_ips only".into());
+        }
+        "out" if destination.is_empty() || !source.is_empty() => {
+            return Err("an outbound rule needs destination_ips only".into());
+        }
         _ => {}
     }
     Ok(json!({

@@ -19,7 +19,11 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
     let segs: Vec<&str> = call.segments.iter().map(String::as_str).collect();
     match (call.method.as_str(), segs.as_slice()) {
         ("GET", ["locations"]) => {
-            let items = LOCATIONS.iter().filter(|l| name_filter(call, l.name)).map(catalog::location_json).collect();
+            let items = LOCATIONS
+                .iter()
+                .filter(|l| name_filter(call, l.name))
+                .map(catalog::location_json)
+                .collect();
             page(shared, call, "locations", items)
         }
         ("GET", ["locations", id]) => match LOCATIONS.iter().find(|l| l.id.to_string() == *id) {
@@ -27,13 +31,19 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
             None => not_found("location"),
         },
         ("GET", ["server_types"]) => {
-            let items = SERVER_TYPES.iter().filter(|t| name_filter(call, t.name)).map(catalog::server_type_json).collect();
+            let items = SERVER_TYPES
+                .iter()
+                .filter(|t| name_filter(call, t.name))
+                .map(catalog::server_type_json)
+                .collect();
             page(shared, call, "server_types", items)
         }
-        ("GET", ["server_types", id]) => match SERVER_TYPES.iter().find(|t| t.id.to_string() == *id) {
-            Some(t) => Reply::json(200, json!({ "server_type": catalog::server_type_json(t) })),
-            None => not_found("server type"),
-        },
+        ("GET", ["server_types", id]) => {
+            match SERVER_TYPES.iter().find(|t| t.id.to_string() == *id) {
+                Some(t) => Reply::json(200, json!({ "server_type": catalog::server_type_json(t) })),
+                None => not_found("server type"),
+            }
+        }
         ("GET", ["servers"]) => servers::list(shared, call),
         ("POST", ["servers"]) => servers::create(shared, call),
         ("GET", ["servers", id]) => servers::get(shared, id),
@@ -46,9 +56,17 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
         ("POST", ["firewalls"]) => resources::create_firewall(shared, call),
         ("GET", ["firewalls", id]) => resources::get_firewall(shared, id),
         ("DELETE", ["firewalls", id]) => resources::delete_firewall(shared, id),
-        (_, ["locations" | "server_types" | "servers" | "ssh_keys" | "firewalls", ..]) => {
-            Reply::error(405, "method_not_allowed", "the request method is not allowed")
-        }
+        (
+            _,
+            [
+                "locations" | "server_types" | "servers" | "ssh_keys" | "firewalls",
+                ..,
+            ],
+        ) => Reply::error(
+            405,
+            "method_not_allowed",
+            "the request method is not allowed",
+        ),
         _ => Reply::error(404, "not_found", "not found"),
     }
 }
@@ -58,7 +76,11 @@ fn authenticate(shared: &Shared, call: &Call) -> Option<Reply> {
         return Some(Reply::error(401, "unauthorized", "unable to authenticate"));
     }
     if shared.read_only && call.method != "GET" {
-        return Some(Reply::error(401, "token_readonly", "the token is only allowed to perform GET requests"));
+        return Some(Reply::error(
+            401,
+            "token_readonly",
+            "the token is only allowed to perform GET requests",
+        ));
     }
     None
 }
@@ -70,7 +92,11 @@ pub(crate) fn not_found(what: &str) -> Reply {
 
 /// 422 `invalid_input` naming the field.
 pub(crate) fn invalid(field: &str, problem: &str) -> Reply {
-    let mut r = Reply::error(422, "invalid_input", &format!("invalid input in field '{field}': {problem}"));
+    let mut r = Reply::error(
+        422,
+        "invalid_input",
+        &format!("invalid input in field '{field}': {problem}"),
+    );
     r.body["error"]["details"] = json!({ "fields": [{ "name": field, "messages": [problem] }] });
     r
 }
@@ -103,7 +129,11 @@ pub(crate) fn selected(sel: &Option<Selector>, labels: &BTreeMap<String, String>
 pub(crate) fn page(shared: &Shared, call: &Call, key: &str, items: Vec<Value>) -> Reply {
     let number = |name: &str, default: u64| match call.param(name) {
         None => Ok(default),
-        Some(v) => v.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| invalid(name, "must be a positive integer")),
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| invalid(name, "must be a positive integer")),
     };
     let (page, per_page) = match (number("page", 1), number("per_page", 25)) {
         (Ok(p), Ok(pp)) => (p, pp.min(shared.max_per_page)),
@@ -111,7 +141,11 @@ pub(crate) fn page(shared: &Shared, call: &Call, key: &str, items: Vec<Value>) -
     };
     let total = items.len() as u64;
     let last = total.div_ceil(per_page).max(1);
-    let slice: Vec<Value> = items.into_iter().skip(((page - 1) * per_page) as usize).take(per_page as usize).collect();
+    let slice: Vec<Value> = items
+        .into_iter()
+        .skip(((page - 1) * per_page) as usize)
+        .take(per_page as usize)
+        .collect();
     Reply::json(
         200,
         json!({

@@ -22,7 +22,12 @@ pub(crate) fn list(shared: &Shared, call: &Call) -> Reply {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let statuses: Vec<&str> = call.query.iter().filter(|(k, _)| k == "status").map(|(_, v)| v.as_str()).collect();
+    let statuses: Vec<&str> = call
+        .query
+        .iter()
+        .filter(|(k, _)| k == "status")
+        .map(|(_, v)| v.as_str())
+        .collect();
     let items = lock(&shared.inventory)
         .servers
         .values()
@@ -43,11 +48,15 @@ pub(crate) fn get(shared: &Shared, id: &str) -> Reply {
 
 pub(crate) fn create(shared: &Arc<Shared>, call: &Call) -> Reply {
     let b = &call.body;
-    let Some(name) = b.get("name").and_then(Value::as_str) else { return invalid("name", "is required") };
+    let Some(name) = b.get("name").and_then(Value::as_str) else {
+        return invalid("name", "is required");
+    };
     if !is_hostname(name) {
         return invalid("name", "must be a valid hostname");
     }
-    let Some(server_type) = string_or_id(b.get("server_type")).and_then(|k| catalog::server_type(&k)) else {
+    let Some(server_type) =
+        string_or_id(b.get("server_type")).and_then(|k| catalog::server_type(&k))
+    else {
         return invalid("server_type", "server type not found");
     };
     let image = match string_or_id(b.get("image")) {
@@ -55,14 +64,21 @@ pub(crate) fn create(shared: &Arc<Shared>, call: &Call) -> Reply {
         _ => return invalid("image", "image not found"),
     };
     let location = match string_or_id(b.get("location")) {
-        None => catalog::LOCATIONS.iter().find(|l| server_type.sold_in(l.name)),
+        None => catalog::LOCATIONS
+            .iter()
+            .find(|l| server_type.sold_in(l.name)),
         Some(key) => catalog::location(&key),
     };
-    let Some(location) = location else { return invalid("location", "location not found") };
+    let Some(location) = location else {
+        return invalid("location", "location not found");
+    };
     if !server_type.sold_in(location.name) {
         return invalid("server_type", "unsupported location for server type");
     }
-    let user_data = b.get("user_data").and_then(Value::as_str).unwrap_or_default();
+    let user_data = b
+        .get("user_data")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if user_data.len() > MAX_USER_DATA {
         return invalid("user_data", "is too long");
     }
@@ -70,19 +86,40 @@ pub(crate) fn create(shared: &Arc<Shared>, call: &Call) -> Reply {
         Ok(l) => l,
         Err(e) => return invalid("labels", &e),
     };
-    let start = b.get("start_after_create").and_then(Value::as_bool).unwrap_or(true);
+    let start = b
+        .get("start_after_create")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
     let mut inv = lock(&shared.inventory);
     let mut ssh_keys = Vec::new();
-    for key in b.get("ssh_keys").and_then(Value::as_array).into_iter().flatten() {
+    for key in b
+        .get("ssh_keys")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let key = string_or_id(Some(key)).unwrap_or_default();
-        match inv.ssh_keys.values().find(|k| k.name == key || k.id.to_string() == key) {
+        match inv
+            .ssh_keys
+            .values()
+            .find(|k| k.name == key || k.id.to_string() == key)
+        {
             Some(k) => ssh_keys.push(k.name.clone()),
             None => return invalid("ssh_keys", &format!("SSH key `{key}` not found")),
         }
     }
     let mut firewalls = Vec::new();
-    for f in b.get("firewalls").and_then(Value::as_array).into_iter().flatten() {
-        match f.get("firewall").and_then(Value::as_u64).filter(|id| inv.firewalls.contains_key(id)) {
+    for f in b
+        .get("firewalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match f
+            .get("firewall")
+            .and_then(Value::as_u64)
+            .filter(|id| inv.firewalls.contains_key(id))
+        {
             Some(id) => firewalls.push(id),
             None => return invalid("firewalls", "firewall not found"),
         }
@@ -117,8 +154,16 @@ pub(crate) fn create(shared: &Arc<Shared>, call: &Call) -> Reply {
     drop(inv);
     spawn_life_cycle(shared, id, start);
     // Without SSH keys Hetzner sets a root password and returns it (and e-mails it).
-    let root_password = if ssh_keys.is_empty() { Value::String(format!("fake-root-{id:08x}")) } else { Value::Null };
-    let next_actions: Vec<Value> = if start { vec![action_json(next, "start_server", (id, "server"), false)] } else { vec![] };
+    let root_password = if ssh_keys.is_empty() {
+        Value::String(format!("fake-root-{id:08x}"))
+    } else {
+        Value::Null
+    };
+    let next_actions: Vec<Value> = if start {
+        vec![action_json(next, "start_server", (id, "server"), false)]
+    } else {
+        vec![]
+    };
     Reply::json(
         201,
         json!({
@@ -132,7 +177,9 @@ pub(crate) fn create(shared: &Arc<Shared>, call: &Call) -> Reply {
 
 pub(crate) fn delete(shared: &Arc<Shared>, id: &str) -> Reply {
     let mut inv = lock(&shared.inventory);
-    let Some(id) = id_of(id).filter(|id| inv.servers.contains_key(id)) else { return not_found("server") };
+    let Some(id) = id_of(id).filter(|id| inv.servers.contains_key(id)) else {
+        return not_found("server");
+    };
     let action = inv.next_id();
     if shared.state_step.is_zero() {
         inv.remove_server(id);
@@ -147,7 +194,10 @@ pub(crate) fn delete(shared: &Arc<Shared>, id: &str) -> Reply {
             }
         });
     }
-    Reply::json(200, json!({ "action": action_json(action, "delete_server", (id, "server"), false) }))
+    Reply::json(
+        200,
+        json!({ "action": action_json(action, "delete_server", (id, "server"), false) }),
+    )
 }
 
 fn spawn_life_cycle(shared: &Arc<Shared>, id: u64, start: bool) {
@@ -155,7 +205,13 @@ fn spawn_life_cycle(shared: &Arc<Shared>, id: u64, start: bool) {
     let step = shared.state_step;
     spawn(shared, async move {
         tokio::time::sleep(step).await;
-        if !advance(&weak, id, "initializing", if start { "starting" } else { "off" }) || !start {
+        if !advance(
+            &weak,
+            id,
+            "initializing",
+            if start { "starting" } else { "off" },
+        ) || !start
+        {
             return;
         }
         tokio::time::sleep(step).await;
@@ -174,7 +230,9 @@ fn spawn(shared: &Shared, task: impl std::future::Future<Output = ()> + Send + '
 
 /// Moves server `id` from `from` to `to`; false when it is gone or someone changed it.
 fn advance(weak: &Weak<Shared>, id: u64, from: &str, to: &str) -> bool {
-    let Some(shared) = weak.upgrade() else { return false };
+    let Some(shared) = weak.upgrade() else {
+        return false;
+    };
     let mut inv = lock(&shared.inventory);
     match inv.servers.get_mut(&id) {
         Some(s) if s.status == from => {
@@ -190,9 +248,16 @@ fn boot(weak: &Weak<Shared>, id: u64) {
     let Some(shared) = weak.upgrade() else { return };
     let event = {
         let mut inv = lock(&shared.inventory);
-        let Some(s) = inv.servers.get_mut(&id).filter(|s| !s.booted) else { return };
+        let Some(s) = inv.servers.get_mut(&id).filter(|s| !s.booted) else {
+            return;
+        };
         s.booted = true;
-        BootEvent { server_id: id.to_string(), name: s.name.clone(), user_data: s.user_data.clone(), ipv4: ipv4_of(id) }
+        BootEvent {
+            server_id: id.to_string(),
+            name: s.name.clone(),
+            user_data: s.user_data.clone(),
+            ipv4: ipv4_of(id),
+        }
     };
     if let Some(hook) = &shared.boot_hook {
         hook(event);
@@ -213,6 +278,10 @@ fn is_hostname(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|l| {
-            !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && !l.ends_with('-') && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
         })
 }

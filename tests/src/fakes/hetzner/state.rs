@@ -78,12 +78,21 @@ impl Inventory {
 
 /// Now, RFC 3339.
 pub(crate) fn now_rfc3339() -> String {
-    OffsetDateTime::from(SystemTime::now()).replace_nanosecond(0).unwrap_or(OffsetDateTime::UNIX_EPOCH).format(&Rfc3339).unwrap_or_default()
+    OffsetDateTime::from(SystemTime::now())
+        .replace_nanosecond(0)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+        .format(&Rfc3339)
+        .unwrap_or_default()
 }
 
 /// The public IPv4 of server `id` (198.18.0.0/15, the benchmarking range).
 pub(crate) fn ipv4_of(id: u64) -> String {
-    format!("198.{}.{}.{}", 18 + (id >> 16) % 2, (id >> 8) & 0xff, id & 0xff)
+    format!(
+        "198.{}.{}.{}",
+        18 + (id >> 16) % 2,
+        (id >> 8) & 0xff,
+        id & 0xff
+    )
 }
 
 /// `action` as the API renders it.
@@ -98,7 +107,11 @@ pub(crate) fn action_json(id: u64, command: &str, resource: (u64, &str), finishe
 
 /// `server` as the API renders it.
 pub(crate) fn server_json(s: &Server) -> Value {
-    let firewalls: Vec<Value> = s.firewalls.iter().map(|f| json!({ "id": f, "status": "applied" })).collect();
+    let firewalls: Vec<Value> = s
+        .firewalls
+        .iter()
+        .map(|f| json!({ "id": f, "status": "applied" }))
+        .collect();
     json!({
         "id": s.id, "name": s.name, "status": s.status, "created": s.created, "labels": s.labels,
         "public_net": {
@@ -120,7 +133,11 @@ pub(crate) fn server_json(s: &Server) -> Value {
 
 /// `firewall` as the API renders it.
 pub(crate) fn firewall_json(f: &Firewall) -> Value {
-    let applied: Vec<Value> = f.applied_to.iter().map(|id| json!({ "type": "server", "server": { "id": id } })).collect();
+    let applied: Vec<Value> = f
+        .applied_to
+        .iter()
+        .map(|id| json!({ "type": "server", "server": { "id": id } }))
+        .collect();
     json!({ "id": f.id, "name": f.name, "labels": f.labels, "created": f.created, "rules": f.rules, "applied_to": applied })
 }
 

@@ -1,0 +1,154 @@
+//! SSH keys for a droplet. The operator's public keys are uploaded to the account (or an
+//! identical key already there is reused: same key material is what DigitalOcean's
+//! fingerprint identifies) and referenced by id. With no operator key, a generated key whose
+//! private half is discarded is embedded instead, so DigitalOcean neither sets nor e-mails a
+//! root password. Keys uploaded for a provision are named `levelrail-<provision>-key-<n>` (or
+//! `-key-lock`) so its deletion finds them.
+use base64::Engine as _;
+
+use super::client::Api;
+use super::create::retry_create;
+use super::names;
+use super::wire::SshKey;
+use crate::providers::http::RetryPolicy;
+use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId};
+
+/// The account key ids to embed: the operator's public keys, uploading the missing ones as
+/// `levelrail-<provision>-key-<n>`, or the provision's lock key when there is none.
+pub(super) async fn ensure_keys(
+    api: &Api,
+    policy: &RetryPolicy,
+    req: &CreateServer,
+) -> Result<Vec<u64>, ProviderError> {
+    if req.ssh_public_keys.is_empty() {
+        return Ok(vec![
+            ensure_lock_key(api, policy, &req.ownership.provision_id).await?,
+        ]);
+    }
+    let wanted = req
+        .ssh_public_keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            key_material(k)
+                .map(|m| (m, k.trim()))
+                .ok_or_else(|| bad_key(i))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let existing = api.ssh_keys().await?;
+    let mut ids = Vec::with_capacity(wanted.len());
+    for (index, (material, public_key)) in wanted.iter().enumerate() {
+        if let Some(key) = find_key(&existing, material) {
+            ids.push(key.id);
+            continue;
+        }
+        let name = names::key_name(&req.ownership.provision_id, index);
+        let find = || async { Ok(find_key(&api.ssh_keys().await?, material).cloned()) };
+        let create = || async {
+            match api.create_ssh_key(&name, public_key).await {
+                // 422 "SSH Key is already in use on your account": a concurrent upload won.
+                Err(e) if e.status == Some(422) => find().await?.ok_or(e),
+                other => other,
+            }
+        };
+        ids.push(retry_create(policy, find, create).await?.id);
+    }
+    Ok(ids)
+}
+
+fn find_key<'a>(keys: &'a [SshKey], material: &str) -> Option<&'a SshKey> {
+    keys.iter()
+        .find(|k| key_material(&k.public_key).as_deref() == Some(material))
+}
+
+/// `type base64` of an OpenSSH public key line (the comment is not part of the key).
+fn key_material(line: &str) -> Option<String> {
+    let mut parts = line.split_whitespace();
+    let kind = parts.next()?;
+    let blob = parts.next()?;
+    let known = kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-");
+    let base64 = blob.len() >= 16
+        && blob
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='));
+    (known && base64).then(|| format!("{kind} {blob}"))
+}
+
+fn bad_key(index: usize) -> ProviderError {
+    ProviderError::new(
+        ProviderId::DigitalOcean,
+        ErrorKind::InvalidRequest,
+        "invalid_ssh_key",
+        &format!(
+            "SSH public key {} is not an OpenSSH public key line",
+            index + 1
+        ),
+    )
+}
+
+/// The provision's lock key, found by name (its material is random) or uploaded.
+async fn ensure_lock_key(
+    api: &Api,
+    policy: &RetryPolicy,
+    provision: &str,
+) -> Result<u64, ProviderError> {
+    let name = names::lock_key_name(provision);
+    let find = || async { Ok(api.ssh_keys().await?.into_iter().find(|k| k.name == name)) };
+    if let Some(key) = find().await? {
+        return Ok(key.id);
+    }
+    let public_key = lock_key()?;
+    Ok(
+        retry_create(policy, find, || api.create_ssh_key(&name, &public_key))
+            .await?
+            .id,
+    )
+}
+
+/// A fresh Ed25519 public key in OpenSSH form; the private key is dropped at once.
+fn lock_key() -> Result<String, ProviderError> {
+    let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| {
+        ProviderError::new(
+            ProviderId::DigitalOcean,
+            ErrorKind::Other,
+            "keygen",
+            &e.to_string(),
+        )
+    })?;
+    let mut blob = Vec::with_capacity(51);
+    for part in [b"ssh-ed25519".as_slice(), pair.public_key_raw()] {
+        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        blob.extend_from_slice(part);
+    }
+    let b64 = base64::engine::general_purpose::STANDARD.encode(blob);
+    Ok(format!("ssh-ed25519 {b64} levelrail-no-login"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_material_ignores_the_comment_and_refuses_non_keys() {
+        let a = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOk+2x operator@laptop";
+        let b = "ssh-ed25519   AAAAC3NzaC1lZDI1NTE5AAAAIOk+2x   other comment";
+        assert_eq!(key_material(a), key_material(b));
+        assert!(key_material("not a key").is_none());
+        assert!(key_material("ssh-ed25519").is_none());
+        assert!(key_material("ssh-rsa AAAA$$$$$$$$$$$$$$$$$$$$").is_none());
+    }
+
+    #[test]
+    fn a_lock_key_is_a_valid_openssh_ed25519_key() {
+        let a = lock_key().unwrap();
+        assert!(
+            key_material(&a).is_some_and(|m| m.starts_with("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5")),
+            "{a}"
+        );
+        assert_ne!(
+            key_material(&a),
+            key_material(&lock_key().unwrap()),
+            "fresh each time"
+        );
+    }
+}

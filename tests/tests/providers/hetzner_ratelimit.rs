@@ -1,0 +1,136 @@
+//! The client's limiter against the fake's own 3,600/h bucket, both on the paused tokio
+//! clock: a sustained workload is never throttled, and after a 429 the next request waits
+//! at least `Retry-After`.
+use std::time::Duration;
+
+use levelrail_provisioner::providers::CloudProvider as _;
+use levelrail_tests::fakes::Fault;
+use tokio::time::Instant;
+
+use crate::hetzner_support::{TOKEN, client, create_request, start_fake};
+
+#[tokio::test(start_paused = true)]
+async fn a_sustained_workload_of_5000_calls_stays_under_3600_per_hour_without_a_429() {
+    let fake = start_fake(|_| {}).await;
+    let hetzner = client(&fake, TOKEN);
+    let server = hetzner
+        .create_server(&create_request("web-1", "npv_rate"))
+        .await
+        .expect("create");
+    let start = Instant::now();
+
+    for _ in 0..5000 {
+        hetzner.get_server(&server.id).await.expect("get");
+    }
+
+    let log = fake.request_log();
+    assert_eq!(log.iter().filter(|r| r.status == Some(429)).count(), 0);
+    // 3,600 of burst, then one per second: the rest took about 1,400 s of virtual time.
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed >= Duration::from_secs(1350) && elapsed < Duration::from_secs(1500),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_429_with_retry_after_7_the_next_request_waits_at_least_7_seconds() {
+    let fake = start_fake(|_| {}).await;
+    let hetzner = client(&fake, TOKEN);
+    let server = hetzner
+        .create_server(&create_request("web-1", "npv_retry"))
+        .await
+        .expect("create");
+    fake.faults().inject(
+        Some("GET"),
+        "/servers/",
+        1,
+        Fault::RateLimited {
+            retry_after_secs: 7,
+        },
+    );
+
+    hetzner
+        .get_server(&server.id)
+        .await
+        .expect("get succeeds after waiting");
+
+    let log = fake.request_log();
+    let throttled = log
+        .iter()
+        .position(|r| r.status == Some(429))
+        .expect("a 429");
+    let next = log.get(throttled + 1).expect("a request after the 429");
+    let waited = next.at - log[throttled].at;
+    assert!(waited >= Duration::from_secs(7), "{waited:?}");
+    assert_eq!(next.status, Some(200));
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_waits_for_the_reset()
+{
+    // Another tool shares the project: the client's own limiter cannot know.
+    let fake = start_fake(|c| c.rate_limit = Some((3.0, 1.0))).await;
+    let hetzner = levelrail_provisioner::providers::hetzner::HetznerProvider::new(
+        &fake.base_url(),
+        secrecy::SecretString::from(TOKEN.to_owned()),
+        std::sync::Arc::new(levelrail_provisioner::providers::ratelimit::RateLimiter::unlimited()),
+        crate::hetzner_support::fast_policy(),
+    )
+    .expect("client");
+
+    for _ in 0..6 {
+        hetzner
+            .list_regions()
+            .await
+            .expect("regions once the bucket refilled");
+    }
+
+    let log = fake.request_log();
+    let throttled: Vec<_> = log.iter().filter(|r| r.status == Some(429)).collect();
+    assert!(!throttled.is_empty());
+    assert!(
+        throttled
+            .iter()
+            .all(|r| r.response["error"]["code"] == "rate_limit_exceeded")
+    );
+    assert_eq!(log.iter().filter(|r| r.status == Some(200)).count(), 6);
+}
+
+#[tokio::test]
+async fn every_answer_carries_the_rate_limit_headers() {
+    let fake = start_fake(|c| c.rate_limit = Some((2.0, 0.001))).await;
+    let addr = fake
+        .base_url()
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_owned();
+
+    let mut heads = Vec::new();
+    for _ in 0..3 {
+        let mut stream = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connect");
+        let request = format!(
+            "GET /v1/locations HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes())
+            .await
+            .expect("write");
+        let mut answer = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut answer)
+            .await
+            .expect("read");
+        heads.push(answer.to_ascii_lowercase());
+    }
+
+    for (head, remaining) in heads.iter().zip(["1", "0", "0"]) {
+        assert!(head.contains("ratelimit-limit: 2\r\n"), "{head}");
+        assert!(
+            head.contains(&format!("ratelimit-remaining: {remaining}\r\n")),
+            "{head}"
+        );
+        assert!(head.contains("ratelimit-reset: "), "{head}");
+    }
+    assert!(heads[2].starts_with("http/1.1 429"), "{}", heads[2]);
+}
