@@ -1,6 +1,6 @@
 //! Provider clients against their fake clouds, and the OpenAPI contract tooling. One module
 //! per provider (append `mod` lines; keep shared helpers in their own module).
-mod openapi;
+mod conformance;
 mod digitalocean_catalog;
 mod digitalocean_contract;
 mod digitalocean_faults;
@@ -13,3 +13,4 @@ mod hetzner_contract;
 mod hetzner_faults;
 mod hetzner_ratelimit;
 mod hetzner_support;
+mod openapi;

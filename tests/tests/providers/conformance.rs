@@ -1,0 +1,154 @@
+//! One contract suite run against every provider client over its fake cloud: the same
+//! behaviour is expected from each, whatever its wire format.
+use std::sync::Arc;
+use std::time::Duration;
+
+use levelrail_provisioner::providers::{CloudProvider, CreateServer, ErrorKind, ServerState};
+
+use crate::{digitalocean_support as dos, hetzner_support as hzs};
+
+/// What the suite needs from one provider.
+struct Subject {
+    client: Arc<dyn CloudProvider>,
+    region: &'static str,
+    request: CreateServer,
+    /// How many servers the fake holds for a provision id.
+    inventory: Box<dyn Fn(&str) -> usize + Send + Sync>,
+}
+
+async fn run(s: Subject) {
+    let client = s.client.as_ref();
+    let provider = client.id();
+
+    let regions = client.list_regions().await.expect("regions");
+    assert!(
+        regions.iter().any(|r| r.id == s.region),
+        "{provider}: region listed"
+    );
+    let sizes = client.list_sizes(s.region).await.expect("sizes");
+    let size = sizes
+        .iter()
+        .find(|z| z.id == s.request.size)
+        .unwrap_or_else(|| panic!("{provider}: size listed"));
+    assert!(
+        size.vcpus > 0 && size.memory_mb > 0,
+        "{provider}: size shape"
+    );
+    assert!(
+        size.price_monthly.is_some() && size.currency.is_some(),
+        "{provider}: live price"
+    );
+
+    let created = client.create_server(&s.request).await.expect("create");
+    let again = client
+        .create_server(&s.request)
+        .await
+        .expect("create again");
+    assert_eq!(
+        created.id, again.id,
+        "{provider}: create is idempotent by provision id"
+    );
+    let pid = &s.request.ownership.provision_id;
+    assert_eq!((s.inventory)(pid), 1, "{provider}: exactly one server");
+    assert_eq!(
+        created.provision_id.as_deref(),
+        Some(pid.as_str()),
+        "{provider}: ownership on the server"
+    );
+
+    let mut state = created.state;
+    for _ in 0..60 {
+        if state == ServerState::Running {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        state = client.get_server(&created.id).await.expect("get").state;
+    }
+    assert_eq!(state, ServerState::Running, "{provider}: reaches running");
+    let running = client.get_server(&created.id).await.expect("get");
+    assert!(
+        running.ipv4.is_some(),
+        "{provider}: public address once running"
+    );
+
+    let listed = client
+        .list_servers(&s.request.ownership.control_plane)
+        .await
+        .expect("list");
+    assert!(
+        listed.iter().any(|x| x.id == created.id),
+        "{provider}: listed by ownership"
+    );
+    let others = client
+        .list_servers("some-other-control-plane")
+        .await
+        .expect("list");
+    assert!(
+        others.iter().all(|x| x.id != created.id),
+        "{provider}: not listed for others"
+    );
+
+    client
+        .delete_server(&created.id, &s.request.ownership)
+        .await
+        .expect("delete");
+    client
+        .delete_server(&created.id, &s.request.ownership)
+        .await
+        .expect("delete twice is fine");
+    for _ in 0..40 {
+        if (s.inventory)(pid) == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!((s.inventory)(pid), 0, "{provider}: nothing left");
+    let gone = client.get_server(&created.id).await;
+    assert!(
+        matches!(&gone, Err(e) if e.kind == ErrorKind::NotFound)
+            || matches!(&gone, Ok(x) if x.state == ServerState::Failed),
+        "{provider}: deleted server is gone or going: {gone:?}"
+    );
+
+    let report = client.probe().await.expect("probe");
+    assert!(
+        report.can_write,
+        "{provider}: the full-access token can write"
+    );
+}
+
+#[tokio::test]
+async fn hetzner_passes_the_provider_conformance_suite() {
+    let fake = Arc::new(hzs::start_fake(|c| c.state_step = Duration::from_millis(200)).await);
+    let f = fake.clone();
+    run(Subject {
+        client: Arc::new(hzs::client(&fake, hzs::TOKEN)),
+        region: "fsn1",
+        request: hzs::create_request("conf-1", "npv_conformance1"),
+        inventory: Box::new(move |pid| {
+            f.servers()
+                .iter()
+                .filter(|s| s.labels.get("levelrail-provision").map(String::as_str) == Some(pid))
+                .count()
+        }),
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn digitalocean_passes_the_provider_conformance_suite() {
+    let fake = Arc::new(dos::start_fake(|c| c.state_step = Duration::from_millis(200)).await);
+    let f = fake.clone();
+    run(Subject {
+        client: Arc::new(dos::client(&fake, dos::TOKEN)),
+        region: "nyc3",
+        request: dos::create_request("npv_conformance1"),
+        inventory: Box::new(move |pid| {
+            dos::droplets_per_provision(&f)
+                .get(&dos::provision_tag(pid))
+                .copied()
+                .unwrap_or(0)
+        }),
+    })
+    .await;
+}
