@@ -28,7 +28,9 @@ pub fn router(nodes: Arc<Nodes>) -> axum::Router {
     let enroll = EnrollmentGrpc::new(nodes.clone())
         .into_server()
         .max_decoding_message_size(ENROLL_MAX_MESSAGE);
-    let grpc = tonic::service::Routes::new(enroll).prepare().into_axum_router();
+    let grpc = tonic::service::Routes::new(enroll)
+        .prepare()
+        .into_axum_router();
     let rest = axum::Router::new()
         .route("/v1/provision-progress", post(report_progress))
         .with_state(nodes);
@@ -50,7 +52,10 @@ async fn report_progress(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
     else {
-        return (StatusCode::UNAUTHORIZED, "missing bearer join token\n".into());
+        return (
+            StatusCode::UNAUTHORIZED,
+            "missing bearer join token\n".into(),
+        );
     };
     let step = match InstallStep::parse(&body.step) {
         Ok(s) => s,
@@ -77,9 +82,10 @@ async fn report_progress(
 pub fn tls(ca: &ControlPlaneCa, hosts: &[String]) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     crate::tls::install_crypto_provider();
     let issued = ca.issue_server_cert(hosts)?;
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut issued.chain_pem.as_bytes())
-        .collect::<Result<_, _>>()
-        .context("parsing the agent listener certificate")?;
+    let certs: Vec<CertificateDer<'static>> =
+        rustls_pemfile::certs(&mut issued.chain_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .context("parsing the agent listener certificate")?;
     let key = rustls_pemfile::private_key(&mut issued.key_pem.as_bytes())
         .context("parsing the agent listener key")?
         .context("no key")?;

@@ -6,8 +6,12 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use levelrail_credentials::broker::GrantSecret;
 use levelrail_credentials::domain::probe::{CredentialProbe, ProbeOutcome};
-use levelrail_credentials::domain::{CredentialSecret, Credentials, CredentialsError, ProviderKind};
-use levelrail_provisioner::providers::registry::{AccessBroker, BrokerError, Grant, ProviderRegistry};
+use levelrail_credentials::domain::{
+    CredentialSecret, Credentials, CredentialsError, ProviderKind,
+};
+use levelrail_provisioner::providers::registry::{
+    AccessBroker, BrokerError, Grant, ProviderRegistry,
+};
 use levelrail_provisioner::providers::{ErrorKind, ProviderId};
 use secrecy::{ExposeSecret as _, SecretString};
 
@@ -49,15 +53,22 @@ impl InProcessBroker {
 #[async_trait]
 impl AccessBroker for InProcessBroker {
     async fn issue(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
-        let grant = self.credentials.issue_access(to_kind(provider), purpose).await.map_err(|e| match e {
-            CredentialsError::NotConnected(_) => BrokerError::NotConnected(provider),
-            other => BrokerError::Failed(tonic::Status::from(other).message().to_owned()),
-        })?;
+        let grant = self
+            .credentials
+            .issue_access(to_kind(provider), purpose)
+            .await
+            .map_err(|e| match e {
+                CredentialsError::NotConnected(_) => BrokerError::NotConnected(provider),
+                other => BrokerError::Failed(tonic::Status::from(other).message().to_owned()),
+            })?;
         match grant.secret {
-            GrantSecret::Bearer(token) => {
-                Ok(Grant { credential_id: grant.context.credential_id, token })
-            }
-            _ => Err(BrokerError::Failed(format!("{provider} grants are not bearer tokens"))),
+            GrantSecret::Bearer(token) => Ok(Grant {
+                credential_id: grant.context.credential_id,
+                token,
+            }),
+            _ => Err(BrokerError::Failed(format!(
+                "{provider} grants are not bearer tokens"
+            ))),
         }
     }
 }
@@ -95,7 +106,11 @@ impl CredentialProbe for RegistryProbe {
             )));
         }
         let client = registry
-            .client_with_token(id, SecretString::from(token.expose_secret().to_owned()), "verify")
+            .client_with_token(
+                id,
+                SecretString::from(token.expose_secret().to_owned()),
+                "verify",
+            )
             .map_err(|e| CredentialsError::Unavailable(e.to_string()))?;
         match client.probe().await {
             Ok(report) => Ok(ProbeOutcome {
@@ -104,12 +119,16 @@ impl CredentialProbe for RegistryProbe {
                 provider_code: String::new(),
                 account: report.account,
             }),
-            Err(e) if e.kind == ErrorKind::Unavailable => {
-                Err(CredentialsError::Unavailable(format!("could not reach {}: {}", kind.display_name(), e.message)))
-            }
+            Err(e) if e.kind == ErrorKind::Unavailable => Err(CredentialsError::Unavailable(
+                format!("could not reach {}: {}", kind.display_name(), e.message),
+            )),
             Err(e) => Ok(ProbeOutcome {
                 ok: false,
-                message: format!("{} refused the credential: {}", kind.display_name(), e.message),
+                message: format!(
+                    "{} refused the credential: {}",
+                    kind.display_name(),
+                    e.message
+                ),
                 provider_code: e.code,
                 account: String::new(),
             }),

@@ -62,10 +62,18 @@ pub struct ServeConfig {
     #[arg(long, env = "LEVELRAIL_WEB_DIR")]
     pub web_dir: Option<PathBuf>,
     /// Hetzner Cloud API base URL (proxies, tests).
-    #[arg(long, env = "LEVELRAIL_HETZNER_API_URL", default_value = "https://api.hetzner.cloud/v1")]
+    #[arg(
+        long,
+        env = "LEVELRAIL_HETZNER_API_URL",
+        default_value = "https://api.hetzner.cloud/v1"
+    )]
     pub hetzner_api_url: String,
     /// DigitalOcean API base URL (proxies, tests).
-    #[arg(long, env = "LEVELRAIL_DIGITALOCEAN_API_URL", default_value = "https://api.digitalocean.com/v2")]
+    #[arg(
+        long,
+        env = "LEVELRAIL_DIGITALOCEAN_API_URL",
+        default_value = "https://api.digitalocean.com/v2"
+    )]
     pub digitalocean_api_url: String,
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]

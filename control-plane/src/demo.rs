@@ -20,7 +20,8 @@ use tracing::{info, warn};
 use crate::providers::Endpoints;
 
 /// The demo Hetzner token (64 alphanumerics, accepted only by the demo cloud).
-const DEMO_HETZNER_TOKEN: &str = "demo0000000000000000000000000000000000000000000000000000000hcloud";
+const DEMO_HETZNER_TOKEN: &str =
+    "demo0000000000000000000000000000000000000000000000000000000hcloud";
 /// The demo DigitalOcean token.
 const DEMO_DO_TOKEN: &str =
     "dop_v1_00000000000000000000000000000000000000000000000000000000000de770";
@@ -56,9 +57,17 @@ impl Demo {
         })
         .await
         .context("starting the demo DigitalOcean cloud")?;
-        let endpoints = Endpoints { hetzner: hetzner.base_url(), digitalocean: digitalocean.base_url() };
+        let endpoints = Endpoints {
+            hetzner: hetzner.base_url(),
+            digitalocean: digitalocean.base_url(),
+        };
         info!(hetzner = %endpoints.hetzner, digitalocean = %endpoints.digitalocean, "demo clouds running");
-        Ok(Self { endpoints, _hetzner: hetzner, _digitalocean: digitalocean, agents })
+        Ok(Self {
+            endpoints,
+            _hetzner: hetzner,
+            _digitalocean: digitalocean,
+            agents,
+        })
     }
 
     /// Stores the demo credentials for the demo clouds where nothing is stored yet.
@@ -68,11 +77,17 @@ impl Demo {
             (ProviderKind::Hetzner, DEMO_HETZNER_TOKEN),
             (ProviderKind::DigitalOcean, DEMO_DO_TOKEN),
         ] {
-            if cards.iter().any(|c| c.provider == kind && c.stored.is_some()) {
+            if cards
+                .iter()
+                .any(|c| c.provider == kind && c.stored.is_some())
+            {
                 continue;
             }
             credentials
-                .set_credential(CredentialInput::Token { provider: kind, token: SecretString::from(token) })
+                .set_credential(CredentialInput::Token {
+                    provider: kind,
+                    token: SecretString::from(token),
+                })
                 .await?;
             info!(provider = %kind, "demo credential stored");
         }
@@ -105,7 +120,8 @@ async fn boot(
     event: BootEvent,
     agents: &Mutex<Vec<Child>>,
 ) -> anyhow::Result<()> {
-    let boot = cloudinit::extract_agent_bootstrap(&event.user_data).context("reading the user-data")?;
+    let boot =
+        cloudinit::extract_agent_bootstrap(&event.user_data).context("reading the user-data")?;
     let node_dir = dir.join(format!("{}-{}", event.name, event.server_id));
     std::fs::create_dir_all(&node_dir)?;
     let progress = progress_client(&boot)?;
@@ -135,7 +151,10 @@ async fn boot(
 /// The env file as cloud-init writes it, with paths local to this machine.
 fn write_env(dir: &Path, agent_addr: &str, boot: &AgentBootstrap) -> anyhow::Result<PathBuf> {
     let token_path = dir.join("join-token");
-    levelrail_provisioner::enroll::ca::write_private(&token_path, boot.join_token.expose_secret().as_bytes())?;
+    levelrail_provisioner::enroll::ca::write_private(
+        &token_path,
+        boot.join_token.expose_secret().as_bytes(),
+    )?;
     let mut lines = String::from("# written by the demo cloud's simulated cloud-init\n");
     for (k, v) in &boot.env {
         let v = match k.as_str() {
@@ -170,7 +189,11 @@ async fn report(client: &reqwest::Client, boot: &AgentBootstrap, step: &str) {
         .await;
     match result {
         Ok(r) if r.status().is_success() => {}
-        Ok(r) => warn!(step, status = r.status().as_u16(), "progress report refused"),
+        Ok(r) => warn!(
+            step,
+            status = r.status().as_u16(),
+            "progress report refused"
+        ),
         Err(e) => warn!(step, error = %e, "progress report failed"),
     }
     tokio::time::sleep(Duration::from_millis(400)).await;
@@ -179,7 +202,14 @@ async fn report(client: &reqwest::Client, boot: &AgentBootstrap, step: &str) {
 /// `levelrail-agent` next to this binary.
 fn agent_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
-    let path = exe.parent().context("binary directory")?.join("levelrail-agent");
-    anyhow::ensure!(path.exists(), "{} not found: build it with `cargo build -p levelrail-agent`", path.display());
+    let path = exe
+        .parent()
+        .context("binary directory")?
+        .join("levelrail-agent");
+    anyhow::ensure!(
+        path.exists(),
+        "{} not found: build it with `cargo build -p levelrail-agent`",
+        path.display()
+    );
     Ok(path)
 }

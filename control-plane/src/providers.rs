@@ -34,8 +34,10 @@ pub fn registry(broker: Arc<dyn AccessBroker>, endpoints: &Endpoints) -> Provide
             ProviderSpec {
                 base_url: endpoints.hetzner.clone(),
                 construct: Arc::new(|base, token, limiter, policy| {
-                    Ok(Arc::new(HetznerProvider::new(base, token, limiter, policy)?)
-                        as Arc<dyn CloudProvider>)
+                    Ok(
+                        Arc::new(HetznerProvider::new(base, token, limiter, policy)?)
+                            as Arc<dyn CloudProvider>,
+                    )
                 }),
                 limiter: RateLimiter::hetzner,
             },
@@ -45,8 +47,10 @@ pub fn registry(broker: Arc<dyn AccessBroker>, endpoints: &Endpoints) -> Provide
             ProviderSpec {
                 base_url: endpoints.digitalocean.clone(),
                 construct: Arc::new(|base, token, limiter, policy| {
-                    Ok(Arc::new(DigitalOceanProvider::new(base, token, limiter, policy)?)
-                        as Arc<dyn CloudProvider>)
+                    Ok(
+                        Arc::new(DigitalOceanProvider::new(base, token, limiter, policy)?)
+                            as Arc<dyn CloudProvider>,
+                    )
                 }),
                 limiter: RateLimiter::digitalocean,
             },

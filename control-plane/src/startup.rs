@@ -252,7 +252,11 @@ fn tls_config(
 
 /// Names for a CA-issued server certificate: loopback, the bound address and `--tls-san`.
 fn server_hosts(cfg: &ServeConfig, addr: SocketAddr) -> Vec<String> {
-    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
     if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
         hosts.push(addr.ip().to_string());
     }

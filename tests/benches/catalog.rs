@@ -51,7 +51,11 @@ async fn lifecycle(client: &dyn CloudProvider, region: &str, size: &str) -> Dura
         user_data: "#cloud-config\n{}\n".into(),
         ssh_public_keys: vec![],
         ssh_source_cidr: None,
-        ownership: Ownership { control_plane: "cp-bench".into(), provision_id: "npv_bench1".into(), node_name: "bench-1".into() },
+        ownership: Ownership {
+            control_plane: "cp-bench".into(),
+            provision_id: "npv_bench1".into(),
+            node_name: "bench-1".into(),
+        },
     };
     let t = Instant::now();
     let server = client.create_server(&req).await.expect("create");
@@ -61,29 +65,56 @@ async fn lifecycle(client: &dyn CloudProvider, region: &str, size: &str) -> Dura
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    client.delete_server(&server.id, &req.ownership).await.expect("delete");
+    client
+        .delete_server(&server.id, &req.ownership)
+        .await
+        .expect("delete");
     t.elapsed()
 }
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let hz = FakeHetzner::start(FakeHetznerConfig { state_step: Duration::from_millis(500), ..Default::default() })
-        .await
-        .expect("fake hetzner");
-    let hclient = HetznerProvider::new(&hz.base_url(), SecretString::from("fake-hetzner-token"), Arc::new(RateLimiter::hetzner()), RetryPolicy::default())
-        .expect("client");
+    let hz = FakeHetzner::start(FakeHetznerConfig {
+        state_step: Duration::from_millis(500),
+        ..Default::default()
+    })
+    .await
+    .expect("fake hetzner");
+    let hclient = HetznerProvider::new(
+        &hz.base_url(),
+        SecretString::from("fake-hetzner-token"),
+        Arc::new(RateLimiter::hetzner()),
+        RetryPolicy::default(),
+    )
+    .expect("client");
     cached_reads("hetzner", &hclient, "fsn1").await;
     hz.clear_request_log();
     let took = lifecycle(&hclient, "fsn1", "cx22").await;
-    println!("hetzner       lifecycle: {} provider calls (create, poll at 2/s until running, delete) in {:.1} s", hz.request_log().len(), took.as_secs_f64());
+    println!(
+        "hetzner       lifecycle: {} provider calls (create, poll at 2/s until running, delete) in {:.1} s",
+        hz.request_log().len(),
+        took.as_secs_f64()
+    );
 
-    let dox = FakeDigitalOcean::start(FakeDigitalOceanConfig { state_step: Duration::from_millis(500), ..Default::default() })
-        .await
-        .expect("fake digitalocean");
-    let dclient = DigitalOceanProvider::new(&dox.base_url(), SecretString::from("dop_v1_fake"), Arc::new(RateLimiter::digitalocean()), RetryPolicy::default())
-        .expect("client");
+    let dox = FakeDigitalOcean::start(FakeDigitalOceanConfig {
+        state_step: Duration::from_millis(500),
+        ..Default::default()
+    })
+    .await
+    .expect("fake digitalocean");
+    let dclient = DigitalOceanProvider::new(
+        &dox.base_url(),
+        SecretString::from("dop_v1_fake"),
+        Arc::new(RateLimiter::digitalocean()),
+        RetryPolicy::default(),
+    )
+    .expect("client");
     cached_reads("digitalocean", &dclient, "nyc3").await;
     let before = dox.request_log().len();
     let took = lifecycle(&dclient, "nyc3", "s-1vcpu-1gb").await;
-    println!("digitalocean  lifecycle: {} provider calls (create, poll at 2/s until running, delete) in {:.1} s", dox.request_log().len() - before, took.as_secs_f64());
+    println!(
+        "digitalocean  lifecycle: {} provider calls (create, poll at 2/s until running, delete) in {:.1} s",
+        dox.request_log().len() - before,
+        took.as_secs_f64()
+    );
 }

@@ -71,22 +71,31 @@ async fn main() {
 
     // The broker is internal: serve it on its own loopback listener, as a standalone
     // deployment would (without the mTLS, which is not what is measured here).
-    let broker_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let broker_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let broker_addr = broker_listener.local_addr().expect("addr");
     let broker = CredentialBrokerServer::new(BrokerService::new(app.credentials.clone()));
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(broker)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(broker_listener)),
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(
+                broker_listener,
+            )),
     );
-    let broker_channel: Channel =
-        Endpoint::from_shared(format!("http://{broker_addr}")).unwrap().connect().await.unwrap();
+    let broker_channel: Channel = Endpoint::from_shared(format!("http://{broker_addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
 
     let mut creds = app.credentials_client().await;
     creds
         .set_credential(pb::SetCredentialRequest {
             provider: pb::Provider::Hetzner as i32,
-            credential: Some(Credential::Hetzner(pb::ApiToken { token: canary.hetzner_token() })),
+            credential: Some(Credential::Hetzner(pb::ApiToken {
+                token: canary.hetzner_token(),
+            })),
         })
         .await
         .expect("seed credential");
@@ -96,7 +105,11 @@ async fn main() {
         measure("no-op unary (health Check)", clients, move |_| {
             let mut c = HealthClient::new(ch.clone());
             async move {
-                c.check(HealthCheckRequest { service: String::new() }).await.expect("check");
+                c.check(HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await
+                .expect("check");
             }
         })
         .await;

@@ -28,14 +28,26 @@ async fn main() {
             let name = format!("bench-{round}-{i}");
             let (_, token) = app
                 .nodes
-                .create_join_token(None, Some(NodeName::parse(&name).expect("name")), None, Role::General)
+                .create_join_token(
+                    None,
+                    Some(NodeName::parse(&name).expect("name")),
+                    None,
+                    Role::General,
+                )
                 .await
                 .expect("token");
             let token = JoinToken::parse(token.expose_secret()).expect("token parses");
-            let enrollment = Enrollment { addr: addr.clone(), pin: token.fingerprint(), token, node_name: name };
+            let enrollment = Enrollment {
+                addr: addr.clone(),
+                pin: token.fingerprint(),
+                token,
+                node_name: name,
+            };
             tasks.push(tokio::spawn(async move {
                 let t = Instant::now();
-                levelrail_agent::enroll::enroll(&enrollment, Duration::from_secs(30)).await.expect("enrolls");
+                levelrail_agent::enroll::enroll(&enrollment, Duration::from_secs(30))
+                    .await
+                    .expect("enrolls");
                 t.elapsed()
             }));
         }
@@ -54,6 +66,9 @@ async fn main() {
         p(1.0),
         all.len() as f64 / wall.as_secs_f64()
     );
-    assert_eq!(app.nodes.list_nodes().await.expect("list").len(), AGENTS * ROUNDS);
+    assert_eq!(
+        app.nodes.list_nodes().await.expect("list").len(),
+        AGENTS * ROUNDS
+    );
     app.stop().await;
 }

@@ -65,8 +65,12 @@ impl FaultPlan {
     /// Answers a `ratio` (0..1) of calls under `path_prefix` with one of `faults`, chosen by
     /// a deterministic generator seeded with `seed`.
     pub fn random(&self, ratio: f64, path_prefix: &str, faults: Vec<Fault>, seed: u64) {
-        *self.random.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Random { ratio, faults, state: seed.max(1), path_prefix: path_prefix.to_owned() });
+        *self.random.lock().unwrap_or_else(|e| e.into_inner()) = Some(Random {
+            ratio,
+            faults,
+            state: seed.max(1),
+            path_prefix: path_prefix.to_owned(),
+        });
     }
 
     /// Removes every rule.
@@ -82,7 +86,9 @@ impl FaultPlan {
             if let Some(rule) = rules.iter_mut().find(|r| {
                 r.remaining > 0
                     && path.starts_with(&r.path_prefix)
-                    && r.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+                    && r.method
+                        .as_deref()
+                        .is_none_or(|m| m.eq_ignore_ascii_case(method))
             }) {
                 rule.remaining -= 1;
                 return Some(rule.fault.clone());
