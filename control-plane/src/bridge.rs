@@ -10,7 +10,7 @@ use levelrail_credentials::domain::{
     CredentialSecret, Credentials, CredentialsError, ProviderKind,
 };
 use levelrail_provisioner::providers::registry::{
-    AccessBroker, BrokerError, Grant, ProviderRegistry,
+    AccessBroker, BrokerError, Grant, GrantContext, ProviderRegistry,
 };
 use levelrail_provisioner::providers::{ErrorKind, ProviderId};
 use secrecy::{ExposeSecret as _, SecretString};
@@ -63,6 +63,12 @@ impl AccessBroker for InProcessBroker {
             })?;
         match grant.secret {
             GrantSecret::Bearer(token) => Ok(Grant {
+                context: GrantContext {
+                    region: grant.context.region,
+                    subscription_id: grant.context.subscription_id,
+                    resource_group: grant.context.resource_group,
+                    project_id: grant.context.project_id,
+                },
                 credential_id: grant.context.credential_id,
                 token,
             }),
@@ -109,6 +115,7 @@ impl CredentialProbe for RegistryProbe {
             .client_with_token(
                 id,
                 SecretString::from(token.expose_secret().to_owned()),
+                &GrantContext::default(),
                 "verify",
             )
             .map_err(|e| CredentialsError::Unavailable(e.to_string()))?;

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
 use levelrail_provisioner::providers::hetzner::HetznerProvider;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::registry::{AccessBroker, ProviderRegistry, ProviderSpec};
+use levelrail_provisioner::providers::registry::{
+    AccessBroker, ClientParts, ProviderRegistry, ProviderSpec,
+};
 use levelrail_provisioner::providers::{CloudProvider, ProviderId};
 
 /// Where each provider's API lives.
@@ -33,11 +35,9 @@ pub fn registry(broker: Arc<dyn AccessBroker>, endpoints: &Endpoints) -> Provide
             ProviderId::Hetzner,
             ProviderSpec {
                 base_url: endpoints.hetzner.clone(),
-                construct: Arc::new(|base, token, limiter, policy| {
-                    Ok(
-                        Arc::new(HetznerProvider::new(base, token, limiter, policy)?)
-                            as Arc<dyn CloudProvider>,
-                    )
+                construct: Arc::new(|p: ClientParts<'_>| {
+                    let client = HetznerProvider::new(p.base_url, p.token, p.limiter, p.policy)?;
+                    Ok(Arc::new(client) as Arc<dyn CloudProvider>)
                 }),
                 limiter: RateLimiter::hetzner,
             },
@@ -46,11 +46,9 @@ pub fn registry(broker: Arc<dyn AccessBroker>, endpoints: &Endpoints) -> Provide
             ProviderId::DigitalOcean,
             ProviderSpec {
                 base_url: endpoints.digitalocean.clone(),
-                construct: Arc::new(|base, token, limiter, policy| {
-                    Ok(
-                        Arc::new(DigitalOceanProvider::new(base, token, limiter, policy)?)
-                            as Arc<dyn CloudProvider>,
-                    )
+                construct: Arc::new(|p: ClientParts<'_>| {
+                    let client = DigitalOceanProvider::new(p.base_url, p.token, p.limiter, p.policy)?;
+                    Ok(Arc::new(client) as Arc<dyn CloudProvider>)
                 }),
                 limiter: RateLimiter::digitalocean,
             },

@@ -11,6 +11,19 @@ use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{CloudProvider, ErrorKind, ProviderError, ProviderId};
 
+/// Non-secret settings that come with a credential (where to act).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantContext {
+    /// AWS default region.
+    pub region: String,
+    /// Azure subscription.
+    pub subscription_id: String,
+    /// Azure resource group.
+    pub resource_group: String,
+    /// GCP project.
+    pub project_id: String,
+}
+
 /// A short-lived grant for one provider, as the broker issues it.
 #[derive(Clone)]
 pub struct Grant {
@@ -18,6 +31,8 @@ pub struct Grant {
     pub credential_id: String,
     /// Bearer token (Hetzner / DigitalOcean API token, or an exchanged access token).
     pub token: SecretString,
+    /// Where to act.
+    pub context: GrantContext,
 }
 
 impl std::fmt::Debug for Grant {
@@ -44,9 +59,24 @@ pub trait AccessBroker: Send + Sync + std::fmt::Debug {
     async fn issue(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError>;
 }
 
-/// Builds a client from a token and a limiter (one per provider kind).
+/// What a client is built from.
+#[derive(Debug)]
+pub struct ClientParts<'a> {
+    /// The API base URL.
+    pub base_url: &'a str,
+    /// The bearer token.
+    pub token: SecretString,
+    /// Where to act (project, subscription, region).
+    pub context: &'a GrantContext,
+    /// The credential's shared limiter.
+    pub limiter: Arc<RateLimiter>,
+    /// Retries and timeouts.
+    pub policy: RetryPolicy,
+}
+
+/// Builds a client (one constructor per provider kind).
 pub type Constructor =
-    Arc<dyn Fn(&str, SecretString, Arc<RateLimiter>, RetryPolicy) -> Result<Arc<dyn CloudProvider>, ProviderError> + Send + Sync>;
+    Arc<dyn Fn(ClientParts<'_>) -> Result<Arc<dyn CloudProvider>, ProviderError> + Send + Sync>;
 
 /// A provider that can be built: its base URL, constructor and limiter shape.
 #[derive(Clone)]
@@ -106,7 +136,7 @@ impl ProviderRegistry {
     ) -> Result<(Arc<dyn CloudProvider>, String), RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
         let grant = self.broker.issue(id, purpose).await.map_err(RegistryError::Broker)?;
-        let client = self.build(id, spec, grant.token, &grant.credential_id)?;
+        let client = self.build(id, spec, grant.token, &grant.context, &grant.credential_id)?;
         Ok((client, grant.credential_id))
     }
 
@@ -116,10 +146,11 @@ impl ProviderRegistry {
         &self,
         id: ProviderId,
         token: SecretString,
+        context: &GrantContext,
         credential_id: &str,
     ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
-        self.build(id, spec, token, credential_id)
+        self.build(id, spec, token, context, credential_id)
     }
 
     fn build(
@@ -127,13 +158,21 @@ impl ProviderRegistry {
         id: ProviderId,
         spec: &ProviderSpec,
         token: SecretString,
+        context: &GrantContext,
         credential_id: &str,
     ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
         let limiter = {
             let mut map = self.limiters.lock().unwrap_or_else(|e| e.into_inner());
             map.entry((id, credential_id.to_owned())).or_insert_with(|| Arc::new((spec.limiter)())).clone()
         };
-        (spec.construct)(&spec.base_url, token, limiter, self.policy.clone()).map_err(RegistryError::Provider)
+        (spec.construct)(ClientParts {
+            base_url: &spec.base_url,
+            token,
+            context,
+            limiter,
+            policy: self.policy.clone(),
+        })
+        .map_err(RegistryError::Provider)
     }
 }
 
