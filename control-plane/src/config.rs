@@ -75,6 +75,18 @@ pub struct ServeConfig {
         default_value = "https://api.digitalocean.com/v2"
     )]
     pub digitalocean_api_url: String,
+    /// The address provisioned VMs dial to enroll (`host:port` of the agent listener as
+    /// seen from the VMs). Default: the bound agent address.
+    #[arg(long, env = "LEVELRAIL_AGENT_ADVERTISE")]
+    pub agent_advertise: Option<String>,
+    /// The agent container image provisioned VMs run (`repo:tag` or `repo@sha256:…`).
+    /// Default: the release tag of this version.
+    #[arg(long, env = "LEVELRAIL_AGENT_IMAGE")]
+    pub agent_image: Option<String>,
+    /// How long a provision may take before it fails and is cleaned up (Go duration,
+    /// e.g. `20m`).
+    #[arg(long, env = "APP_NODE_PROVISION_TIMEOUT")]
+    pub provision_timeout: Option<String>,
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]
     pub max_concurrent_requests: usize,

@@ -6,6 +6,7 @@ pub mod config;
 pub mod demo;
 pub mod listener;
 pub mod providers;
+pub mod provisioning;
 pub mod startup;
 pub mod telemetry;
 pub mod tls;

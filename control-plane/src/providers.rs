@@ -47,7 +47,8 @@ pub fn registry(broker: Arc<dyn AccessBroker>, endpoints: &Endpoints) -> Provide
             ProviderSpec {
                 base_url: endpoints.digitalocean.clone(),
                 construct: Arc::new(|p: ClientParts<'_>| {
-                    let client = DigitalOceanProvider::new(p.base_url, p.token, p.limiter, p.policy)?;
+                    let client =
+                        DigitalOceanProvider::new(p.base_url, p.token, p.limiter, p.policy)?;
                     Ok(Arc::new(client) as Arc<dyn CloudProvider>)
                 }),
                 limiter: RateLimiter::digitalocean,

@@ -20,7 +20,7 @@ use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_proto::credentials::v1::credentials_service_server::CredentialsServiceServer;
 use levelrail_provisioner::domain::Nodes;
 use levelrail_provisioner::enroll::ControlPlaneCa;
-use levelrail_provisioner::grpc::NodesGrpc;
+use levelrail_provisioner::grpc::{NodesGrpc, ProvisionerGrpc};
 use secrecy::{ExposeSecret as _, SecretString};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -42,6 +42,7 @@ pub struct App {
     agent_router: axum::Router,
     agent_tls: Arc<rustls::ServerConfig>,
     nodes: Arc<Nodes>,
+    provisioning: crate::provisioning::Provisioning,
     registry: Arc<ProviderRegistry>,
     demo: Option<Demo>,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -101,8 +102,10 @@ impl App {
         if let Some(token) = &admin_token {
             write_admin_token(&cfg.data_dir, token)?;
         }
-        let nodes = Arc::new(Nodes::new(open_node_store(&cfg).await?, ca.clone()));
-        let grpc = grpc_routes(&credentials, &nodes);
+        let provisioning =
+            crate::provisioning::build(&cfg, ca.clone(), registry.clone(), agent_addr).await?;
+        let nodes = provisioning.nodes.clone();
+        let grpc = grpc_routes(&credentials, &nodes, &provisioning.provisioner);
         let web_dir = cfg.web_dir.clone().or_else(default_web_dir);
         let router = listener::assemble(
             grpc,
@@ -127,6 +130,7 @@ impl App {
             agent_router,
             agent_tls,
             nodes,
+            provisioning,
             registry,
             demo,
             tls,
@@ -155,6 +159,11 @@ impl App {
     /// The demo clouds, when running with `--demo`.
     pub fn demo(&self) -> Option<&Demo> {
         self.demo.as_ref()
+    }
+
+    /// The provisioner state (provisions and their workflow).
+    pub fn provisioner(&self) -> &Arc<levelrail_provisioner::domain::Provisioner> {
+        &self.provisioning.provisioner
     }
 
     /// The node registry.
@@ -209,7 +218,11 @@ impl App {
     }
 }
 
-fn grpc_routes(credentials: &Credentials, nodes: &Arc<Nodes>) -> axum::Router {
+fn grpc_routes(
+    credentials: &Credentials,
+    nodes: &Arc<Nodes>,
+    provisioner: &Arc<levelrail_provisioner::domain::Provisioner>,
+) -> axum::Router {
     let auth = BearerAuth::new(credentials.api_tokens().clone());
     let creds = CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))
         .max_decoding_message_size(CREDENTIALS_MAX_MESSAGE);
@@ -230,7 +243,13 @@ fn grpc_routes(credentials: &Credentials, nodes: &Arc<Nodes>) -> axum::Router {
         .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE);
     let mut routes = tonic::service::Routes::new(health)
         .add_service(InterceptedService::new(creds, auth.clone()))
-        .add_service(InterceptedService::new(nodes_svc, auth.clone()));
+        .add_service(InterceptedService::new(nodes_svc, auth.clone()))
+        .add_service(InterceptedService::new(
+            ProvisionerGrpc::new(provisioner.clone())
+                .into_server()
+                .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE),
+            auth.clone(),
+        ));
     if let Ok(reflection) = reflection {
         routes = routes.add_service(InterceptedService::new(reflection, auth));
     }
@@ -262,21 +281,6 @@ fn server_hosts(cfg: &ServeConfig, addr: SocketAddr) -> Vec<String> {
     }
     hosts.extend(cfg.tls_sans.iter().cloned());
     hosts
-}
-
-/// The provisioner's database: the same server as the credentials service when
-/// `DATABASE_URL` names PostgreSQL (each service keeps its own migration table), otherwise
-/// its own SQLite file in the data directory.
-async fn open_node_store(
-    cfg: &ServeConfig,
-) -> anyhow::Result<Arc<dyn levelrail_provisioner::store::NodeStore>> {
-    let dsn = match &cfg.database_url {
-        Some(url) if url.expose_secret().starts_with("postgres") => url.expose_secret().to_owned(),
-        _ => format!("sqlite://{}", cfg.data_dir.join("provisioner.db").display()),
-    };
-    levelrail_provisioner::store::open(&dsn)
-        .await
-        .context("opening the provisioner database")
 }
 
 /// `web/dist` of the workspace, when the binary runs from a checkout and it was built.

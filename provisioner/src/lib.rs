@@ -6,6 +6,7 @@ pub mod enroll;
 pub mod grpc;
 pub mod providers;
 pub mod store;
+pub mod workflow;
 
 pub use grpc::PeerCertificates;
 

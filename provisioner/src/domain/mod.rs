@@ -1,10 +1,13 @@
-//! The node registry's domain: validated names, join tokens, node records and the `Nodes`
-//! state struct whose methods the gRPC handlers call. Nothing here imports the proto crate.
+//! The provisioner's domain: validated names, join tokens, node records and the `Nodes`
+//! state struct; provisions (`provision`) and the `Provisioner` state struct. The gRPC
+//! handlers call these structs' methods. Nothing here imports the proto crate.
 mod error;
 mod join_token;
 mod names;
 mod node;
 mod nodes;
+pub mod provision;
+mod provisions;
 mod teardown;
 
 pub use error::{AuthFailure, NodesError};
@@ -18,7 +21,11 @@ pub use node::{
     WorkloadKind,
 };
 pub use nodes::{
-    Clock, DEFAULT_JOIN_TOKEN_TTL, JoinTokenInfo, MAX_JOIN_TOKEN_TTL, NodeIdentity, Nodes,
-    PROVISION_JOIN_TOKEN_TTL,
+    Clock, DEFAULT_JOIN_TOKEN_TTL, EnrollmentListener, JoinTokenInfo, MAX_JOIN_TOKEN_TTL,
+    NodeIdentity, Nodes, PROVISION_JOIN_TOKEN_TTL,
+};
+pub use provisions::{
+    DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig, ProvisionerDeps,
+    WorkflowTuning,
 };
 pub use teardown::ServerTeardown;

@@ -1,6 +1,7 @@
 //! The `Nodes` state struct: join tokens, enrollment, heartbeats and the node registry.
 //! gRPC handlers call its methods; it holds the store, the control-plane CA and the clock.
 mod enroll;
+mod listener;
 mod validate;
 
 use std::fmt;
@@ -17,6 +18,8 @@ use super::node::{InstallStep, Node, NodeId, Role};
 use super::teardown::ServerTeardown;
 use crate::enroll::ControlPlaneCa;
 use crate::store::{JoinTokenRecord, NodeStore};
+
+pub use listener::EnrollmentListener;
 
 /// The TTL of a join token when none is asked for (CAPI's kubeadm bootstrap uses 15 min).
 pub const DEFAULT_JOIN_TOKEN_TTL: Duration = Duration::minutes(15);
@@ -63,6 +66,7 @@ pub struct Nodes {
     ca: Arc<ControlPlaneCa>,
     clock: Clock,
     teardown: Option<Arc<dyn ServerTeardown>>,
+    listener: Option<Arc<dyn EnrollmentListener>>,
 }
 
 impl fmt::Debug for Nodes {
@@ -87,7 +91,15 @@ impl Nodes {
             ca,
             clock,
             teardown: None,
+            listener: None,
         }
+    }
+
+    /// Tells `listener` about every enrollment and install-progress report as soon as it is
+    /// committed (the provision workflow, so `ready` is pushed, not polled).
+    pub fn with_enrollment_listener(mut self, listener: Arc<dyn EnrollmentListener>) -> Self {
+        self.listener = Some(listener);
+        self
     }
 
     /// Lets `DeleteNode` destroy a provisioned node's server through `teardown` (the
@@ -259,6 +271,22 @@ impl Nodes {
         }
         info!(node_id = %id, "node deleted");
         Ok(())
+    }
+
+    /// The node enrolled with join token `id`, if it was redeemed and the node still exists.
+    pub async fn node_enrolled_with_token(
+        &self,
+        id: &JoinTokenId,
+    ) -> Result<Option<Node>, NodesError> {
+        let Some(node_id) = self
+            .store
+            .get_join_token(id)
+            .await?
+            .and_then(|t| t.used_by_node)
+        else {
+            return Ok(None);
+        };
+        Ok(self.store.get_node(&node_id).await?)
     }
 
     /// The install steps a provision's node reported, in step order.

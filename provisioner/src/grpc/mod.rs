@@ -1,14 +1,19 @@
-//! Transport: the `NodesService` (operators) and `EnrollmentService` (agents) gRPC
-//! handlers, proto↔domain conversion and the one `NodesError` → `Status` mapping.
+//! Transport: the `NodesService` (operators), `EnrollmentService` (agents) and
+//! `ProvisionerService` gRPC handlers, proto↔domain conversion and the error → `Status`
+//! mappings.
 //! Handlers destructure the request, convert, make one domain call and convert back.
 mod convert;
 mod enrollment;
 mod nodes;
 mod peer;
+mod provision_convert;
+mod provision_status;
+mod provisioner;
 mod status;
 
 pub use enrollment::EnrollmentGrpc;
 pub use nodes::NodesGrpc;
+pub use provisioner::ProvisionerGrpc;
 pub use status::REASON_METADATA_KEY;
 
 /// The client certificate chain of a TLS connection (leaf first), as the agent listener

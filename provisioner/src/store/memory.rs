@@ -9,14 +9,21 @@ use time::OffsetDateTime;
 
 use super::codec::to_stored_precision;
 use super::records::explain_failed_update;
-use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, StoreError};
+use super::{
+    ClaimHolder, JoinTokenRecord, NewNode, NodeStore, ProvisionRecord, RedeemError, StoreError,
+};
+use crate::domain::provision::ProvisionId;
 use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
 
 #[derive(Debug, Default)]
-struct State {
+pub(crate) struct State {
     tokens: BTreeMap<JoinTokenId, JoinTokenRecord>,
     nodes: BTreeMap<NodeId, Node>,
     progress: BTreeMap<(String, InstallStep), OffsetDateTime>,
+    /// Provisions (see `provisions::memory`).
+    pub(crate) provisions: BTreeMap<ProvisionId, ProvisionRecord>,
+    /// Node-name claims: name → holder.
+    pub(crate) claims: BTreeMap<NodeName, ClaimHolder>,
 }
 
 /// A `NodeStore` held in memory; lost when dropped.
@@ -31,7 +38,7 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave a half-applied change: every
         // operation validates before it mutates, so the state is usable after poisoning.
         self.state
@@ -139,6 +146,15 @@ impl NodeStore for MemoryStore {
         if state.nodes.contains_key(&new_node.id) {
             return Err(StoreError::Duplicate("nodes").into());
         }
+        let own_provision = new_node.provision_id.as_deref();
+        match state.claims.get(node_name) {
+            None => {}
+            Some(ClaimHolder::Provision(p)) if Some(p.as_str()) == own_provision => {}
+            Some(_) => return Err(RedeemError::NameTaken),
+        }
+        state
+            .claims
+            .insert(node_name.clone(), ClaimHolder::Node(new_node.id.clone()));
         let node = new_node.enrolled(node_name, now);
         if let Some(t) = state.tokens.get_mut(id) {
             t.used_at = Some(now);
@@ -159,7 +175,11 @@ impl NodeStore for MemoryStore {
     }
 
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError> {
-        Ok(self.lock().nodes.remove(id).is_some())
+        let mut state = self.lock();
+        state
+            .claims
+            .retain(|_, holder| *holder != ClaimHolder::Node(id.clone()));
+        Ok(state.nodes.remove(id).is_some())
     }
 
     async fn touch_node(

@@ -1,4 +1,5 @@
-//! Persistence of join tokens (hashes only), enrolled nodes and install progress.
+//! Persistence of join tokens (hashes only), enrolled nodes and install progress, and (in
+//! `provisions`) of provisions and node-name claims.
 //!
 //! One trait, three backends (`memory`, `sqlite`, `postgres`) and one conformance suite
 //! (`conformance::run`) that every backend must pass. The store never sees a token secret:
@@ -12,15 +13,21 @@ use time::OffsetDateTime;
 
 use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
 
+mod claims;
 mod codec;
 pub mod conformance;
 pub mod memory;
 pub mod postgres;
+pub mod provisions;
 mod records;
 pub mod sqlite;
 
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
+pub use provisions::{
+    ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore,
+    ProvisionerStore, open_provisioner_store,
+};
 pub use records::{JoinTokenRecord, NewNode, RedeemError};
 pub use sqlite::SqliteStore;
 
@@ -29,17 +36,8 @@ pub use sqlite::SqliteStore;
 /// applied before it returns. Neither errors nor logs ever contain the DSN, which may hold
 /// a database password.
 pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
-    if dsn == "memory" {
-        Ok(Arc::new(MemoryStore::new()))
-    } else if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
-        Ok(Arc::new(PostgresStore::connect(dsn).await?))
-    } else if dsn.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteStore::connect(dsn).await?))
-    } else {
-        Err(StoreError::Corrupt(
-            "unsupported database URL: want memory, sqlite://PATH or postgres://…".into(),
-        ))
-    }
+    let store: Arc<dyn NodeStore> = open_provisioner_store(dsn).await?;
+    Ok(store)
 }
 
 /// Storage failures a caller acts on.

@@ -10,6 +10,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{AssertSqlSafe, Connection as _, Executor as _};
 use time::OffsetDateTime;
 
+use super::claims::claim_for_node_postgres;
 use super::codec::{
     addresses_json, decode_progress, format_optional, format_timestamp, is_unique_violation,
     kinds_json, node_insert_outcome, read_node, read_token, to_stored_precision,
@@ -69,7 +70,7 @@ const TEST_SCHEMA_PREFIX: &str = "lr_prov_test_";
 /// A `NodeStore` in a PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
-    pool: PgPool,
+    pub(crate) pool: PgPool,
 }
 
 impl PostgresStore {
@@ -288,6 +289,13 @@ impl NodeStore for PostgresStore {
             ));
         }
         insert_node(&mut tx, node_name, new_node, &now_text).await?;
+        claim_for_node_postgres(
+            &mut tx,
+            node_name,
+            &new_node.id,
+            new_node.provision_id.as_deref(),
+        )
+        .await?;
         tx.commit().await?;
         Ok(new_node.enrolled(node_name, now))
     }
@@ -308,10 +316,17 @@ impl NodeStore for PostgresStore {
     }
 
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError> {
+        // The node's name claim goes with it, in the same transaction.
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query("DELETE FROM nodes WHERE id = $1")
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        sqlx::query("DELETE FROM name_claims WHERE holder_kind = 'node' AND holder_id = $1")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 

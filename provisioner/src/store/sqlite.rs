@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use time::OffsetDateTime;
 
+use super::claims::claim_for_node_sqlite;
 use super::codec::{
     addresses_json, decode_progress, format_optional, format_timestamp, is_unique_violation,
     kinds_json, node_insert_outcome, read_node, read_token, to_stored_precision,
@@ -46,7 +47,7 @@ macro_rules! select_nodes {
 /// A `NodeStore` in a SQLite database.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
 }
 
 impl SqliteStore {
@@ -252,6 +253,13 @@ impl NodeStore for SqliteStore {
             ));
         }
         insert_node(&mut tx, node_name, new_node, &now_text).await?;
+        claim_for_node_sqlite(
+            &mut tx,
+            node_name,
+            &new_node.id,
+            new_node.provision_id.as_deref(),
+        )
+        .await?;
         tx.commit().await?;
         Ok(new_node.enrolled(node_name, now))
     }
@@ -272,10 +280,17 @@ impl NodeStore for SqliteStore {
     }
 
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError> {
+        // The node's name claim goes with it, in the same transaction.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let done = sqlx::query("DELETE FROM nodes WHERE id = ?")
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        sqlx::query("DELETE FROM name_claims WHERE holder_kind = 'node' AND holder_id = ?")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 

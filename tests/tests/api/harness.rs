@@ -30,6 +30,9 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         allowed_origins: vec!["https://console.example.test".into()],
         web_dir: None,
         max_concurrent_requests: 512,
+        agent_advertise: None,
+        agent_image: Some("ghcr.io/glincker/levelrail-agent:0.1.0".into()),
+        provision_timeout: None,
         hetzner_api_url: "http://127.0.0.1:9/v1".into(),
         digitalocean_api_url: "http://127.0.0.1:9/v2".into(),
     }
@@ -187,7 +190,9 @@ impl ServerProcess {
     pub(crate) fn start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
-        let agent_addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
+        let agent_addr: SocketAddr = format!("127.0.0.1:{}", free_port())
+            .parse()
+            .expect("address");
         let log_path = data_dir.with_extension("log");
         let log = std::fs::File::create(&log_path).expect("log file");
         let stdout_log = log.try_clone().expect("log file");

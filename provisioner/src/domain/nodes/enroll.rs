@@ -57,6 +57,9 @@ impl Nodes {
             .await
             .map_err(|e| redeem_rejected(&parsed.id, e, &node_name))?;
         info!(node_id = %node.id, node_name = %node.name, token_id = %parsed.id, "node enrolled");
+        if let Some(listener) = &self.listener {
+            listener.node_enrolled(&node);
+        }
         Ok((node, certificate_pem))
     }
 
@@ -87,6 +90,9 @@ impl Nodes {
             .record_install_progress(&provision_id, step, now)
             .await?;
         info!(%provision_id, step = step.as_str(), "install progress reported");
+        if let Some(listener) = &self.listener {
+            listener.install_progress(&provision_id, step);
+        }
         Ok(())
     }
 

@@ -71,7 +71,10 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
         .await
         .expect("reopens");
 
-    assert_eq!(applied, 1, "expected exactly the first migration");
+    assert_eq!(
+        applied, 2,
+        "expected exactly the node and provision migrations"
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,145 @@
+//! Assembling the provisioner in all-in-one mode: one store for nodes and provisions (name
+//! claims and enrollment share transactions), the sealing key and control-plane id in the
+//! data directory, the enrollment → provision event hub, teardown for
+//! `DeleteNode{destroy_server}`, and the recovery loop that resumes in-flight provisions.
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use levelrail_provisioner::cloudinit::AgentImage;
+use levelrail_provisioner::domain::provision::{SealingKey, parse_go_duration};
+use levelrail_provisioner::domain::{
+    DEFAULT_PROVISION_TIMEOUT, Nodes, Provisioner, ProvisionerConfig, ProvisionerDeps,
+    WorkflowTuning,
+};
+use levelrail_provisioner::enroll::ControlPlaneCa;
+use levelrail_provisioner::providers::catalog::{CatalogCache, CatalogTtl};
+use levelrail_provisioner::providers::registry::ProviderRegistry;
+use levelrail_provisioner::store::{NodeStore, ProvisionStore, open_provisioner_store};
+use levelrail_provisioner::workflow::{ProvisionEvents, ProvisionTeardown};
+use secrecy::ExposeSecret as _;
+use tokio::task::JoinHandle;
+use tracing::{info, warn};
+
+use crate::config::ServeConfig;
+
+/// The assembled provisioner side.
+#[derive(Debug)]
+pub struct Provisioning {
+    /// Nodes, join tokens, enrollment.
+    pub nodes: Arc<Nodes>,
+    /// Provisions and their workflow.
+    pub provisioner: Arc<Provisioner>,
+    /// The recovery loop (resumes in-flight provisions, also those of a dead replica).
+    pub recovery: JoinHandle<()>,
+}
+
+/// Builds the provisioner side.
+pub async fn build(
+    cfg: &ServeConfig,
+    ca: Arc<ControlPlaneCa>,
+    registry: Arc<ProviderRegistry>,
+    agent_addr: SocketAddr,
+) -> anyhow::Result<Provisioning> {
+    let store = open_provisioner_store(&dsn(cfg))
+        .await
+        .context("opening the provisioner database")?;
+    let node_store: Arc<dyn NodeStore> = store.clone();
+    let provision_store: Arc<dyn ProvisionStore> = store.clone();
+    let sealing_key = SealingKey::load_or_create(&cfg.data_dir.join("provision-seal.key"))
+        .context("the provision sealing key")?;
+    let control_plane_id = control_plane_id(&cfg.data_dir)?;
+    let events = Arc::new(ProvisionEvents::new());
+    let teardown = Arc::new(ProvisionTeardown::new(
+        provision_store.clone(),
+        registry.clone(),
+        control_plane_id.clone(),
+    ));
+    let nodes = Arc::new(
+        Nodes::new(node_store, ca)
+            .with_enrollment_listener(events.clone())
+            .with_server_teardown(teardown),
+    );
+    let advertise = advertised_agent_addr(cfg, agent_addr);
+    let timeout = match &cfg.provision_timeout {
+        Some(t) => {
+            parse_go_duration(t).map_err(|e| anyhow::anyhow!("APP_NODE_PROVISION_TIMEOUT: {e}"))?
+        }
+        None => DEFAULT_PROVISION_TIMEOUT,
+    };
+    let agent_image = match &cfg.agent_image {
+        Some(image) => {
+            AgentImage::parse(image).map_err(|e| anyhow::anyhow!("--agent-image: {e}"))?
+        }
+        None => AgentImage::default_for_version(env!("CARGO_PKG_VERSION"))
+            .map_err(|e| anyhow::anyhow!("agent image: {e}"))?,
+    };
+    let provisioner = Arc::new(Provisioner::new(ProvisionerDeps {
+        store: provision_store,
+        nodes: nodes.clone(),
+        registry,
+        catalog: CatalogCache::new(CatalogTtl::default()),
+        events,
+        clock: Arc::new(time::OffsetDateTime::now_utc),
+        config: ProvisionerConfig {
+            control_plane_id,
+            default_control_plane_addr: Some(advertise.clone()),
+            agent_image,
+            timeout,
+            progress_url: format!("https://{advertise}/v1/provision-progress"),
+            sealing_key,
+            tuning: WorkflowTuning::default(),
+        },
+    }));
+    let recovery = provisioner
+        .workflow()
+        .spawn_recovery(Duration::from_secs(30));
+    info!(agent_addr = %advertise, timeout_s = timeout.as_secs(), "provisioner ready");
+    Ok(Provisioning {
+        nodes,
+        provisioner,
+        recovery,
+    })
+}
+
+/// The database: PostgreSQL when `DATABASE_URL` names one (each service keeps its own
+/// migration table), otherwise a SQLite file in the data directory.
+fn dsn(cfg: &ServeConfig) -> String {
+    match &cfg.database_url {
+        Some(url) if url.expose_secret().starts_with("postgres") => url.expose_secret().to_owned(),
+        _ => format!("sqlite://{}", cfg.data_dir.join("provisioner.db").display()),
+    }
+}
+
+/// The address new VMs dial: `--agent-advertise`, else the bound agent address (an
+/// unspecified bind address is replaced by loopback, with a warning).
+fn advertised_agent_addr(cfg: &ServeConfig, bound: SocketAddr) -> String {
+    if let Some(a) = &cfg.agent_advertise {
+        return a.clone();
+    }
+    if bound.ip().is_unspecified() {
+        warn!(
+            "--agent-listen is a wildcard address and --agent-advertise is not set: provisioned VMs would dial 127.0.0.1; set --agent-advertise HOST:PORT"
+        );
+        return format!("127.0.0.1:{}", bound.port());
+    }
+    bound.to_string()
+}
+
+/// A stable id for this control plane, created once in the data directory; it goes into
+/// the labels of everything it creates at a provider.
+fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
+    let path = dir.join("control-plane.id");
+    if let Ok(id) = std::fs::read_to_string(&path) {
+        let id = id.trim().to_owned();
+        if !id.is_empty() {
+            return Ok(id);
+        }
+    }
+    let id = format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    std::fs::write(&path, format!("{id}\n"))
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(id)
+}

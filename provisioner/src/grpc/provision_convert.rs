@@ -1,0 +1,160 @@
+//! Conversion between `levelrail.provisioner.v1` messages and the provisioner's domain
+//! types. Proto types stop here.
+use levelrail_proto::credentials::v1::Provider as PbProvider;
+use levelrail_proto::provisioner::v1 as pb;
+
+use super::convert::timestamp;
+use crate::domain::provision::{Provision, ProvisionInput, ProvisionStatus, StageTiming};
+use crate::domain::{FieldError, InstallStep, Role};
+use crate::providers::{ProviderId, Region, Size};
+
+/// The provider a request names; `None` when unspecified (the domain names the field).
+pub(super) fn provider(value: i32) -> Result<Option<ProviderId>, FieldError> {
+    match PbProvider::try_from(value) {
+        Ok(PbProvider::Unspecified) => Ok(None),
+        Ok(PbProvider::Hetzner) => Ok(Some(ProviderId::Hetzner)),
+        Ok(PbProvider::Digitalocean) => Ok(Some(ProviderId::DigitalOcean)),
+        Ok(PbProvider::Aws) => Ok(Some(ProviderId::Aws)),
+        Ok(PbProvider::Azure) => Ok(Some(ProviderId::Azure)),
+        Ok(PbProvider::Gcp) => Ok(Some(ProviderId::Gcp)),
+        Err(_) => Err(FieldError::new("provider", "is not a known provider")),
+    }
+}
+
+fn provider_to_pb(p: ProviderId) -> PbProvider {
+    match p {
+        ProviderId::Hetzner => PbProvider::Hetzner,
+        ProviderId::DigitalOcean => PbProvider::Digitalocean,
+        ProviderId::Aws => PbProvider::Aws,
+        ProviderId::Azure => PbProvider::Azure,
+        ProviderId::Gcp => PbProvider::Gcp,
+    }
+}
+
+fn role(value: i32) -> Result<Role, FieldError> {
+    match pb::Role::try_from(value) {
+        Ok(pb::Role::Unspecified | pb::Role::General) => Ok(Role::General),
+        Ok(pb::Role::Build) => Ok(Role::Build),
+        Err(_) => Err(FieldError::new("role", "must be general or build")),
+    }
+}
+
+fn role_to_pb(r: Role) -> pb::Role {
+    match r {
+        Role::General => pb::Role::General,
+        Role::Build => pb::Role::Build,
+    }
+}
+
+fn status_to_pb(s: ProvisionStatus) -> pb::ProvisionStatus {
+    match s {
+        ProvisionStatus::Creating => pb::ProvisionStatus::Creating,
+        ProvisionStatus::Booting => pb::ProvisionStatus::Booting,
+        ProvisionStatus::Installing => pb::ProvisionStatus::Installing,
+        ProvisionStatus::Enrolling => pb::ProvisionStatus::Enrolling,
+        ProvisionStatus::Ready => pb::ProvisionStatus::Ready,
+        ProvisionStatus::Failed => pb::ProvisionStatus::Failed,
+    }
+}
+
+fn install_step_to_pb(s: Option<InstallStep>) -> pb::InstallStep {
+    match s {
+        None => pb::InstallStep::Unspecified,
+        Some(InstallStep::DockerReady) => pb::InstallStep::DockerReady,
+        Some(InstallStep::ImagePulled) => pb::InstallStep::ImagePulled,
+        Some(InstallStep::AgentStarted) => pb::InstallStep::AgentStarted,
+    }
+}
+
+/// A `ProvisionRequest` as domain input (field validation is the domain's).
+pub(super) fn provision_input(req: pb::ProvisionRequest) -> Result<ProvisionInput, FieldError> {
+    Ok(ProvisionInput {
+        provider: provider(req.provider)?,
+        region: req.region,
+        size: req.size,
+        name: req.name,
+        role: role(req.role)?,
+        ssh_public_keys: req.ssh_public_keys,
+        ssh_source_cidr: req.ssh_source_cidr,
+        image: req.image,
+        control_plane_addr: req.control_plane_addr,
+        request_id: req.request_id,
+        keep_on_failure: req.keep_on_failure,
+    })
+}
+
+fn stage(s: &StageTiming) -> pb::StageTiming {
+    pb::StageTiming {
+        status: status_to_pb(s.status).into(),
+        entered_at: Some(timestamp(s.entered_at)),
+    }
+}
+
+/// A provision as the API shows it.
+pub(super) fn provision(p: Provision) -> pb::Provision {
+    pb::Provision {
+        id: p.id.to_string(),
+        provider: provider_to_pb(p.provider).into(),
+        region: p.region,
+        size: p.size,
+        name: p.name.to_string(),
+        role: role_to_pb(p.role).into(),
+        status: status_to_pb(p.status).into(),
+        install_step: install_step_to_pb(p.install_step).into(),
+        ip_address: p.ip_address.unwrap_or_default(),
+        node_id: p.node_id.map(|n| n.to_string()).unwrap_or_default(),
+        failed_phase: p
+            .failed_phase
+            .map_or(pb::ProvisionStatus::Unspecified, status_to_pb)
+            .into(),
+        failure_reason: p.failure_reason.unwrap_or_default(),
+        provider_error_code: p.provider_error_code.unwrap_or_default(),
+        created_at: Some(timestamp(p.created_at)),
+        updated_at: Some(timestamp(p.updated_at)),
+        generation: p.generation,
+        stages: p.stages.iter().map(stage).collect(),
+        keep_on_failure: p.keep_on_failure,
+    }
+}
+
+/// A region.
+pub(super) fn region(r: Region) -> pb::Region {
+    pb::Region {
+        id: r.id,
+        name: r.name,
+    }
+}
+
+/// A size.
+pub(super) fn size(s: Size) -> pb::Size {
+    pb::Size {
+        id: s.id,
+        name: s.name,
+        vcpus: s.vcpus,
+        memory_mb: s.memory_mb,
+        disk_gb: s.disk_gb,
+        price_monthly: s.price_monthly.unwrap_or_default(),
+        currency: s.currency.unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_enum_values_name_their_field() {
+        assert_eq!(provider(99).expect_err("unknown").field, "provider");
+        assert_eq!(provider(0), Ok(None));
+        assert_eq!(role(7).expect_err("unknown").field, "role");
+        assert_eq!(role(0), Ok(Role::General));
+        assert_eq!(role(2), Ok(Role::Build));
+    }
+
+    #[test]
+    fn every_provider_round_trips() {
+        for p in ProviderId::ALL {
+            assert_eq!(provider(provider_to_pb(p).into()), Ok(Some(p)));
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! `ProvisionerService`: regions, sizes and provisions. Handlers destructure the request,
+//! convert, make one `Provisioner` call and convert back; `WatchProvision` streams from a
+//! spawned task through a bounded channel and stops when the client goes away.
+use std::sync::Arc;
+
+use levelrail_proto::provisioner::v1 as pb;
+use levelrail_proto::provisioner::v1::provisioner_service_server::{
+    ProvisionerService, ProvisionerServiceServer,
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::provision_convert as convert;
+use crate::domain::Provisioner;
+use crate::domain::provision::{ProvisionError, ProvisionId};
+
+/// Events buffered per watch stream: a slow client holds back only its own stream.
+const WATCH_BUFFER: usize = 4;
+
+/// The `ProvisionerService` implementation over a [`Provisioner`].
+#[derive(Debug, Clone)]
+pub struct ProvisionerGrpc {
+    provisioner: Arc<Provisioner>,
+}
+
+impl ProvisionerGrpc {
+    /// Handlers over `provisioner`.
+    pub fn new(provisioner: Arc<Provisioner>) -> Self {
+        ProvisionerGrpc { provisioner }
+    }
+
+    /// The tonic service, ready to mount on the public (bearer-authenticated) listener.
+    pub fn into_server(self) -> ProvisionerServiceServer<Self> {
+        ProvisionerServiceServer::new(self)
+    }
+}
+
+fn provision_id(id: &str) -> Result<ProvisionId, Status> {
+    ProvisionId::parse(id).map_err(|e| ProvisionError::from(e).into())
+}
+
+#[tonic::async_trait]
+impl ProvisionerService for ProvisionerGrpc {
+    async fn list_regions(
+        &self,
+        request: Request<pb::ListRegionsRequest>,
+    ) -> Result<Response<pb::ListRegionsResponse>, Status> {
+        let provider =
+            convert::provider(request.into_inner().provider).map_err(ProvisionError::from)?;
+        let regions = self.provisioner.list_regions(provider).await?;
+        Ok(Response::new(pb::ListRegionsResponse {
+            regions: regions.into_iter().map(convert::region).collect(),
+        }))
+    }
+
+    async fn list_sizes(
+        &self,
+        request: Request<pb::ListSizesRequest>,
+    ) -> Result<Response<pb::ListSizesResponse>, Status> {
+        let pb::ListSizesRequest { provider, region } = request.into_inner();
+        let provider = convert::provider(provider).map_err(ProvisionError::from)?;
+        let sizes = self.provisioner.list_sizes(provider, &region).await?;
+        Ok(Response::new(pb::ListSizesResponse {
+            sizes: sizes.into_iter().map(convert::size).collect(),
+        }))
+    }
+
+    async fn provision(
+        &self,
+        request: Request<pb::ProvisionRequest>,
+    ) -> Result<Response<pb::ProvisionResponse>, Status> {
+        let input = convert::provision_input(request.into_inner()).map_err(ProvisionError::from)?;
+        let provision = self.provisioner.provision(input).await?;
+        Ok(Response::new(pb::ProvisionResponse {
+            provision: Some(convert::provision(provision)),
+        }))
+    }
+
+    async fn get_provision(
+        &self,
+        request: Request<pb::GetProvisionRequest>,
+    ) -> Result<Response<pb::GetProvisionResponse>, Status> {
+        let id = provision_id(&request.into_inner().id)?;
+        let provision = self.provisioner.get_provision(&id).await?;
+        Ok(Response::new(pb::GetProvisionResponse {
+            provision: Some(convert::provision(provision)),
+        }))
+    }
+
+    async fn list_provisions(
+        &self,
+        request: Request<pb::ListProvisionsRequest>,
+    ) -> Result<Response<pb::ListProvisionsResponse>, Status> {
+        let pb::ListProvisionsRequest {
+            page_size,
+            page_token,
+        } = request.into_inner();
+        let page = self
+            .provisioner
+            .list_provisions(page_size, &page_token)
+            .await?;
+        Ok(Response::new(pb::ListProvisionsResponse {
+            provisions: page
+                .provisions
+                .into_iter()
+                .map(convert::provision)
+                .collect(),
+            next_page_token: page.next_page_token,
+        }))
+    }
+
+    type WatchProvisionStream = ReceiverStream<Result<pb::ProvisionEvent, Status>>;
+
+    async fn watch_provision(
+        &self,
+        request: Request<pb::WatchProvisionRequest>,
+    ) -> Result<Response<Self::WatchProvisionStream>, Status> {
+        let id = provision_id(&request.into_inner().id)?;
+        let mut subscription = self.provisioner.watch_provision(&id).await?;
+        let (tx, rx) = mpsc::channel(WATCH_BUFFER);
+        tokio::spawn(async move {
+            while let Some(provision) = subscription.next().await {
+                let event = pb::ProvisionEvent {
+                    provision: Some(convert::provision(provision)),
+                };
+                if tx.send(Ok(event)).await.is_err() {
+                    // The client went away.
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn cancel_provision(
+        &self,
+        request: Request<pb::CancelProvisionRequest>,
+    ) -> Result<Response<pb::CancelProvisionResponse>, Status> {
+        let id = provision_id(&request.into_inner().id)?;
+        let provision = self.provisioner.cancel_provision(&id).await?;
+        Ok(Response::new(pb::CancelProvisionResponse {
+            provision: Some(convert::provision(provision)),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,232 @@
+//! The behaviour every `ProvisionStore` backend must show, as one suite run against each
+//! (on the same database as its node half). It panics, naming the broken behaviour, on the
+//! first deviation.
+mod claims;
+mod fixtures;
+mod lease;
+
+use std::sync::Arc;
+
+use time::Duration;
+
+use self::fixtures::{T0, T0_STORED, record};
+use super::{InsertProvisionError, PageCursor, ProvisionStore, ProvisionerStore};
+use crate::domain::provision::{ProvisionId, ProvisionStatus, SagaStep, StageTiming};
+use crate::domain::{InstallStep, JoinTokenId};
+
+/// Runs every behaviour against `store`, which must be empty. Needs a multi-thread Tokio
+/// runtime (the concurrency checks spawn tasks).
+pub async fn run(store: Arc<dyn ProvisionerStore>) {
+    starts_empty(&*store).await;
+    provisions_round_trip(&*store).await;
+    a_request_id_returns_the_original_provision(&*store).await;
+    updates_are_conditional_on_the_generation(&*store).await;
+    a_terminal_write_wipes_the_sealed_token_and_the_lease(&*store).await;
+    lists_are_newest_first_and_paged(&*store).await;
+    claims::run(Arc::clone(&store)).await;
+    lease::run(store).await;
+}
+
+async fn starts_empty(store: &dyn ProvisionStore) {
+    let listed = store.list_provisions(10, None).await.expect("list");
+    assert!(listed.is_empty(), "provisions in a fresh store");
+    let missing = store
+        .get_provision(&ProvisionId::generate())
+        .await
+        .expect("get");
+    assert!(missing.is_none(), "a fresh store has a provision");
+}
+
+async fn provisions_round_trip(store: &dyn ProvisionStore) {
+    let mut r = record("round-trip", T0);
+    r.ssh_public_keys = vec![
+        "ssh-ed25519 AAAA me@x".into(),
+        "'; DROP TABLE provisions;--".into(),
+    ];
+    r.ssh_source_cidr = Some("203.0.113.7/32".into());
+    r.image = Some("ubuntu-24.04".into());
+    r.request_id = Some("req-round-trip".into());
+    r.keep_on_failure = true;
+
+    let inserted = store.insert_provision(&r).await.expect("insert");
+    let got = store
+        .get_provision(&r.id)
+        .await
+        .expect("get")
+        .expect("stored");
+
+    assert_eq!(
+        got.created_at, T0_STORED,
+        "created_at is not stored to the microsecond"
+    );
+    assert_eq!(
+        got, inserted,
+        "the stored provision differs from the returned one"
+    );
+    assert_eq!(got.generation, 1, "a new provision starts at generation 1");
+    let expected = r.stored().expect("stored form");
+    assert_eq!(got, expected, "the provision did not round-trip");
+    let by_request = store
+        .get_provision_by_request("req-round-trip")
+        .await
+        .expect("by request");
+    assert_eq!(
+        by_request.map(|p| p.id),
+        Some(r.id.clone()),
+        "lookup by request id"
+    );
+}
+
+async fn a_request_id_returns_the_original_provision(store: &dyn ProvisionStore) {
+    let mut first = record("replayed", T0);
+    first.request_id = Some("req-replay".into());
+    store.insert_provision(&first).await.expect("first insert");
+    let mut again = record("replayed-other-name", T0);
+    again.request_id = Some("req-replay".into());
+
+    let outcome = store.insert_provision(&again).await;
+
+    match outcome {
+        Err(InsertProvisionError::Replayed(existing)) => assert_eq!(existing.id, first.id),
+        other => panic!("a repeated request id gave {other:?}"),
+    }
+    assert!(
+        store.get_provision(&again.id).await.expect("get").is_none(),
+        "a replay inserted a row"
+    );
+    assert!(
+        store
+            .name_claim(&again.name)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a replay kept a claim on its name"
+    );
+}
+
+async fn updates_are_conditional_on_the_generation(store: &dyn ProvisionStore) {
+    let r = store
+        .insert_provision(&record("generations", T0))
+        .await
+        .expect("insert");
+    let mut next = r.clone();
+    next.status = ProvisionStatus::Booting;
+    next.provider_server_id = Some("4711".into());
+    next.saga_step = SagaStep::WaitRunning;
+    next.saga.create_attempts = 1;
+    next.install_step = Some(InstallStep::DockerReady);
+    next.join_token_id = Some(JoinTokenId::generate());
+    next.stages.push(StageTiming {
+        status: ProvisionStatus::Booting,
+        entered_at: T0 + Duration::seconds(5),
+    });
+    next.updated_at = T0 + Duration::seconds(5);
+
+    let stored = store
+        .update_provision(&next)
+        .await
+        .expect("update")
+        .expect("current generation");
+
+    assert_eq!(
+        stored.generation, 2,
+        "an update did not bump the generation"
+    );
+    let got = store.get_provision(&r.id).await.expect("get").expect("row");
+    assert_eq!(got, stored, "the stored row differs from the returned one");
+    assert_eq!(got.provider_server_id.as_deref(), Some("4711"));
+    assert_eq!(got.saga.create_attempts, 1, "the saga log was not stored");
+    let stale = store.update_provision(&next).await.expect("stale update");
+    assert!(
+        stale.is_none(),
+        "a write with a stale generation was applied"
+    );
+    let mut gone = next.clone();
+    gone.id = ProvisionId::generate();
+    assert!(
+        store
+            .update_provision(&gone)
+            .await
+            .expect("missing")
+            .is_none(),
+        "an unknown row was updated"
+    );
+}
+
+async fn a_terminal_write_wipes_the_sealed_token_and_the_lease(store: &dyn ProvisionStore) {
+    let mut r = record("sealed-wipe", T0);
+    r.sealed_join_token = Some(vec![1, 2, 3]);
+    let r = store.insert_provision(&r).await.expect("insert");
+    assert_eq!(
+        r.sealed_join_token.as_deref(),
+        Some(&[1u8, 2, 3][..]),
+        "sealed token not stored"
+    );
+    let mut ready = r.clone();
+    ready.status = ProvisionStatus::Ready;
+
+    let stored = store
+        .update_provision(&ready)
+        .await
+        .expect("update")
+        .expect("applied");
+
+    let got = store.get_provision(&r.id).await.expect("get").expect("row");
+    assert_eq!(
+        got.sealed_join_token, None,
+        "a terminal provision kept its sealed token"
+    );
+    assert_eq!(
+        (got.lease_owner, got.lease_until),
+        (None, None),
+        "a terminal provision kept its lease"
+    );
+    assert_eq!(stored.sealed_join_token, None);
+}
+
+async fn lists_are_newest_first_and_paged(store: &dyn ProvisionStore) {
+    let late = T0 + Duration::days(365);
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let r = record(&format!("listed-{i}"), late + Duration::seconds(i));
+        ids.push(store.insert_provision(&r).await.expect("insert").id);
+    }
+    // Two with the same creation time are ordered by id.
+    let tie = record("listed-tie", late + Duration::seconds(4));
+    ids.push(store.insert_provision(&tie).await.expect("insert").id);
+
+    let first = store.list_provisions(4, None).await.expect("page 1");
+    let last = first.last().expect("non-empty page");
+    let cursor = PageCursor {
+        created_at: last.created_at,
+        id: last.id.clone(),
+    };
+    let second = store
+        .list_provisions(4, Some(&cursor))
+        .await
+        .expect("page 2");
+
+    let listed: Vec<_> = first
+        .iter()
+        .chain(second.iter())
+        .map(|p| (p.created_at, p.id.clone()))
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(listed, sorted, "provisions are not listed newest first");
+    assert_eq!(first.len(), 4, "a page is not full");
+    let all_ids: Vec<_> = listed.iter().map(|(_, id)| id.clone()).collect();
+    for id in &ids {
+        assert!(
+            all_ids.contains(id),
+            "a provision is missing from the pages"
+        );
+    }
+    let mut dedup = all_ids.clone();
+    dedup.dedup();
+    assert_eq!(
+        dedup.len(),
+        all_ids.len(),
+        "a provision appears on two pages"
+    );
+}

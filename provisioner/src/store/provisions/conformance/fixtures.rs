@@ -1,0 +1,74 @@
+//! Builders shared by the provision conformance behaviours.
+use time::macros::datetime;
+use time::{Duration, OffsetDateTime};
+
+use crate::domain::provision::{NewProvision, ProvisionId};
+use crate::domain::{JoinTokenId, NodeId, NodeName, Role, WorkloadKind};
+use crate::providers::ProviderId;
+use crate::store::{JoinTokenRecord, NewNode, ProvisionRecord};
+
+/// The suite's "now", with a sub-microsecond part every backend must truncate.
+pub(super) const T0: OffsetDateTime = datetime!(2031-03-01 09:00:00.654321987 UTC);
+/// `T0` as stored.
+pub(super) const T0_STORED: OffsetDateTime = datetime!(2031-03-01 09:00:00.654321 UTC);
+/// The lease owner new records are created with.
+pub(super) const OWNER: &str = "replica-a";
+
+/// A valid node name.
+pub(super) fn name(s: &str) -> NodeName {
+    NodeName::parse(s).expect("test names are valid")
+}
+
+/// A new provision named `node_name`, created at `at`, leased to [`OWNER`] for a minute.
+pub(super) fn record(node_name: &str, at: OffsetDateTime) -> ProvisionRecord {
+    let spec = NewProvision {
+        provider: ProviderId::Hetzner,
+        region: "fsn1".into(),
+        size: "cx22".into(),
+        name: name(node_name),
+        role: Role::General,
+        ssh_public_keys: vec![],
+        ssh_source_cidr: None,
+        image: None,
+        control_plane_addr: "cp.example.com:9443".into(),
+        request_id: None,
+        keep_on_failure: false,
+    };
+    ProvisionRecord::new(
+        ProvisionId::generate(),
+        &spec,
+        "cred_1",
+        at,
+        OWNER,
+        at + Duration::minutes(1),
+    )
+}
+
+/// An unused token bound to `provision` (when given), valid for an hour from `T0`.
+pub(super) fn token(provision: Option<&ProvisionId>) -> JoinTokenRecord {
+    JoinTokenRecord {
+        id: JoinTokenId::generate(),
+        secret_sha256: [7; 32],
+        node_name: None,
+        provision_id: provision.map(|p| p.to_string()),
+        role: Role::General,
+        created_at: T0,
+        expires_at: T0 + Duration::hours(1),
+        used_at: None,
+        used_by_node: None,
+        revoked_at: None,
+    }
+}
+
+/// A node enrolled from `provision` (when given).
+pub(super) fn new_node(provision: Option<&ProvisionId>) -> NewNode {
+    NewNode {
+        id: NodeId::generate(),
+        addresses: vec!["10.0.0.9".into()],
+        agent_version: "1.0.0".into(),
+        workload_kinds: vec![WorkloadKind::Apps],
+        provision_id: provision.map(|p| p.to_string()),
+        cert_serial: "01".into(),
+        cert_fingerprint: "ab".repeat(32),
+    }
+}

@@ -1,0 +1,142 @@
+//! Conformance of leases: exactly one owner drives a provision; an expired lease moves to
+//! the next taker; terminal provisions are neither leased nor resumable.
+use std::sync::Arc;
+
+use time::Duration;
+use tokio::task::JoinSet;
+
+use super::fixtures::{OWNER, T0, record};
+use crate::domain::provision::ProvisionStatus;
+use crate::store::{ProvisionStore, ProvisionerStore};
+
+/// Concurrent lease takers.
+const TAKERS: usize = 16;
+
+pub(super) async fn run(store: Arc<dyn ProvisionerStore>) {
+    one_of_many_concurrent_takers_gets_a_free_lease(Arc::clone(&store)).await;
+    a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(&*store).await;
+    only_unleased_provisions_in_flight_are_resumable(&*store).await;
+}
+
+async fn one_of_many_concurrent_takers_gets_a_free_lease(store: Arc<dyn ProvisionerStore>) {
+    let r = store
+        .insert_provision(&record("lease-race", T0))
+        .await
+        .expect("insert");
+    store.release_lease(&r.id, OWNER).await.expect("release");
+    let mut takers = JoinSet::new();
+    for i in 0..TAKERS {
+        let (store, id) = (Arc::clone(&store), r.id.clone());
+        takers.spawn(async move {
+            let owner = format!("replica-{i}");
+            let won = store
+                .acquire_lease(&id, &owner, T0, T0 + Duration::seconds(30))
+                .await
+                .expect("acquire");
+            won.then_some(owner)
+        });
+    }
+
+    let winners: Vec<String> = takers.join_all().await.into_iter().flatten().collect();
+
+    assert_eq!(winners.len(), 1, "lease winners: {winners:?}");
+    let got = store.get_provision(&r.id).await.expect("get").expect("row");
+    assert_eq!(
+        got.lease_owner.as_ref(),
+        Some(&winners[0]),
+        "the stored owner is not the winner"
+    );
+    assert_eq!(
+        got.generation, r.generation,
+        "taking a lease bumped the generation"
+    );
+}
+
+async fn a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(
+    store: &dyn ProvisionStore,
+) {
+    let r = store
+        .insert_provision(&record("lease-expiry", T0))
+        .await
+        .expect("insert");
+    let until = r
+        .lease_until
+        .expect("a new provision is leased to its creator");
+    let before = until - Duration::seconds(1);
+
+    let stolen = store
+        .acquire_lease(&r.id, "replica-b", before, before + Duration::minutes(1))
+        .await
+        .expect("b");
+    let renewed = store
+        .acquire_lease(&r.id, OWNER, before, until + Duration::minutes(1))
+        .await
+        .expect("renew");
+    let late = until + Duration::minutes(1) + Duration::seconds(1);
+    let taken = store
+        .acquire_lease(&r.id, "replica-b", late, late + Duration::minutes(1))
+        .await
+        .expect("take");
+    let old_owner = store
+        .acquire_lease(&r.id, OWNER, late, late + Duration::minutes(1))
+        .await
+        .expect("old");
+
+    assert!(!stolen, "a live lease was taken by another owner");
+    assert!(renewed, "the owner could not renew its lease");
+    assert!(taken, "an expired lease could not be taken over");
+    assert!(
+        !old_owner,
+        "the previous owner got its lease back while another holds it"
+    );
+    let mut done = store.get_provision(&r.id).await.expect("get").expect("row");
+    done.status = ProvisionStatus::Ready;
+    store
+        .update_provision(&done)
+        .await
+        .expect("update")
+        .expect("applied");
+    let terminal = store
+        .acquire_lease(&r.id, "replica-c", late, late + Duration::hours(1))
+        .await
+        .expect("c");
+    assert!(!terminal, "a terminal provision was leased");
+}
+
+async fn only_unleased_provisions_in_flight_are_resumable(store: &dyn ProvisionStore) {
+    let far = T0 + Duration::days(3650);
+    let leased = store
+        .insert_provision(&record("resume-leased", far))
+        .await
+        .expect("insert");
+    let free = store
+        .insert_provision(&record("resume-free", far))
+        .await
+        .expect("insert");
+    store.release_lease(&free.id, OWNER).await.expect("release");
+    let expired = store
+        .insert_provision(&record("resume-expired", far - Duration::hours(1)))
+        .await
+        .expect("insert");
+    let mut over = store
+        .insert_provision(&record("resume-over", far))
+        .await
+        .expect("insert");
+    store.release_lease(&over.id, OWNER).await.expect("release");
+    over.status = ProvisionStatus::Failed;
+    store
+        .update_provision(&over)
+        .await
+        .expect("update")
+        .expect("applied");
+
+    let ids = store.list_resumable(far).await.expect("resumable");
+
+    assert!(ids.contains(&free.id), "a free provision is not resumable");
+    assert!(
+        ids.contains(&expired.id),
+        "an expired lease is not resumable"
+    );
+    assert!(!ids.contains(&leased.id), "a leased provision is resumable");
+    assert!(!ids.contains(&over.id), "a failed provision is resumable");
+}

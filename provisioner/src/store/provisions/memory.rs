@@ -1,0 +1,189 @@
+//! `ProvisionStore` for the in-memory store: the same mutex as the node half, so a claim
+//! and its provision (or its node) change together.
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore};
+use crate::domain::NodeName;
+use crate::domain::provision::{ProvisionId, ProvisionStatus};
+use crate::store::codec::to_stored_precision;
+use crate::store::{MemoryStore, StoreError};
+
+#[async_trait]
+impl ProvisionStore for MemoryStore {
+    async fn insert_provision(
+        &self,
+        record: &ProvisionRecord,
+    ) -> Result<ProvisionRecord, InsertProvisionError> {
+        let stored = record.stored()?;
+        let mut state = self.lock();
+        if let Some(request) = &record.request_id
+            && let Some(existing) = state
+                .provisions
+                .values()
+                .find(|p| p.request_id.as_ref() == Some(request))
+        {
+            return Err(InsertProvisionError::Replayed(Box::new(existing.clone())));
+        }
+        if state.claims.contains_key(&record.name) {
+            return Err(InsertProvisionError::NameTaken);
+        }
+        if state.provisions.contains_key(&record.id) {
+            return Err(StoreError::Duplicate("provisions").into());
+        }
+        state.claims.insert(
+            record.name.clone(),
+            ClaimHolder::Provision(record.id.clone()),
+        );
+        state.provisions.insert(record.id.clone(), stored.clone());
+        Ok(stored)
+    }
+
+    async fn get_provision(&self, id: &ProvisionId) -> Result<Option<ProvisionRecord>, StoreError> {
+        Ok(self.lock().provisions.get(id).cloned())
+    }
+
+    async fn get_provision_by_request(
+        &self,
+        request_id: &str,
+    ) -> Result<Option<ProvisionRecord>, StoreError> {
+        let state = self.lock();
+        Ok(state
+            .provisions
+            .values()
+            .find(|p| p.request_id.as_deref() == Some(request_id))
+            .cloned())
+    }
+
+    async fn list_provisions(
+        &self,
+        limit: u32,
+        after: Option<&PageCursor>,
+    ) -> Result<Vec<ProvisionRecord>, StoreError> {
+        let state = self.lock();
+        let mut all: Vec<&ProvisionRecord> = state
+            .provisions
+            .values()
+            .filter(|p| after.is_none_or(|c| (p.created_at, &p.id) < (c.created_at, &c.id)))
+            .collect();
+        all.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+        Ok(all.into_iter().take(limit as usize).cloned().collect())
+    }
+
+    async fn update_provision(
+        &self,
+        record: &ProvisionRecord,
+    ) -> Result<Option<ProvisionRecord>, StoreError> {
+        let mut state = self.lock();
+        let Some(current) = state.provisions.get(&record.id) else {
+            return Ok(None);
+        };
+        if current.generation != record.generation {
+            return Ok(None);
+        }
+        let mut next = record.next_version()?;
+        // Immutable fields and the lease keep their stored values.
+        let current = current.clone();
+        next.lease_owner = if next.status.is_terminal() {
+            None
+        } else {
+            current.lease_owner.clone()
+        };
+        next.lease_until = if next.status.is_terminal() {
+            None
+        } else {
+            current.lease_until
+        };
+        next = immutable_from(&current, next);
+        if next.status == ProvisionStatus::Failed {
+            let ours = ClaimHolder::Provision(next.id.clone());
+            if state.claims.get(&next.name) == Some(&ours) {
+                state.claims.remove(&next.name);
+            }
+        }
+        state.provisions.insert(next.id.clone(), next.clone());
+        Ok(Some(next))
+    }
+
+    async fn acquire_lease(
+        &self,
+        id: &ProvisionId,
+        owner: &str,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let (now, until) = (to_stored_precision(now)?, to_stored_precision(until)?);
+        let mut state = self.lock();
+        let Some(p) = state.provisions.get_mut(id) else {
+            return Ok(false);
+        };
+        let free = p.lease_owner.is_none()
+            || p.lease_until.is_none_or(|t| t < now)
+            || p.lease_owner.as_deref() == Some(owner);
+        if p.status.is_terminal() || !free {
+            return Ok(false);
+        }
+        p.lease_owner = Some(owner.to_owned());
+        p.lease_until = Some(until);
+        Ok(true)
+    }
+
+    async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {
+        let mut state = self.lock();
+        if let Some(p) = state.provisions.get_mut(id)
+            && p.lease_owner.as_deref() == Some(owner)
+        {
+            p.lease_owner = None;
+            p.lease_until = None;
+        }
+        Ok(())
+    }
+
+    async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {
+        let now = to_stored_precision(now)?;
+        let state = self.lock();
+        Ok(state
+            .provisions
+            .values()
+            .filter(|p| !p.status.is_terminal())
+            .filter(|p| p.lease_owner.is_none() || p.lease_until.is_none_or(|t| t < now))
+            .map(|p| p.id.clone())
+            .collect())
+    }
+
+    async fn name_claim(&self, name: &NodeName) -> Result<Option<ClaimHolder>, StoreError> {
+        Ok(self.lock().claims.get(name).cloned())
+    }
+}
+
+/// `next` with the fields an update never changes taken from `current`.
+fn immutable_from(current: &ProvisionRecord, next: ProvisionRecord) -> ProvisionRecord {
+    ProvisionRecord {
+        provider: current.provider,
+        region: current.region.clone(),
+        size: current.size.clone(),
+        name: current.name.clone(),
+        role: current.role,
+        request_id: current.request_id.clone(),
+        keep_on_failure: current.keep_on_failure,
+        ssh_public_keys: current.ssh_public_keys.clone(),
+        ssh_source_cidr: current.ssh_source_cidr.clone(),
+        image: current.image.clone(),
+        control_plane_addr: current.control_plane_addr.clone(),
+        credential_id: current.credential_id.clone(),
+        created_at: current.created_at,
+        ..next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn memory_store_passes_provision_conformance() {
+        super::super::conformance::run(Arc::new(MemoryStore::new())).await;
+    }
+}

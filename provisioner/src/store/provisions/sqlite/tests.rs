@@ -1,0 +1,53 @@
+//! The provision conformance suite on SQLite, and the claims migration of existing nodes.
+use std::sync::Arc;
+
+use crate::store::provisions::conformance;
+use crate::store::{ClaimHolder, NodeStore as _, ProvisionStore as _, SqliteStore};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_store_passes_provision_conformance() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteStore::connect(&format!("sqlite://{}", dir.path().join("p.db").display()))
+        .await
+        .expect("sqlite store opens");
+    conformance::run(Arc::new(store)).await;
+}
+
+#[tokio::test]
+async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
+    // Arrange: a database at migration 1 with one node, as an older release left it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dsn = format!("sqlite://{}", dir.path().join("old.db").display());
+    let options: sqlx::sqlite::SqliteConnectOptions = dsn.parse().expect("dsn");
+    let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true))
+        .await
+        .expect("pool");
+    let mut migrator = sqlx::migrate!("./migrations/sqlite");
+    migrator.dangerous_set_table_name(crate::store::sqlite::MIGRATIONS_TABLE);
+    migrator.run_to(1, &pool).await.expect("migration 1");
+    let node_id = crate::domain::NodeId::generate();
+    sqlx::query(
+        "INSERT INTO nodes (id, name, agent_version, workload_kinds, enrolled_at, last_seen_at, \
+         cert_serial, cert_fingerprint) VALUES (?, 'old-node', '1', '[\"apps\"]', \
+         '2030-01-01T00:00:00.000000Z', '2030-01-01T00:00:00.000000Z', '01', 'ab')",
+    )
+    .bind(node_id.as_str())
+    .execute(&pool)
+    .await
+    .expect("old node");
+    pool.close().await;
+
+    // Act
+    let store = SqliteStore::connect(&dsn)
+        .await
+        .expect("migrates to the current schema");
+
+    // Assert
+    let name = crate::domain::NodeName::parse("old-node").expect("name");
+    assert_eq!(
+        store.name_claim(&name).await.expect("claim"),
+        Some(ClaimHolder::Node(node_id.clone()))
+    );
+    assert!(store.delete_node(&node_id).await.expect("delete"));
+    assert_eq!(store.name_claim(&name).await.expect("claim"), None);
+}

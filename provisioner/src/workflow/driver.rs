@@ -1,0 +1,319 @@
+//! One provision's driver: takes the lease, renews it in the background, runs the forward
+//! steps against the timeout and the operator's cancel, unwinds on failure, and commits
+//! every change conditionally on the row's generation (publishing it to watchers).
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+use tracing::{debug, info, warn};
+
+use super::Shared;
+use super::events::{DriverSignals, Stop};
+use super::failure::{Failure, Halt, StepError};
+use super::hooks::{HookAction, HookPoint};
+use crate::domain::provision::{Provision, ProvisionId, SagaStep, StageTiming};
+use crate::providers::CloudProvider;
+use crate::store::ProvisionRecord;
+
+/// Store errors tolerated in a row before the driver gives up (the lease then expires and
+/// the provision is resumed).
+const STORE_ATTEMPTS: u32 = 5;
+/// Generation conflicts tolerated in a row (each reloads the row first).
+const CONFLICT_ATTEMPTS: u32 = 8;
+
+/// A running driver.
+pub(super) struct Driver {
+    pub(super) shared: Arc<Shared>,
+    pub(super) record: ProvisionRecord,
+    pub(super) client: Option<Arc<dyn CloudProvider>>,
+    pub(super) kick: Arc<Notify>,
+    stop: watch::Receiver<Stop>,
+    /// The last provider error seen while polling, for a timeout's reason.
+    pub(super) last_poll_code: Option<String>,
+}
+
+/// Unregisters the driver and stops its lease renewal when it ends, however it ends.
+struct Registration {
+    shared: Arc<Shared>,
+    id: ProvisionId,
+    renewal: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(task) = self.renewal.take() {
+            task.abort();
+        }
+        self.shared.events.unregister_driver(self.id.as_str());
+    }
+}
+
+/// Drives `id` until it is terminal or this process loses it.
+pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId) {
+    let Some(signals) = shared.events.register_driver(id.as_str()) else {
+        return;
+    };
+    let mut registration = Registration {
+        shared: Arc::clone(&shared),
+        id: id.clone(),
+        renewal: None,
+    };
+    match start(&shared, &id, signals, &mut registration).await {
+        Ok(None) => debug!(provision = %id, "another driver holds the provision"),
+        Ok(Some(mut driver)) => match driver.run().await {
+            Ok(()) => {
+                info!(provision = %id, status = driver.record.status.as_str(), "provision finished")
+            }
+            Err(Halt::Crashed) => warn!(provision = %id, "driver stopped by a simulated crash"),
+            Err(halt) => {
+                warn!(provision = %id, ?halt, "driver stopped; the provision will be resumed");
+                let _ = shared.store.release_lease(&id, &shared.owner).await;
+            }
+        },
+        Err(halt) => warn!(provision = %id, ?halt, "could not start driving"),
+    }
+}
+
+async fn start(
+    shared: &Arc<Shared>,
+    id: &ProvisionId,
+    signals: DriverSignals,
+    registration: &mut Registration,
+) -> Result<Option<Driver>, Halt> {
+    let now = shared.now();
+    let store_halt = |e: crate::store::StoreError| Halt::StoreUnavailable(e.to_string());
+    if !shared
+        .store
+        .acquire_lease(id, &shared.owner, now, shared.lease_until(now))
+        .await
+        .map_err(store_halt)?
+    {
+        return Ok(None);
+    }
+    let record = shared
+        .store
+        .get_provision(id)
+        .await
+        .map_err(store_halt)?
+        .ok_or(Halt::Finished)?;
+    registration.renewal = Some(tokio::spawn(renew_lease(Arc::clone(shared), id.clone())));
+    Ok(Some(Driver {
+        shared: Arc::clone(shared),
+        record,
+        client: None,
+        kick: signals.kick,
+        stop: signals.stop,
+        last_poll_code: None,
+    }))
+}
+
+/// Renews the lease every third of its lifetime; tells the driver when it is lost.
+async fn renew_lease(shared: Arc<Shared>, id: ProvisionId) {
+    let ttl = shared.config.tuning.lease_ttl;
+    loop {
+        tokio::time::sleep(ttl / 3).await;
+        let now = shared.now();
+        match shared
+            .store
+            .acquire_lease(&id, &shared.owner, now, shared.lease_until(now))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                shared.events.stop(id.as_str(), Stop::LeaseLost);
+                return;
+            }
+            Err(e) => warn!(provision = %id, error = %e, "could not renew the provision lease"),
+        }
+    }
+}
+
+/// How a forward step ended.
+enum Race {
+    Done(Result<(), StepError>),
+    TimedOut,
+    Stopped(Stop),
+}
+
+impl Driver {
+    /// Runs the saga from the persisted step until the provision is terminal.
+    pub(super) async fn run(&mut self) -> Result<(), Halt> {
+        loop {
+            if self.record.status.is_terminal() {
+                return Ok(());
+            }
+            let step = self.record.saga_step;
+            let outcome = match step {
+                SagaStep::Unwinding => return self.unwind().await,
+                SagaStep::Done => return Ok(()),
+                _ => self.forward(step).await,
+            };
+            match outcome {
+                Ok(()) => {}
+                Err(StepError::Fail(failure)) => self.begin_unwind(failure).await?,
+                Err(StepError::Halt(halt)) => return Err(halt),
+            }
+        }
+    }
+
+    /// Runs one forward step, racing the provision's deadline and the stop signal.
+    async fn forward(&mut self, step: SagaStep) -> Result<(), StepError> {
+        if self.record.cancel_requested {
+            return Err(Failure::cancelled(self.record.status).into());
+        }
+        self.hook(HookPoint::Before(step))?;
+        let remaining = self.remaining();
+        let mut stop = self.stop.clone();
+        let race = if remaining.is_zero() {
+            Race::TimedOut
+        } else {
+            tokio::select! {
+                r = self.run_step(step) => Race::Done(r),
+                () = tokio::time::sleep(remaining) => Race::TimedOut,
+                s = stopped(&mut stop) => Race::Stopped(s),
+            }
+        };
+        match race {
+            Race::Done(Ok(())) => self.after_step(step).await,
+            Race::Done(Err(e)) => Err(e),
+            Race::TimedOut => {
+                let timeout = self.shared.config.timeout;
+                Err(
+                    Failure::timeout(self.record.status, timeout, self.last_poll_code.clone())
+                        .into(),
+                )
+            }
+            Race::Stopped(Stop::Cancel) => Err(Failure::cancelled(self.record.status).into()),
+            Race::Stopped(_) => Err(Halt::LeaseLost.into()),
+        }
+    }
+
+    /// The hook after a recorded step: a replay rewinds the saga to the step.
+    async fn after_step(&mut self, step: SagaStep) -> Result<(), StepError> {
+        if self.record.status.is_terminal() {
+            return Ok(());
+        }
+        if self.hook(HookPoint::After(step))? == HookAction::Replay {
+            debug!(provision = %self.record.id, step = step.as_str(), "replaying a step");
+            self.commit(move |r| {
+                r.saga.forget(step);
+                r.saga_step = step;
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Time left before the provision times out.
+    fn remaining(&self) -> Duration {
+        let deadline = self.record.created_at + self.shared.config.timeout;
+        (deadline - self.shared.now())
+            .try_into()
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// Consults the test hook. `Fail` and `Crash` become errors; the rest is returned.
+    pub(super) fn hook(&self, point: HookPoint) -> Result<HookAction, StepError> {
+        let Some(hook) = &self.shared.hook else {
+            return Ok(HookAction::Continue);
+        };
+        match hook.at(&self.record.id, point) {
+            HookAction::Fail => {
+                let step = match point {
+                    HookPoint::Before(s)
+                    | HookPoint::AfterCall(s)
+                    | HookPoint::After(s)
+                    | HookPoint::Undo(s) => s,
+                };
+                Err(Failure::new(
+                    self.record.status,
+                    format!("injected failure at {}", step.as_str()),
+                )
+                .into())
+            }
+            HookAction::Crash => Err(Halt::Crashed.into()),
+            action => Ok(action),
+        }
+    }
+
+    /// Applies `change` to the current row and writes it, conditionally on its generation.
+    /// On a conflict the row is reloaded (still ours?) and the change re-applied. A status
+    /// change records when the stage was entered.
+    pub(super) async fn commit(
+        &mut self,
+        change: impl Fn(&mut ProvisionRecord),
+    ) -> Result<(), Halt> {
+        let (mut conflicts, mut errors) = (0, 0);
+        loop {
+            let now = self.shared.now();
+            let mut next = self.record.clone();
+            change(&mut next);
+            debug_assert!(
+                self.record.status.can_become(next.status),
+                "illegal transition"
+            );
+            next.updated_at = now;
+            if next.status != self.record.status {
+                next.stages.push(StageTiming {
+                    status: next.status,
+                    entered_at: now,
+                });
+            }
+            match self.shared.store.update_provision(&next).await {
+                Ok(Some(stored)) => {
+                    self.record = stored;
+                    self.shared.events.publish(&Provision::from(&self.record));
+                    return Ok(());
+                }
+                Ok(None) if conflicts < CONFLICT_ATTEMPTS => {
+                    conflicts += 1;
+                    self.reload().await?;
+                }
+                Err(e) if errors < STORE_ATTEMPTS => {
+                    errors += 1;
+                    warn!(provision = %self.record.id, error = %e, "could not record provision progress; retrying");
+                    tokio::time::sleep(Duration::from_millis(200) * 2u32.pow(errors)).await;
+                }
+                Ok(None) => return Err(Halt::LeaseLost),
+                Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
+            }
+        }
+    }
+
+    /// Re-reads the row; stops when another driver owns it or it finished.
+    pub(super) async fn reload(&mut self) -> Result<(), Halt> {
+        let fresh = self
+            .shared
+            .store
+            .get_provision(&self.record.id)
+            .await
+            .map_err(|e| Halt::StoreUnavailable(e.to_string()))?
+            .ok_or(Halt::Finished)?;
+        if fresh.status.is_terminal() {
+            self.record = fresh;
+            return Err(Halt::Finished);
+        }
+        if fresh.lease_owner.as_deref() != Some(self.shared.owner.as_str()) {
+            return Err(Halt::LeaseLost);
+        }
+        self.record = fresh;
+        Ok(())
+    }
+
+    /// RFC 3339 "now" for the saga log.
+    pub(super) fn stamp(&self) -> String {
+        self.shared
+            .now()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
+    }
+}
+
+/// Resolves when the stop signal leaves `Run` (never, if the sender is gone).
+async fn stopped(stop: &mut watch::Receiver<Stop>) -> Stop {
+    let signal = stop.wait_for(|s| *s != Stop::Run).await.map(|s| *s);
+    match signal {
+        Ok(s) => s,
+        Err(_) => std::future::pending().await,
+    }
+}

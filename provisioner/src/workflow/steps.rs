@@ -1,0 +1,204 @@
+//! The forward actions of the saga that create things: the join token, the user-data and
+//! the server. Each can run again after a crash with the same end state: a repeated mint
+//! revokes the unrecorded token first, rendering is pure, and the create is idempotent at
+//! the provider by provision id.
+use std::sync::Arc;
+
+use secrecy::ExposeSecret as _;
+use sha2::{Digest as _, Sha256};
+use zeroize::Zeroizing;
+
+use super::driver::Driver;
+use super::failure::{Failure, StepError};
+use super::hooks::HookPoint;
+use crate::cloudinit::{self, CloudInitParams};
+use crate::domain::PROVISION_JOIN_TOKEN_TTL;
+use crate::domain::provision::{ProvisionStatus, SagaStep};
+use crate::providers::{CloudProvider, CreateServer, Ownership, ProviderError};
+
+impl Driver {
+    /// Runs one forward step.
+    pub(super) async fn run_step(&mut self, step: SagaStep) -> Result<(), StepError> {
+        match step {
+            SagaStep::MintJoinToken => self.mint_join_token().await,
+            SagaStep::RenderUserData => self.render_user_data().await,
+            SagaStep::CreateServer => self.create_server().await,
+            SagaStep::WaitRunning | SagaStep::Installing | SagaStep::Enrolling => {
+                self.wait_for_node().await
+            }
+            SagaStep::Unwinding | SagaStep::Done => Ok(()),
+        }
+    }
+
+    /// Mints the provision's token (60 min, bound to its name and id, with its role) and
+    /// keeps it sealed in the row.
+    async fn mint_join_token(&mut self) -> Result<(), StepError> {
+        let (id, name, role) = (
+            self.record.id.clone(),
+            self.record.name.clone(),
+            self.record.role,
+        );
+        let phase = self.record.status;
+        let nodes = Arc::clone(&self.shared.nodes);
+        let failed = |e: crate::domain::NodesError| {
+            Failure::new(phase, format!("could not mint the join token: {e}"))
+        };
+        // A token minted by an attempt whose result was never recorded must not stay live.
+        nodes
+            .revoke_join_tokens_for_provision(id.as_str())
+            .await
+            .map_err(failed)?;
+        let (info, token) = nodes
+            .create_join_token(
+                Some(PROVISION_JOIN_TOKEN_TTL),
+                Some(name),
+                Some(id.to_string()),
+                role,
+            )
+            .await
+            .map_err(failed)?;
+        let sealed = self
+            .shared
+            .config
+            .sealing_key
+            .seal(&id, &token)
+            .map_err(|e| Failure::new(phase, format!("could not seal the join token: {e}")))?;
+        let at = self.stamp();
+        self.commit(move |r| {
+            r.join_token_id = Some(info.id.clone());
+            r.sealed_join_token = Some(sealed.clone());
+            r.saga.complete(
+                SagaStep::MintJoinToken,
+                at.clone(),
+                &[("token_id", info.id.as_str())],
+            );
+            r.saga_step = SagaStep::RenderUserData;
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Renders the user-data once to check every input; records its size and digest (the
+    /// document itself holds the token and is never stored).
+    async fn render_user_data(&mut self) -> Result<(), StepError> {
+        let user_data = self.user_data()?;
+        let digest = hex::encode(Sha256::digest(user_data.as_bytes()));
+        let bytes = user_data.len().to_string();
+        let at = self.stamp();
+        self.commit(move |r| {
+            r.saga.complete(
+                SagaStep::RenderUserData,
+                at.clone(),
+                &[("bytes", &bytes), ("sha256", &digest)],
+            );
+            r.saga_step = SagaStep::CreateServer;
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Creates the server. The attempt is recorded before the call (so an undo looks for a
+    /// server even if the answer is lost), the server id in the same write as the status.
+    async fn create_server(&mut self) -> Result<(), StepError> {
+        let user_data = self.user_data()?;
+        self.commit(|r| r.saga.create_attempts += 1).await?;
+        let phase = self.record.status;
+        let region = self.record.region.clone();
+        let client = self.client().await.map_err(|e| {
+            Failure::provider(
+                phase,
+                &format!("could not use {}", self.record.provider),
+                &e,
+                &region,
+            )
+        })?;
+        let request = CreateServer {
+            name: self.record.name.to_string(),
+            region: region.clone(),
+            size: self.record.size.clone(),
+            image: self.record.image.clone(),
+            user_data: user_data.to_string(),
+            ssh_public_keys: self.record.ssh_public_keys.clone(),
+            ssh_source_cidr: self.record.ssh_source_cidr.clone(),
+            ownership: self.ownership(),
+        };
+        let server = client
+            .create_server(&request)
+            .await
+            .map_err(|e| Failure::provider(phase, "could not create the server", &e, &region))?;
+        drop(request);
+        self.hook(HookPoint::AfterCall(SagaStep::CreateServer))?;
+        let at = self.stamp();
+        self.commit(move |r| {
+            r.provider_server_id = Some(server.id.clone());
+            if server.ipv4.is_some() {
+                r.ip_address.clone_from(&server.ipv4);
+            }
+            r.status = r.status.max(ProvisionStatus::Booting);
+            let observed = [
+                ("server_id", server.id.as_str()),
+                ("provider_state", server.provider_state.as_str()),
+            ];
+            r.saga
+                .complete(SagaStep::CreateServer, at.clone(), &observed);
+            r.saga_step = SagaStep::WaitRunning;
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The user-data of this provision, rendered from the sealed token.
+    fn user_data(&self) -> Result<Zeroizing<String>, StepError> {
+        let r = &self.record;
+        let config = &self.shared.config;
+        let fail = |reason: String| StepError::from(Failure::new(r.status, reason));
+        let sealed = r
+            .sealed_join_token
+            .as_deref()
+            .ok_or_else(|| fail("the sealed join token is missing (internal error)".into()))?;
+        let token = config
+            .sealing_key
+            .open(&r.id, sealed)
+            .map_err(|e| fail(format!("could not open the sealed join token: {e}")))?;
+        let ca = self.shared.nodes.ca();
+        let params = CloudInitParams {
+            control_plane_addr: r.control_plane_addr.clone(),
+            join_token: token,
+            node_name: r.name.to_string(),
+            ca_fingerprint: ca.fingerprint(),
+            ca_pem: ca.cert_pem().to_owned(),
+            agent_image: config.agent_image.clone(),
+            progress_url: config.progress_url.clone(),
+        };
+        debug_assert!(!params.join_token.expose_secret().is_empty());
+        cloudinit::render(&params)
+            .map(Zeroizing::new)
+            .map_err(|e| fail(format!("could not render the cloud-init: {e}")))
+    }
+
+    /// The provider client (built once per driver, with the stored credential).
+    pub(super) async fn client(&mut self) -> Result<Arc<dyn CloudProvider>, ProviderError> {
+        if let Some(client) = &self.client {
+            return Ok(Arc::clone(client));
+        }
+        let provider = self.record.provider;
+        let purpose = format!("provision {}", self.record.id);
+        let (client, _credential) = self
+            .shared
+            .registry
+            .client(provider, &purpose)
+            .await
+            .map_err(|e| e.into_provider_error(provider))?;
+        self.client = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    /// The labels of this provision's resources.
+    pub(super) fn ownership(&self) -> Ownership {
+        Ownership {
+            control_plane: self.shared.config.control_plane_id.clone(),
+            provision_id: self.record.id.to_string(),
+            node_name: self.record.name.to_string(),
+        }
+    }
+}

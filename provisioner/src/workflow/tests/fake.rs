@@ -1,0 +1,311 @@
+//! An in-memory `CloudProvider` for workflow tests: deterministic, idempotent creates by
+//! provision id (like every real client), a dedicated firewall per provision, servers that
+//! run after a set number of polls, per-call fault injection and call counters.
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+
+use crate::providers::{
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
+    Region, ServerInfo, ServerState, Size,
+};
+
+/// A fault: the next `times` calls of `method` fail with `error`; with `after_effect` the
+/// call takes effect first and only its answer is lost.
+#[derive(Debug, Clone)]
+struct Fault {
+    method: &'static str,
+    times: usize,
+    error: ProviderError,
+    after_effect: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Server {
+    name: String,
+    provision_id: String,
+    control_plane: String,
+    polls: u32,
+    broken: bool,
+}
+
+#[derive(Debug)]
+struct State {
+    servers: BTreeMap<u64, Server>,
+    next_id: u64,
+    firewalls: BTreeSet<String>,
+    calls: BTreeMap<&'static str, usize>,
+    created: BTreeMap<String, usize>,
+    user_data: BTreeMap<String, String>,
+    faults: Vec<Fault>,
+    running_after_polls: u32,
+}
+
+/// The fake cloud.
+#[derive(Debug)]
+pub(crate) struct FakeProvider {
+    state: Mutex<State>,
+}
+
+impl Default for FakeProvider {
+    fn default() -> Self {
+        let state = State {
+            servers: BTreeMap::new(),
+            next_id: 1000,
+            firewalls: BTreeSet::new(),
+            calls: BTreeMap::new(),
+            created: BTreeMap::new(),
+            user_data: BTreeMap::new(),
+            faults: Vec::new(),
+            running_after_polls: 2,
+        };
+        FakeProvider {
+            state: Mutex::new(state),
+        }
+    }
+}
+
+fn error(kind: ErrorKind, code: &str) -> ProviderError {
+    ProviderError::new(ProviderId::Hetzner, kind, code, &format!("fake {code}"))
+}
+
+impl FakeProvider {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next `times` calls of `method` fail with `kind`/`code`.
+    pub(crate) fn fail_next(
+        &self,
+        method: &'static str,
+        times: usize,
+        kind: ErrorKind,
+        code: &str,
+    ) {
+        let error = error(kind, code);
+        self.lock().faults.push(Fault {
+            method,
+            times,
+            error,
+            after_effect: false,
+        });
+    }
+
+    /// The next call of `method` takes effect but its answer is lost (a timeout).
+    pub(crate) fn lose_next_answer(&self, method: &'static str) {
+        let error = error(ErrorKind::Unavailable, "timeout");
+        self.lock().faults.push(Fault {
+            method,
+            times: 1,
+            error,
+            after_effect: true,
+        });
+    }
+
+    /// Servers report running after `polls` `get_server` calls (`u32::MAX`: never).
+    pub(crate) fn set_running_after(&self, polls: u32) {
+        self.lock().running_after_polls = polls;
+    }
+
+    /// The servers of `provision` report an error state from now on.
+    pub(crate) fn break_servers(&self, provision: &str) {
+        for s in self
+            .lock()
+            .servers
+            .values_mut()
+            .filter(|s| s.provision_id == provision)
+        {
+            s.broken = true;
+        }
+    }
+
+    /// Calls of `method` so far.
+    pub(crate) fn calls(&self, method: &str) -> usize {
+        self.lock().calls.get(method).copied().unwrap_or(0)
+    }
+
+    /// Every call so far.
+    pub(crate) fn total_calls(&self) -> usize {
+        self.lock().calls.values().sum()
+    }
+
+    /// What exists for `provision`: servers and dedicated firewalls.
+    pub(crate) fn inventory(&self, provision: &str) -> (usize, usize) {
+        let s = self.lock();
+        let servers = s
+            .servers
+            .values()
+            .filter(|v| v.provision_id == provision)
+            .count();
+        (servers, usize::from(s.firewalls.contains(provision)))
+    }
+
+    /// How many servers were ever created for `provision`.
+    pub(crate) fn created(&self, provision: &str) -> usize {
+        self.lock().created.get(provision).copied().unwrap_or(0)
+    }
+
+    /// The user-data of the last create for `provision`.
+    pub(crate) fn user_data(&self, provision: &str) -> Option<String> {
+        self.lock().user_data.get(provision).cloned()
+    }
+
+    /// Counts the call and returns its fault, if one is armed.
+    fn enter(&self, method: &'static str) -> Option<Fault> {
+        let mut s = self.lock();
+        *s.calls.entry(method).or_default() += 1;
+        let fault = s
+            .faults
+            .iter_mut()
+            .find(|f| f.method == method && f.times > 0)?;
+        fault.times -= 1;
+        Some(fault.clone())
+    }
+
+    fn info(id: u64, s: &Server, running_after: u32) -> ServerInfo {
+        let (state, word) = match (s.broken, s.polls >= running_after) {
+            (true, _) => (ServerState::Failed, "error"),
+            (false, true) => (ServerState::Running, "running"),
+            (false, false) => (ServerState::Pending, "initializing"),
+        };
+        ServerInfo {
+            id: id.to_string(),
+            name: s.name.clone(),
+            state,
+            provider_state: word.into(),
+            ipv4: Some(format!("192.0.2.{}", id % 250)),
+            provision_id: Some(s.provision_id.clone()),
+        }
+    }
+
+    fn create(&self, req: &CreateServer) -> ServerInfo {
+        let mut st = self.lock();
+        let o = &req.ownership;
+        st.user_data
+            .insert(o.provision_id.clone(), req.user_data.clone());
+        let running_after = st.running_after_polls;
+        if let Some((id, s)) = st
+            .servers
+            .iter()
+            .find(|(_, s)| s.provision_id == o.provision_id)
+        {
+            return Self::info(*id, s, running_after);
+        }
+        st.next_id += 1;
+        let id = st.next_id;
+        st.firewalls.insert(o.provision_id.clone());
+        *st.created.entry(o.provision_id.clone()).or_default() += 1;
+        let server = Server {
+            name: req.name.clone(),
+            provision_id: o.provision_id.clone(),
+            control_plane: o.control_plane.clone(),
+            polls: 0,
+            broken: false,
+        };
+        let info = Self::info(id, &server, running_after);
+        st.servers.insert(id, server);
+        info
+    }
+}
+
+#[async_trait]
+impl CloudProvider for FakeProvider {
+    fn id(&self) -> ProviderId {
+        ProviderId::Hetzner
+    }
+
+    async fn list_regions(&self) -> Result<Vec<Region>, ProviderError> {
+        if let Some(f) = self.enter("list_regions") {
+            return Err(f.error);
+        }
+        Ok(vec![Region {
+            id: "fsn1".into(),
+            name: "Falkenstein DC Park 1".into(),
+        }])
+    }
+
+    async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
+        if let Some(f) = self.enter("list_sizes") {
+            return Err(f.error);
+        }
+        if region != "fsn1" {
+            return Err(error(ErrorKind::NotFound, "not_found"));
+        }
+        Ok(vec![Size {
+            id: "cx22".into(),
+            name: "CX22".into(),
+            vcpus: 2,
+            memory_mb: 4096,
+            disk_gb: 40,
+            price_monthly: Some("4.51".into()),
+            currency: Some("EUR".into()),
+        }])
+    }
+
+    async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
+        match self.enter("create_server") {
+            Some(f) if f.after_effect => {
+                self.create(req);
+                Err(f.error)
+            }
+            Some(f) => Err(f.error),
+            None => Ok(self.create(req)),
+        }
+    }
+
+    async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
+        if let Some(f) = self.enter("get_server") {
+            return Err(f.error);
+        }
+        let mut st = self.lock();
+        let running_after = st.running_after_polls;
+        let key: u64 = id
+            .parse()
+            .map_err(|_| error(ErrorKind::NotFound, "not_found"))?;
+        let server = st
+            .servers
+            .get_mut(&key)
+            .ok_or_else(|| error(ErrorKind::NotFound, "not_found"))?;
+        server.polls = server.polls.saturating_add(1);
+        Ok(Self::info(key, server, running_after))
+    }
+
+    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError> {
+        if let Some(f) = self.enter("delete_server") {
+            return Err(f.error);
+        }
+        let mut st = self.lock();
+        if let Ok(key) = id.parse::<u64>() {
+            st.servers.remove(&key);
+        }
+        if !ownership.provision_id.is_empty() {
+            st.servers
+                .retain(|_, s| s.provision_id != ownership.provision_id);
+            st.firewalls.remove(&ownership.provision_id);
+        }
+        Ok(())
+    }
+
+    async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {
+        if let Some(f) = self.enter("list_servers") {
+            return Err(f.error);
+        }
+        let st = self.lock();
+        Ok(st
+            .servers
+            .iter()
+            .filter(|(_, s)| s.control_plane == control_plane)
+            .map(|(id, s)| Self::info(*id, s, st.running_after_polls))
+            .collect())
+    }
+
+    async fn probe(&self) -> Result<CapabilityReport, ProviderError> {
+        self.enter("probe");
+        Ok(CapabilityReport {
+            can_write: true,
+            account: "fake".into(),
+            message: "fake".into(),
+        })
+    }
+}

@@ -1,0 +1,364 @@
+//! The test bench: a provisioner over the memory store, the fake cloud behind a registry,
+//! a `Nodes` wired to the workflow's events, a scripted fault hook, and helpers that play
+//! the node's part (progress reports, enrollment) with the token from the user-data.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use secrecy::{ExposeSecret as _, SecretString};
+use tokio::time::Instant;
+
+use super::fake::FakeProvider;
+use crate::cloudinit::{AgentImage, extract_agent_bootstrap};
+use crate::domain::provision::{
+    Provision, ProvisionId, ProvisionInput, ProvisionStatus, SealingKey,
+};
+use crate::domain::{
+    Clock, InstallStep, Node, NodeName, Nodes, Provisioner, ProvisionerConfig, ProvisionerDeps,
+    WorkflowTuning,
+};
+use crate::enroll::ControlPlaneCa;
+use crate::providers::catalog::{CatalogCache, CatalogTtl};
+use crate::providers::ratelimit::RateLimiter;
+use crate::providers::registry::{
+    AccessBroker, BrokerError, Constructor, Grant, GrantContext, ProviderRegistry, ProviderSpec,
+};
+use crate::providers::{CloudProvider, ProviderId};
+use crate::store::{MemoryStore, ProvisionStore, ProvisionerStore};
+use crate::test_support::{self, START};
+use crate::workflow::hooks::{HookAction, HookPoint, StepHook};
+use crate::workflow::{ProvisionEvents, ProvisionTeardown};
+
+/// The control-plane id of every bench.
+pub(crate) const CONTROL_PLANE: &str = "cp-test";
+/// The node name most tests provision.
+pub(crate) const NAME: &str = "web-1";
+
+/// A hook playing a script: at each point, an action a number of times.
+#[derive(Debug, Default)]
+pub(crate) struct ScriptedHook {
+    script: Mutex<HashMap<HookPoint, (HookAction, usize)>>,
+    fired: Mutex<Vec<HookPoint>>,
+}
+
+impl ScriptedHook {
+    /// `action` the first time `point` is reached.
+    pub(crate) fn once(point: HookPoint, action: HookAction) -> Arc<Self> {
+        Self::many(&[(point, action)])
+    }
+
+    /// Each `(point, action)` once.
+    pub(crate) fn many(script: &[(HookPoint, HookAction)]) -> Arc<Self> {
+        let hook = ScriptedHook::default();
+        hook.script
+            .lock()
+            .expect("lock")
+            .extend(script.iter().map(|(p, a)| (*p, (*a, 1))));
+        Arc::new(hook)
+    }
+
+    /// Whether the scripted action at `point` was taken.
+    pub(crate) fn fired(&self, point: HookPoint) -> bool {
+        self.fired.lock().expect("lock").contains(&point)
+    }
+}
+
+impl StepHook for ScriptedHook {
+    fn at(&self, _id: &ProvisionId, point: HookPoint) -> HookAction {
+        let mut script = self.script.lock().expect("lock");
+        match script.get_mut(&point) {
+            Some((action, left)) if *left > 0 => {
+                *left -= 1;
+                self.fired.lock().expect("lock").push(point);
+                *action
+            }
+            _ => HookAction::Continue,
+        }
+    }
+}
+
+/// Grants for Hetzner only; DigitalOcean has no credential stored.
+#[derive(Debug)]
+struct TestBroker;
+
+#[async_trait]
+impl AccessBroker for TestBroker {
+    async fn issue(&self, provider: ProviderId, _purpose: &str) -> Result<Grant, BrokerError> {
+        match provider {
+            ProviderId::Hetzner => Ok(Grant {
+                credential_id: "cred_test".into(),
+                token: SecretString::from("fake-token"),
+                context: GrantContext::default(),
+            }),
+            other => Err(BrokerError::NotConnected(other)),
+        }
+    }
+}
+
+fn registry(fake: &Arc<FakeProvider>) -> ProviderRegistry {
+    let spec = |fake: Arc<FakeProvider>| {
+        let construct: Constructor =
+            Arc::new(move |_| Ok(Arc::clone(&fake) as Arc<dyn CloudProvider>));
+        ProviderSpec {
+            base_url: "fake://cloud".into(),
+            construct,
+            limiter: RateLimiter::unlimited,
+        }
+    };
+    ProviderRegistry::new(Arc::new(TestBroker))
+        .with(ProviderId::Hetzner, spec(Arc::clone(fake)))
+        .with(ProviderId::DigitalOcean, spec(Arc::clone(fake)))
+}
+
+/// The configuration of a bench.
+pub(crate) fn config(tuning: WorkflowTuning) -> ProvisionerConfig {
+    ProvisionerConfig {
+        control_plane_id: CONTROL_PLANE.into(),
+        default_control_plane_addr: Some("cp.example.com:9443".into()),
+        agent_image: AgentImage::parse("ghcr.io/glincker/levelrail-agent:1.0.0").expect("image"),
+        timeout: Duration::from_secs(20 * 60),
+        progress_url: "https://cp.example.com:9443/v1/provision-progress".into(),
+        // The same key across restarts, as the data directory's key file would be.
+        sealing_key: SealingKey::from_bytes([7; 32]),
+        tuning,
+    }
+}
+
+/// A clock that follows Tokio's (paused) clock from [`START`].
+pub(crate) fn tokio_clock() -> Clock {
+    let base = Instant::now();
+    Arc::new(move || START + (Instant::now() - base))
+}
+
+/// A provisioner and everything around it.
+pub(crate) struct Harness {
+    pub(crate) store: Arc<dyn ProvisionerStore>,
+    pub(crate) fake: Arc<FakeProvider>,
+    ca: Arc<ControlPlaneCa>,
+    clock: Clock,
+    pub(crate) events: Arc<ProvisionEvents>,
+    pub(crate) nodes: Arc<Nodes>,
+    pub(crate) provisioner: Arc<Provisioner>,
+}
+
+impl Harness {
+    /// A fresh bench without faults.
+    pub(crate) fn new() -> Self {
+        Self::with_hook(None)
+    }
+
+    /// A fresh bench with `hook`.
+    pub(crate) fn with_hook(hook: Option<Arc<ScriptedHook>>) -> Self {
+        let parts = (
+            Arc::new(MemoryStore::new()) as _,
+            Arc::new(FakeProvider::default()),
+            test_support::ca(),
+            tokio_clock(),
+        );
+        Self::build(parts, hook, WorkflowTuning::default())
+    }
+
+    /// A fresh bench on `store`, in real time, with `tuning`.
+    pub(crate) fn on_store(store: Arc<dyn ProvisionerStore>, tuning: WorkflowTuning) -> Self {
+        let clock: Clock = Arc::new(time::OffsetDateTime::now_utc);
+        Self::build(
+            (
+                store,
+                Arc::new(FakeProvider::default()),
+                test_support::ca(),
+                clock,
+            ),
+            None,
+            tuning,
+        )
+    }
+
+    /// A new process on the same database and cloud (after a crash).
+    pub(crate) fn restart(&self, hook: Option<Arc<ScriptedHook>>) -> Self {
+        let parts = (
+            Arc::clone(&self.store),
+            Arc::clone(&self.fake),
+            Arc::clone(&self.ca),
+            Arc::clone(&self.clock),
+        );
+        Self::build(parts, hook, WorkflowTuning::default())
+    }
+
+    fn build(
+        (store, fake, ca, clock): (
+            Arc<dyn ProvisionerStore>,
+            Arc<FakeProvider>,
+            Arc<ControlPlaneCa>,
+            Clock,
+        ),
+        hook: Option<Arc<ScriptedHook>>,
+        tuning: WorkflowTuning,
+    ) -> Self {
+        let events = Arc::new(ProvisionEvents::new());
+        let registry = Arc::new(registry(&fake));
+        let provisions: Arc<dyn ProvisionStore> = Arc::clone(&store) as _;
+        let teardown = ProvisionTeardown::new(
+            Arc::clone(&provisions),
+            Arc::clone(&registry),
+            CONTROL_PLANE.into(),
+        );
+        let nodes = Nodes::with_clock(Arc::clone(&store) as _, Arc::clone(&ca), Arc::clone(&clock))
+            .with_enrollment_listener(events.clone())
+            .with_server_teardown(Arc::new(teardown));
+        let nodes = Arc::new(nodes);
+        let mut provisioner = Provisioner::new(ProvisionerDeps {
+            store: provisions,
+            nodes: Arc::clone(&nodes),
+            registry,
+            catalog: CatalogCache::new(CatalogTtl::default()),
+            events: Arc::clone(&events),
+            config: config(tuning),
+            clock: Arc::clone(&clock),
+        });
+        if let Some(hook) = hook {
+            provisioner = provisioner.with_step_hook(hook);
+        }
+        Harness {
+            store,
+            fake,
+            ca,
+            clock,
+            events,
+            nodes,
+            provisioner: Arc::new(provisioner),
+        }
+    }
+
+    /// Provisions `name` (Hetzner, fsn1, cx22).
+    pub(crate) async fn provision(&self, name: &str) -> Provision {
+        self.provisioner
+            .provision(input(name))
+            .await
+            .expect("provision accepted")
+    }
+
+    /// The first state of `id` that satisfies `done`.
+    pub(crate) async fn wait_for(
+        &self,
+        id: &ProvisionId,
+        done: impl Fn(&Provision) -> bool,
+    ) -> Provision {
+        let mut watch = self.provisioner.watch_provision(id).await.expect("watch");
+        while let Some(p) = watch.next().await {
+            if done(&p) {
+                return p;
+            }
+        }
+        panic!("the watch of {id} ended before the awaited state");
+    }
+
+    /// The terminal state of `id`.
+    pub(crate) async fn finish(&self, id: &ProvisionId) -> Provision {
+        self.wait_for(id, |p| p.status.is_terminal()).await
+    }
+
+    /// The join token in `id`'s user-data, as the node reads it.
+    pub(crate) fn token(&self, id: &ProvisionId) -> String {
+        let user_data = self
+            .fake
+            .user_data(id.as_str())
+            .expect("a server was created with user-data");
+        let boot = extract_agent_bootstrap(&user_data).expect("the user-data parses");
+        boot.join_token.expose_secret().trim().to_owned()
+    }
+
+    /// Plays cloud-init: reports every install step.
+    pub(crate) async fn report_all(&self, id: &ProvisionId) {
+        let token = self.token(id);
+        for step in InstallStep::ALL {
+            self.nodes
+                .report_progress(&token, step)
+                .await
+                .expect("progress accepted");
+            // A real node takes a while between steps; let the driver and watchers see each.
+            self.settle().await;
+        }
+    }
+
+    /// Plays the agent: enrolls under `name`.
+    pub(crate) async fn enroll(&self, id: &ProvisionId, name: &str) -> Node {
+        let name = NodeName::parse(name).expect("name");
+        let csr = test_support::csr();
+        let (node, _) = self
+            .nodes
+            .enroll(
+                &self.token(id),
+                name,
+                vec!["192.0.2.10".into()],
+                "1.0.0".into(),
+                &csr,
+            )
+            .await
+            .expect("enrollment");
+        node
+    }
+
+    /// Boots `id` to `ready`: waits for `installing`, reports, enrolls.
+    pub(crate) async fn complete(&self, id: &ProvisionId, name: &str) -> Provision {
+        self.wait_for(id, |p| p.status >= ProvisionStatus::Installing)
+            .await;
+        self.report_all(id).await;
+        self.enroll(id, name).await;
+        self.finish(id).await
+    }
+
+    /// Lets spawned tasks (followers, drivers) catch up.
+    pub(crate) async fn settle(&self) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    /// Join tokens of `id` that could still be redeemed.
+    pub(crate) async fn live_tokens(&self, id: &ProvisionId) -> usize {
+        let tokens = self.store.list_join_tokens().await.expect("tokens");
+        tokens
+            .iter()
+            .filter(|t| t.provision_id.as_deref() == Some(id.as_str()))
+            .filter(|t| t.used_at.is_none() && t.revoked_at.is_none())
+            .count()
+    }
+
+    /// Asserts that a failed provision left nothing behind.
+    pub(crate) async fn assert_clean_slate(&self, p: &Provision) {
+        assert_eq!(p.status, ProvisionStatus::Failed, "{p:?}");
+        assert_eq!(
+            self.fake.inventory(p.id.as_str()),
+            (0, 0),
+            "servers or firewalls left at the provider"
+        );
+        assert_eq!(
+            self.live_tokens(&p.id).await,
+            0,
+            "a live join token is left"
+        );
+        assert_eq!(
+            self.store.name_claim(&p.name).await.expect("claim"),
+            None,
+            "the name is still claimed"
+        );
+        let row = self
+            .store
+            .get_provision(&p.id)
+            .await
+            .expect("get")
+            .expect("row");
+        assert_eq!(row.sealed_join_token, None, "the sealed token was kept");
+        assert_eq!(row.lease_owner, None, "the lease was kept");
+    }
+}
+
+/// A valid request for `name`.
+pub(crate) fn input(name: &str) -> ProvisionInput {
+    ProvisionInput {
+        provider: Some(ProviderId::Hetzner),
+        region: "fsn1".into(),
+        size: "cx22".into(),
+        name: name.into(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,290 @@
+//! The waiting steps (`wait_running`, `installing`, `enrolling`): one loop that wakes on a
+//! push (enrollment, progress report, cancel) or a timer, reads what the database says
+//! (enrollment, reported install steps, a cancel from another replica) and polls the
+//! provider — only this driver, only while booting, with backoff from 2 s to 15 s.
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tracing::{debug, warn};
+
+use super::driver::Driver;
+use super::failure::{Failure, StepError};
+use crate::domain::InstallStep;
+use crate::domain::provision::{ProvisionStatus, SagaStep};
+use crate::providers::error::clip;
+use crate::providers::{ErrorKind, ServerInfo, ServerState};
+
+/// The saga step that follows a status.
+fn step_of(status: ProvisionStatus) -> SagaStep {
+    match status {
+        ProvisionStatus::Creating | ProvisionStatus::Booting => SagaStep::WaitRunning,
+        ProvisionStatus::Installing => SagaStep::Installing,
+        ProvisionStatus::Enrolling => SagaStep::Enrolling,
+        ProvisionStatus::Ready | ProvisionStatus::Failed => SagaStep::Done,
+    }
+}
+
+/// The waiting steps a status has passed.
+fn passed(status: ProvisionStatus) -> impl Iterator<Item = SagaStep> {
+    [
+        (ProvisionStatus::Installing, SagaStep::WaitRunning),
+        (ProvisionStatus::Enrolling, SagaStep::Installing),
+        (ProvisionStatus::Ready, SagaStep::Enrolling),
+    ]
+    .into_iter()
+    .filter(move |(s, _)| status >= *s)
+    .map(|(_, step)| step)
+}
+
+impl Driver {
+    /// Waits until the saga moves to its next step (`Ok`; `ready` once the node enrolled),
+    /// or fails.
+    pub(super) async fn wait_for_node(&mut self) -> Result<(), StepError> {
+        let tuning = self.shared.config.tuning.clone();
+        let entry = self.record.saga_step;
+        let mut backoff = tuning.poll_initial;
+        let mut next_poll = Instant::now();
+        loop {
+            self.refresh().await?;
+            if self.record.cancel_requested {
+                return Err(Failure::cancelled(self.record.status).into());
+            }
+            // Each observation that moves the saga ends this step, so every stage is
+            // recorded (and hooked) in order even when reports and the enrollment arrive
+            // together.
+            self.align_step().await?;
+            self.observe_progress().await?;
+            if self.record.saga_step != entry || self.observe_enrollment().await? {
+                return Ok(());
+            }
+            if self.needs_poll() && Instant::now() >= next_poll {
+                self.poll_server().await?;
+                next_poll = Instant::now() + backoff;
+                backoff = backoff.mul_f64(1.5).min(tuning.poll_max);
+            }
+            self.skip_silent_install(tuning.install_grace).await?;
+            if self.record.saga_step != entry {
+                return Ok(());
+            }
+            let wait = if self.needs_poll() {
+                next_poll.saturating_duration_since(Instant::now())
+            } else {
+                tuning.db_tick
+            };
+            tokio::select! {
+                () = self.kick.notified() => {}
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// Puts the saga step in line with the status (after a replayed waiting step).
+    async fn align_step(&mut self) -> Result<(), StepError> {
+        let status = self.record.status;
+        if status <= ProvisionStatus::Booting || self.record.saga_step == step_of(status) {
+            return Ok(());
+        }
+        let at = self.stamp();
+        self.commit(move |r| {
+            for step in passed(status) {
+                if !r.saga.is_completed(step) {
+                    r.saga.complete(step, at.clone(), &[]);
+                }
+            }
+            r.saga_step = step_of(status);
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Adopts a newer row (a cancel written by the API, possibly on another replica).
+    async fn refresh(&mut self) -> Result<(), StepError> {
+        match self.shared.store.get_provision(&self.record.id).await {
+            Ok(Some(fresh)) if fresh.generation > self.record.generation => self.reload().await?,
+            Ok(_) => {}
+            Err(e) => {
+                warn!(provision = %self.record.id, error = %e, "could not re-read the provision")
+            }
+        }
+        Ok(())
+    }
+
+    /// The provider is polled while the server has not been seen running, or has no address.
+    fn needs_poll(&self) -> bool {
+        self.record.provider_server_id.is_some()
+            && (self.record.status == ProvisionStatus::Booting || self.record.ip_address.is_none())
+    }
+
+    /// `ready` as soon as the provision's token enrolled a node.
+    async fn observe_enrollment(&mut self) -> Result<bool, StepError> {
+        let Some(token_id) = self.record.join_token_id.clone() else {
+            return Ok(false);
+        };
+        let node = match self.shared.nodes.node_enrolled_with_token(&token_id).await {
+            Ok(Some(node)) => node,
+            Ok(None) => return Ok(false),
+            Err(e) => {
+                warn!(provision = %self.record.id, error = %e, "could not check the enrollment");
+                return Ok(false);
+            }
+        };
+        let at = self.stamp();
+        self.commit(move |r| {
+            for step in passed(ProvisionStatus::Ready) {
+                if !r.saga.is_completed(step) {
+                    r.saga.complete(step, at.clone(), &[]);
+                }
+            }
+            r.saga.complete(
+                SagaStep::Enrolling,
+                at.clone(),
+                &[("node_id", node.id.as_str())],
+            );
+            r.node_id = Some(node.id.clone());
+            r.status = ProvisionStatus::Ready;
+            r.saga_step = SagaStep::Done;
+        })
+        .await?;
+        Ok(true)
+    }
+
+    /// Follows cloud-init's reports: `installing` with the latest step, `enrolling` once the
+    /// agent started. A report proves the server runs, so `booting` is left behind.
+    async fn observe_progress(&mut self) -> Result<(), StepError> {
+        let steps = match self
+            .shared
+            .nodes
+            .install_progress(self.record.id.as_str())
+            .await
+        {
+            Ok(steps) => steps,
+            Err(e) => {
+                warn!(provision = %self.record.id, error = %e, "could not read install progress");
+                return Ok(());
+            }
+        };
+        let Some(latest) = steps.iter().map(|(s, _)| *s).max() else {
+            return Ok(());
+        };
+        if Some(latest) <= self.record.install_step {
+            return Ok(());
+        }
+        let reached = if latest == InstallStep::AgentStarted {
+            ProvisionStatus::Enrolling
+        } else {
+            ProvisionStatus::Installing
+        };
+        let status = self.record.status.max(reached);
+        let at = self.stamp();
+        self.commit(move |r| {
+            r.install_step = Some(latest);
+            for step in passed(status) {
+                if !r.saga.is_completed(step) {
+                    r.saga.complete(step, at.clone(), &[("via", "progress")]);
+                }
+            }
+            r.status = status;
+            r.saga_step = step_of(status);
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// One `get_server` call: running → `installing` (and the address); errored or gone →
+    /// failure; other errors are remembered for a timeout's reason and polled again.
+    async fn poll_server(&mut self) -> Result<(), StepError> {
+        let Some(info) = self.fetch_server().await? else {
+            return Ok(());
+        };
+        if info.state == ServerState::Failed {
+            let state = clip(&info.provider_state);
+            let reason = format!("the provider reports the server as {state}");
+            let mut failure = Failure::new(self.record.status, reason);
+            failure.code = Some(state);
+            return Err(failure.into());
+        }
+        let running = info.state == ServerState::Running;
+        let new_ip = info
+            .ipv4
+            .clone()
+            .filter(|ip| Some(ip) != self.record.ip_address.as_ref());
+        if !(running && self.record.status == ProvisionStatus::Booting) && new_ip.is_none() {
+            return Ok(());
+        }
+        let at = self.stamp();
+        self.commit(move |r| {
+            if new_ip.is_some() {
+                r.ip_address.clone_from(&new_ip);
+            }
+            if running && r.status == ProvisionStatus::Booting {
+                let ip = r.ip_address.clone().unwrap_or_default();
+                let observed = [
+                    ("ip", ip.as_str()),
+                    ("provider_state", &info.provider_state),
+                ];
+                r.saga
+                    .complete(SagaStep::WaitRunning, at.clone(), &observed);
+                r.status = ProvisionStatus::Installing;
+                r.saga_step = SagaStep::Installing;
+            }
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The server as the provider reports it; `None` after a transient error (remembered
+    /// for a timeout's reason). A server that no longer exists fails the provision.
+    async fn fetch_server(&mut self) -> Result<Option<ServerInfo>, StepError> {
+        let Some(server_id) = self.record.provider_server_id.clone() else {
+            return Ok(None);
+        };
+        let error = match self.client().await {
+            Ok(client) => match client.get_server(&server_id).await {
+                Ok(info) => return Ok(Some(info)),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        if error.kind == ErrorKind::NotFound {
+            let (phase, region) = (self.record.status, &self.record.region);
+            return Err(
+                Failure::provider(phase, "the server no longer exists", &error, region).into(),
+            );
+        }
+        debug!(provision = %self.record.id, error = %error, "polling the server failed; will retry");
+        let code = if error.code.is_empty() {
+            error.kind.as_str().to_owned()
+        } else {
+            error.code
+        };
+        self.last_poll_code = Some(code);
+        Ok(None)
+    }
+
+    /// A server running without any progress report for `grace` (an image without curl, a
+    /// blocked progress endpoint) moves on to `enrolling`: only the enrollment matters.
+    async fn skip_silent_install(&mut self, grace: Duration) -> Result<(), StepError> {
+        if self.record.status != ProvisionStatus::Installing || self.record.install_step.is_some() {
+            return Ok(());
+        }
+        let entered = self
+            .record
+            .stages
+            .iter()
+            .rev()
+            .find(|s| s.status == ProvisionStatus::Installing)
+            .map_or(self.record.updated_at, |s| s.entered_at);
+        if self.shared.now() - entered < grace {
+            return Ok(());
+        }
+        let at = self.stamp();
+        self.commit(move |r| {
+            r.saga
+                .complete(SagaStep::Installing, at.clone(), &[("reports", "none")]);
+            r.status = ProvisionStatus::Enrolling;
+            r.saga_step = SagaStep::Enrolling;
+        })
+        .await?;
+        Ok(())
+    }
+}
