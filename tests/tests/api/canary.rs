@@ -3,9 +3,9 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
+use crate::harness::{Bearer, ServerProcess, bin};
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
-use crate::harness::{Bearer, ServerProcess, bin};
 use levelrail_tests::secrets::Canary;
 use tonic::transport::Endpoint;
 

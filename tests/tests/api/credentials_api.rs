@@ -1,7 +1,7 @@
 //! The credentials API over gRPC: set, list, remove for every provider; strict validation.
+use crate::harness::TestApp;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
-use crate::harness::TestApp;
 use levelrail_tests::secrets::Canary;
 use tonic::Code;
 

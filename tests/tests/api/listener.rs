@@ -1,11 +1,11 @@
 //! The public listener: authentication, CORS, message limits, what is and is not mounted.
 use std::io::{Read as _, Write as _};
 
+use crate::harness::{Bearer, TestApp};
 use levelrail_proto::credentials::internal::v1 as bpb;
 use levelrail_proto::credentials::internal::v1::credential_broker_client::CredentialBrokerClient;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
-use crate::harness::{Bearer, TestApp};
 use tonic::Code;
 
 #[tokio::test]

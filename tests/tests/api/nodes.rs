@@ -23,7 +23,11 @@ fn mint(server: &ServerProcess, extra: &[&str]) -> String {
     let mut args = vec!["nodes", "join-tokens", "create", "-q"];
     args.extend_from_slice(extra);
     let out = cli(server, &args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
@@ -59,7 +63,11 @@ fn agent_once(env: &Path) -> Output {
 }
 
 async fn nodes(server: &ServerProcess) -> Vec<npb::Node> {
-    let ch = Endpoint::from_shared(server.url()).unwrap().connect().await.unwrap();
+    let ch = Endpoint::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
     NodesServiceClient::with_interceptor(ch, Bearer(server.admin_token()))
         .list_nodes(npb::ListNodesRequest {})
         .await
@@ -83,18 +91,29 @@ async fn an_agent_enrolls_heartbeats_and_restarts_without_enrolling_again() {
 
     let e = env.clone();
     let out = blocking(move || agent_once(&e)).await;
-    assert!(out.status.success(), "agent: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "agent: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let listed = nodes(&server).await;
     assert_eq!(listed.len(), 1);
     let first = listed[0].clone();
     assert_eq!(first.name, "web-1");
     assert_eq!(first.workload_kinds, vec![npb::WorkloadKind::Apps as i32]);
-    let seen1 = first.last_seen_at.clone().expect("last seen after the heartbeat");
+    let seen1 = first
+        .last_seen_at
+        .clone()
+        .expect("last seen after the heartbeat");
 
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let e = env.clone();
     let out = blocking(move || agent_once(&e)).await;
-    assert!(out.status.success(), "restart: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "restart: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let listed = nodes(&server).await;
     assert_eq!(listed.len(), 1, "a restarted agent creates no second node");
     let seen2 = listed[0].last_seen_at.clone().unwrap();
@@ -116,7 +135,11 @@ async fn used_expired_revoked_and_wrong_name_tokens_are_refused_and_logged_by_id
         let wrong = mint(&s, &["--node-name", "b-1"]);
         let revoked_id = revoked.split('.').nth(2).unwrap().to_owned();
         let out = cli(&s, &["nodes", "join-tokens", "revoke", &revoked_id]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         (used, expired, revoked, wrong)
     })
     .await;
@@ -135,7 +158,10 @@ async fn used_expired_revoked_and_wrong_name_tokens_are_refused_and_logged_by_id
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(code), "{name}: {stderr}");
         let secret = token.rsplit('.').next().unwrap();
-        assert!(!stderr.contains(secret), "{name}: the agent printed the token secret");
+        assert!(
+            !stderr.contains(secret),
+            "{name}: the agent printed the token secret"
+        );
     }
     let log_path = server.log_path.clone();
     let server = std::sync::Arc::try_unwrap(server).expect("sole owner");

@@ -1,7 +1,7 @@
 //! Stored records are bound to their row and tamper-evident; master-key rotation survives an
 //! interruption.
-use levelrail_credentials::domain::{CredentialInput, CredentialsError, ProviderKind};
 use crate::harness::{TestApp, test_config};
+use levelrail_credentials::domain::{CredentialInput, CredentialsError, ProviderKind};
 use levelrail_tests::secrets::Canary;
 use secrecy::SecretString;
 
