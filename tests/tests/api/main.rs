@@ -5,4 +5,5 @@ mod credentials_api;
 mod harness;
 mod listener;
 mod nodes;
+mod provision;
 mod tamper;
