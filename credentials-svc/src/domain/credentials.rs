@@ -217,10 +217,17 @@ impl Credentials {
         provider: ProviderKind,
         purpose: &str,
     ) -> Result<AccessGrant, CredentialsError> {
-        let (record, secret) = self.load_secret(provider).await?;
+        let record = self
+            .inner
+            .store
+            .get_credential(provider)
+            .await?
+            .ok_or(CredentialsError::NotConnected(provider))?;
+        // A cached grant for the current credential needs no decryption.
         if let Some(grant) = self.inner.grants.get(provider, &record.id) {
             return Ok(grant);
         }
+        let secret = self.decrypt(&record)?;
         let grant = self.inner.issuer.issue(&record.id, &secret).await?;
         self.inner.grants.put(provider, &record.id, grant.clone());
         info!(credential_id = %record.id, %purpose, "access grant issued");
@@ -237,14 +244,20 @@ impl Credentials {
             .get_credential(provider)
             .await?
             .ok_or(CredentialsError::NotConnected(provider))?;
+        let secret = self.decrypt(&record)?;
+        Ok((record, secret))
+    }
+
+    /// Opens a stored record (reloading the keyring once when its key is unknown: another
+    /// process may have rotated it since our last look).
+    fn decrypt(&self, record: &CredentialRecord) -> Result<CredentialSecret, CredentialsError> {
         let ctx = AadContext {
             credential_id: &record.id,
-            provider: provider.as_str(),
+            provider: record.provider.as_str(),
         };
         let ring = self.inner.keys.current()?;
         let plaintext = match crypto::open(&ring, &ctx, &record.envelope) {
             Err(CryptoError::UnknownKey(_)) => {
-                // Another process may have rotated the keyring since our last look.
                 let ring = self.inner.keys.reload()?;
                 crypto::open(&ring, &ctx, &record.envelope)
             }
@@ -253,8 +266,7 @@ impl Credentials {
         .inspect_err(
             |e| warn!(credential_id = %record.id, error = %e, "credential does not decrypt"),
         )?;
-        let secret = CredentialSecret::from_plaintext(provider, &plaintext)?;
-        Ok((record, secret))
+        Ok(CredentialSecret::from_plaintext(record.provider, &plaintext)?)
     }
 
     /// Rotates the master key: add, promote, re-wrap every data key, retire the old key.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sqlx::sqlite::{
     Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
 };
 use sqlx::{Decode, Row, Type};
 
@@ -45,6 +46,9 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(dsn)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            // WAL + NORMAL: durable across process crashes, one fsync per checkpoint
+            // instead of per commit.
+            .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5));
         let in_memory = is_in_memory(dsn);

@@ -6,7 +6,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use time::OffsetDateTime;
 
 use super::claims::claim_for_node_sqlite;
@@ -58,6 +60,9 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(dsn)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            // WAL + NORMAL: durable across process crashes, one fsync per checkpoint
+            // instead of per commit.
+            .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5));
         let in_memory = dsn.contains(":memory:") || dsn.contains("mode=memory");
         let file = (!in_memory).then(|| options.get_filename().to_path_buf());
