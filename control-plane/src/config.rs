@@ -75,6 +75,22 @@ pub struct ServeConfig {
         default_value = "https://api.digitalocean.com/v2"
     )]
     pub digitalocean_api_url: String,
+    /// AWS EC2 endpoint for every region (proxies, VPC endpoints, tests, moto). Default:
+    /// AWS's regional endpoints.
+    #[arg(long, env = "LEVELRAIL_AWS_ENDPOINT_URL")]
+    pub aws_endpoint_url: Option<String>,
+    /// AWS STS endpoint (token exchange and identity checks). Default: AWS's regional
+    /// STS endpoint.
+    #[arg(long, env = "LEVELRAIL_AWS_STS_URL")]
+    pub aws_sts_url: Option<String>,
+    /// Subnets to launch AWS instances in, per region (`eu-west-1=subnet-0abc,…`); the
+    /// VPC is the subnet's. Regions not named use the default VPC's default subnet.
+    #[arg(
+        long = "aws-subnet",
+        env = "LEVELRAIL_AWS_SUBNETS",
+        value_delimiter = ','
+    )]
+    pub aws_subnets: Vec<String>,
     /// The address provisioned VMs dial to enroll (`host:port` of the agent listener as
     /// seen from the VMs). Default: the bound agent address.
     #[arg(long, env = "LEVELRAIL_AGENT_ADVERTISE")]
@@ -90,6 +106,92 @@ pub struct ServeConfig {
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]
     pub max_concurrent_requests: usize,
+    /// Azure and GCP token endpoints and APIs.
+    #[command(flatten)]
+    pub azure_gcp: AzureGcpEndpoints,
+}
+
+/// Where the Azure and GCP token endpoints and APIs live (proxies, sovereign clouds, private
+/// endpoints, tests). The defaults are the public clouds.
+#[derive(Debug, Clone, Args)]
+pub struct AzureGcpEndpoints {
+    /// Azure AD authority; tokens come from `<authority>/<tenant>/oauth2/v2.0/token`.
+    #[arg(
+        long,
+        env = "LEVELRAIL_AZURE_AUTHORITY_URL",
+        default_value = "https://login.microsoftonline.com"
+    )]
+    pub azure_authority_url: String,
+    /// Azure Resource Manager base URL.
+    #[arg(
+        long,
+        env = "LEVELRAIL_AZURE_ARM_URL",
+        default_value = "https://management.azure.com"
+    )]
+    pub azure_arm_url: String,
+    /// Google OAuth token endpoint (service-account keys).
+    #[arg(
+        long,
+        env = "LEVELRAIL_GCP_TOKEN_URL",
+        default_value = "https://oauth2.googleapis.com/token"
+    )]
+    pub gcp_token_url: String,
+    /// Google STS token endpoint (workload identity federation).
+    #[arg(
+        long,
+        env = "LEVELRAIL_GCP_STS_URL",
+        default_value = "https://sts.googleapis.com/v1/token"
+    )]
+    pub gcp_sts_url: String,
+    /// Google IAM Credentials base URL (service-account impersonation after federation).
+    #[arg(
+        long,
+        env = "LEVELRAIL_GCP_IAM_CREDENTIALS_URL",
+        default_value = "https://iamcredentials.googleapis.com"
+    )]
+    pub gcp_iam_credentials_url: String,
+    /// Compute Engine v1 base URL.
+    #[arg(
+        long,
+        env = "LEVELRAIL_GCP_COMPUTE_URL",
+        default_value = "https://compute.googleapis.com/compute/v1"
+    )]
+    pub gcp_compute_url: String,
+    /// A PEM file of extra root certificates the Azure and GCP clients trust next to the
+    /// system's (a TLS-inspecting proxy, a private endpoint).
+    #[arg(long, env = "LEVELRAIL_CLOUD_CA_FILE")]
+    pub cloud_ca_file: Option<PathBuf>,
+}
+
+impl Default for AzureGcpEndpoints {
+    /// The public clouds (the flags' defaults).
+    fn default() -> Self {
+        Self {
+            azure_authority_url: "https://login.microsoftonline.com".into(),
+            azure_arm_url: "https://management.azure.com".into(),
+            gcp_token_url: "https://oauth2.googleapis.com/token".into(),
+            gcp_sts_url: "https://sts.googleapis.com/v1/token".into(),
+            gcp_iam_credentials_url: "https://iamcredentials.googleapis.com".into(),
+            gcp_compute_url: "https://compute.googleapis.com/compute/v1".into(),
+            cloud_ca_file: None,
+        }
+    }
+}
+
+impl ServeConfig {
+    /// `--aws-subnet region=subnet-…` pairs, by region.
+    pub fn aws_subnet_map(&self) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+        self.aws_subnets
+            .iter()
+            .filter(|s| !s.trim().is_empty())
+            .map(|pair| match pair.trim().split_once('=') {
+                Some((region, subnet)) if !region.is_empty() && subnet.starts_with("subnet-") => {
+                    Ok((region.trim().to_owned(), subnet.trim().to_owned()))
+                }
+                _ => anyhow::bail!("--aws-subnet `{pair}`: expected REGION=subnet-ID"),
+            })
+            .collect()
+    }
 }
 
 /// `rotate-master-key` options.

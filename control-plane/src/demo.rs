@@ -1,4 +1,5 @@
-//! Demo mode (`levelrail serve --demo`): the simulated Hetzner and DigitalOcean clouds run
+//! Demo mode (`levelrail serve --demo`): the simulated Hetzner, DigitalOcean, AWS (EC2 +
+//! STS), Azure (AAD + ARM, over HTTPS with a demo CA) and GCP (OAuth + Compute) clouds run
 //! in-process, with demo credentials stored for them, so a newcomer can run the whole Add
 //! node wizard without a cloud account. A simulated boot reads the user-data the server
 //! was created with, reports the cloud-init progress steps to the control plane, and starts
@@ -10,6 +11,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderKind};
 use levelrail_provisioner::cloudinit::{self, AgentBootstrap};
+use levelrail_provisioner::providers::aws::AwsSettings;
+use levelrail_tests::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
+use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
+use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
 use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
 use levelrail_tests::fakes::{BootEvent, BootHook};
@@ -17,7 +22,8 @@ use secrecy::{ExposeSecret as _, SecretString};
 use tokio::process::{Child, Command};
 use tracing::{info, warn};
 
-use crate::providers::Endpoints;
+use crate::config::AzureGcpEndpoints;
+use crate::providers::{AzureGcp, Endpoints};
 
 /// The demo Hetzner token (64 alphanumerics, accepted only by the demo cloud).
 const DEMO_HETZNER_TOKEN: &str =
@@ -26,6 +32,11 @@ const DEMO_HETZNER_TOKEN: &str =
 const DEMO_DO_TOKEN: &str =
     "dop_v1_00000000000000000000000000000000000000000000000000000000000de770";
 
+/// The demo AWS access key (a long-term key's shape, accepted only by the demo cloud).
+const DEMO_AWS_KEY_ID: &str = "AKIALEVELRAILDEMO0001";
+/// Its secret.
+const DEMO_AWS_SECRET: &str = "levelrail/demo/secret/access/key/0000000000";
+
 /// The running demo clouds and the agents they booted.
 #[derive(Debug)]
 pub struct Demo {
@@ -33,6 +44,9 @@ pub struct Demo {
     pub endpoints: Endpoints,
     _hetzner: FakeHetznerHandle,
     _digitalocean: FakeDigitalOcean,
+    _aws: FakeAwsHandle,
+    azure: FakeAzureHandle,
+    gcp: FakeGcpHandle,
     agents: Arc<Mutex<Vec<Child>>>,
 }
 
@@ -51,21 +65,41 @@ impl Demo {
         .context("starting the demo Hetzner cloud")?;
         let digitalocean = FakeDigitalOcean::start(FakeDigitalOceanConfig {
             token: DEMO_DO_TOKEN.into(),
-            boot_hook: Some(hook),
+            boot_hook: Some(hook.clone()),
             state_step: Duration::from_secs(3),
             ..Default::default()
         })
         .await
         .context("starting the demo DigitalOcean cloud")?;
+        let aws = FakeAws::start(FakeAwsConfig {
+            access_keys: vec![(DEMO_AWS_KEY_ID.into(), DEMO_AWS_SECRET.into())],
+            boot_hook: Some(hook.clone()),
+            state_step: Duration::from_secs(2),
+            ..Default::default()
+        })
+        .await
+        .context("starting the demo AWS cloud")?;
+        let (azure, gcp, azure_gcp) = start_azure_gcp(hook).await?;
         let endpoints = Endpoints {
             hetzner: hetzner.base_url(),
             digitalocean: digitalocean.base_url(),
+            aws: AwsSettings {
+                ec2_endpoint: Some(aws.endpoint()),
+                sts_endpoint: Some(aws.endpoint()),
+                release_timeout: Duration::from_secs(60),
+                poll_interval: Duration::from_secs(1),
+                ..AwsSettings::default()
+            },
+            azure_gcp,
         };
-        info!(hetzner = %endpoints.hetzner, digitalocean = %endpoints.digitalocean, "demo clouds running");
+        info!(hetzner = %endpoints.hetzner, digitalocean = %endpoints.digitalocean, aws = %aws.endpoint(), "demo clouds running");
         Ok(Self {
             endpoints,
             _hetzner: hetzner,
             _digitalocean: digitalocean,
+            _aws: aws,
+            azure,
+            gcp,
             agents,
         })
     }
@@ -91,6 +125,36 @@ impl Demo {
                 .await?;
             info!(provider = %kind, "demo credential stored");
         }
+        if !cards
+            .iter()
+            .any(|c| c.provider == ProviderKind::Aws && c.stored.is_some())
+        {
+            credentials
+                .set_credential(CredentialInput::Aws {
+                    access_key_id: DEMO_AWS_KEY_ID.into(),
+                    secret_access_key: SecretString::from(DEMO_AWS_SECRET),
+                    session_token: SecretString::from(""),
+                    region: "us-east-1".into(),
+                    role_arn: String::new(),
+                    use_ambient_credentials: false,
+                })
+                .await?;
+            info!(provider = %ProviderKind::Aws, "demo credential stored");
+        }
+        let azure = self.azure.config();
+        let principal = serde_json::json!({
+            "tenant_id": azure.tenant_id, "client_id": azure.client_id, "client_secret": azure.client_secret,
+            "subscription_id": azure.subscription_id, "resource_group": azure.resource_groups[0],
+        });
+        for (kind, input) in [
+            (ProviderKind::Azure, CredentialInput::AzureJson(SecretString::from(principal.to_string()))),
+            (ProviderKind::Gcp, CredentialInput::GcpJson(SecretString::from(self.gcp.service_account_key_json()))),
+        ] {
+            if !cards.iter().any(|c| c.provider == kind && c.stored.is_some()) {
+                credentials.set_credential(input).await?;
+                info!(provider = %kind, "demo credential stored");
+            }
+        }
         Ok(())
     }
 
@@ -98,6 +162,28 @@ impl Demo {
     pub fn agent_count(&self) -> usize {
         self.agents.lock().map(|a| a.len()).unwrap_or(0)
     }
+}
+
+/// The demo Azure (HTTPS with its own CA) and GCP clouds, and the endpoints pointing at them.
+async fn start_azure_gcp(hook: BootHook) -> anyhow::Result<(FakeAzureHandle, FakeGcpHandle, AzureGcp)> {
+    let azure = FakeAzure::start(FakeAzureConfig { boot_hook: Some(hook.clone()), state_step: Duration::from_secs(2), ..Default::default() })
+        .await
+        .context("starting the demo Azure cloud")?;
+    let gcp = FakeGcp::start(FakeGcpConfig { boot_hook: Some(hook), state_step: Duration::from_secs(2), ..Default::default() })
+        .await
+        .context("starting the demo GCP cloud")?;
+    let urls = AzureGcpEndpoints {
+        azure_authority_url: azure.authority_url(),
+        azure_arm_url: azure.base_url(),
+        gcp_token_url: gcp.token_url(),
+        gcp_sts_url: gcp.sts_url(),
+        gcp_iam_credentials_url: gcp.iam_credentials_url(),
+        gcp_compute_url: gcp.compute_url(),
+        cloud_ca_file: None,
+    };
+    info!(azure = %urls.azure_arm_url, gcp = %urls.gcp_compute_url, "demo Azure and GCP clouds running");
+    let endpoints = AzureGcp { urls, ca_pem: Some(azure.ca_pem().to_owned()) };
+    Ok((azure, gcp, endpoints))
 }
 
 fn boot_hook(dir: PathBuf, agent_addr: String, agents: Arc<Mutex<Vec<Child>>>) -> BootHook {

@@ -40,10 +40,23 @@ pub fn assemble(
         .layer(tonic_web::GrpcWebLayer::new());
     if let Some(dir) = web_dir {
         let index = dir.join("index.html");
-        router = router.fallback_service(
-            tower_http::services::ServeDir::new(dir)
-                .fallback(tower_http::services::ServeFile::new(index)),
-        );
+        let files = tower_http::services::ServeDir::new(dir)
+            .fallback(tower_http::services::ServeFile::new(index));
+        // Unknown gRPC methods answer UNIMPLEMENTED, not the app's index.html.
+        router = router.fallback(move |req: Request| {
+            let files = files.clone();
+            async move {
+                if is_grpc(&req) {
+                    return tonic::Status::unimplemented("no such service or method")
+                        .into_http::<Body>()
+                        .into_response();
+                }
+                match tower::ServiceExt::oneshot(files, req).await {
+                    Ok(resp) => resp.into_response(),
+                    Err(never) => match never {},
+                }
+            }
+        });
     }
     Ok(router
         .layer(cors(allowed_origins)?)
@@ -81,14 +94,16 @@ fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
 /// RESOURCE_EXHAUSTED before the handler sees them. (tonic's own decode limit answers
 /// OUT_OF_RANGE; the gRPC spec asks for RESOURCE_EXHAUSTED.) Only our unary and
 /// server-streaming RPCs are buffered; reflection and health stream freely.
-async fn limit_message_size(req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_owned();
-    let is_grpc = req
-        .headers()
+fn is_grpc(req: &Request) -> bool {
+    req.headers()
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/grpc"));
-    if !is_grpc || !path.starts_with("/levelrail.") {
+        .is_some_and(|ct| ct.starts_with("application/grpc"))
+}
+
+async fn limit_message_size(req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    if !is_grpc(&req) || !path.starts_with("/levelrail.") {
         return next.run(req).await;
     }
     let limit = if path.starts_with("/levelrail.credentials.") {

@@ -7,8 +7,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use levelrail_credentials::broker::GrantIssuers;
+use levelrail_credentials::broker::aws::AwsGrantIssuer;
 use levelrail_credentials::domain::Credentials;
+use levelrail_credentials::domain::ProviderKind;
 use levelrail_credentials::domain::probe::ProbeRegistry;
+use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_provisioner::providers::registry::ProviderRegistry;
 
 use crate::bridge::{InProcessBroker, RegistryProbe};
@@ -68,17 +71,6 @@ impl App {
             .await
             .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
         let agent_addr = agent_listener.local_addr()?;
-        let probe = RegistryProbe::default();
-        let credentials = startup::open(
-            StorageConfig {
-                data_dir: &cfg.data_dir,
-                database_url: cfg.database_url.as_ref(),
-                master_key: cfg.master_key.as_ref(),
-            },
-            Arc::new(probe.clone()),
-            Arc::new(GrantIssuers::default()),
-        )
-        .await?;
         let demo = match cfg.demo {
             true => Some(Demo::start(&cfg.data_dir, agent_addr.to_string()).await?),
             false => None,
@@ -88,8 +80,32 @@ impl App {
             None => Endpoints {
                 hetzner: cfg.hetzner_api_url.clone(),
                 digitalocean: cfg.digitalocean_api_url.clone(),
+                aws: AwsSettings {
+                    ec2_endpoint: cfg.aws_endpoint_url.clone(),
+                    sts_endpoint: cfg.aws_sts_url.clone(),
+                    subnets: cfg.aws_subnet_map()?,
+                    ..AwsSettings::default()
+                },
+                azure_gcp: crate::providers::AzureGcp::from_config(&cfg.azure_gcp)?,
             },
         };
+        // AWS grants are STS sessions; verification exchanges the key the same way.
+        let aws_exchange = Arc::new(AwsGrantIssuer::new(endpoints.aws.sts_endpoint.clone()));
+        // Azure (AAD) and GCP (OAuth / STS) grants are exchanged tokens too.
+        let issuers = endpoints
+            .azure_gcp
+            .issuers(GrantIssuers::default().with(ProviderKind::Aws, aws_exchange))?;
+        let probe = RegistryProbe::default().with_exchange(Arc::new(issuers.clone()));
+        let credentials = startup::open(
+            StorageConfig {
+                data_dir: &cfg.data_dir,
+                database_url: cfg.database_url.as_ref(),
+                master_key: cfg.master_key.as_ref(),
+            },
+            Arc::new(probe.clone()),
+            Arc::new(issuers),
+        )
+        .await?;
         let registry = Arc::new(crate::providers::registry(
             Arc::new(InProcessBroker::new(credentials.clone())),
             &endpoints,

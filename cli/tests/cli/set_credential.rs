@@ -129,7 +129,7 @@ async fn a_multi_line_gcp_key_piped_on_stdin_is_passed_through_unmodified() {
     assert_eq!(request.provider, Provider::Gcp as i32);
     assert_eq!(
         request.credential,
-        Some(Credential::Gcp(JsonDocument { json: key }))
+        Some(Credential::Gcp(JsonDocument { json: key, ..Default::default() }))
     );
     out.assert_no_canary();
 }
@@ -161,7 +161,7 @@ async fn a_gcp_key_given_as_a_flag_is_passed_through_byte_for_byte() {
     assert_eq!(out.stderr, WARNING);
     assert_eq!(
         server.only_set_request().credential,
-        Some(Credential::Gcp(JsonDocument { json: key }))
+        Some(Credential::Gcp(JsonDocument { json: key, ..Default::default() }))
     );
     out.assert_no_canary();
 }
@@ -185,7 +185,7 @@ async fn a_gcp_key_is_prompted_for_as_service_account_key_json() {
     assert_eq!(out.prompts, ["Service account key JSON: "]);
     assert_eq!(
         server.only_set_request().credential,
-        Some(Credential::Gcp(JsonDocument { json: key }))
+        Some(Credential::Gcp(JsonDocument { json: key, ..Default::default() }))
     );
     out.assert_no_canary();
 }
@@ -226,7 +226,8 @@ async fn an_azure_service_principal_is_accepted_by_pipe_prompt_and_flag() {
         assert_eq!(
             server.only_set_request().credential,
             Some(Credential::Azure(JsonDocument {
-                json: principal.clone()
+                json: principal.clone(),
+                ..Default::default()
             }))
         );
         out.assert_no_canary();

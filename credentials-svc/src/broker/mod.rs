@@ -1,6 +1,14 @@
 //! Short-lived access grants for the provisioner. Hetzner and DigitalOcean have no token
 //! exchange, so their grant is the API token itself; the token exchanges of AWS (STS),
 //! Azure (AAD) and GCP (OAuth) register their issuers here.
+pub mod aws;
+pub mod azure;
+pub mod gcp;
+mod gcp_federation;
+pub mod oauth;
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 

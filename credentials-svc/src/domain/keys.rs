@@ -20,12 +20,15 @@ pub enum MasterKeySource {
     Env(Arc<Keyring>),
 }
 
+/// The keyring file's (modified time, length) when last read, and the keyring read.
+type Cached = (Option<(SystemTime, u64)>, Arc<Keyring>);
+
 /// The current keyring, reloaded when the keyring file changes (another process, such as
 /// `levelrail-credentials rotate-master-key`, may rotate it while the service runs).
 #[derive(Debug)]
 pub struct KeyringHandle {
     source: MasterKeySource,
-    cached: Mutex<(Option<(SystemTime, u64)>, Arc<Keyring>)>,
+    cached: Mutex<Cached>,
 }
 
 impl KeyringHandle {
@@ -82,7 +85,7 @@ impl KeyringHandle {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (Option<(SystemTime, u64)>, Arc<Keyring>)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
         // A poisoned lock only means another thread panicked mid-update of a cache entry
         // that is replaced wholesale; the data is still consistent.
         self.cached.lock().unwrap_or_else(|e| e.into_inner())

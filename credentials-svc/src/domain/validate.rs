@@ -14,6 +14,7 @@ use crate::domain::{CredentialIdentity, ProviderKind};
 mod aws;
 mod azure;
 mod gcp;
+mod gcp_external;
 mod json;
 mod plaintext;
 mod text;
@@ -21,6 +22,8 @@ mod token;
 
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod gcp_external_tests;
 #[cfg(test)]
 mod malformed_json_cases;
 #[cfg(test)]
@@ -88,6 +91,14 @@ pub enum CredentialInput {
     AzureJson(SecretString),
     /// The GCP service-account key JSON, as pasted.
     GcpJson(SecretString),
+    /// The GCP credential JSON with the operator's explicit project id: required for an
+    /// `external_account` file (workload identity federation), ignored for a key.
+    GcpJsonWithProject {
+        /// The JSON document.
+        json: SecretString,
+        /// The project id.
+        project_id: String,
+    },
 }
 
 impl CredentialInput {
@@ -97,7 +108,9 @@ impl CredentialInput {
             CredentialInput::Token { provider, .. } => *provider,
             CredentialInput::Aws { .. } => ProviderKind::Aws,
             CredentialInput::AzureJson(_) => ProviderKind::Azure,
-            CredentialInput::GcpJson(_) => ProviderKind::Gcp,
+            CredentialInput::GcpJson(_) | CredentialInput::GcpJsonWithProject { .. } => {
+                ProviderKind::Gcp
+            }
         }
     }
 }
@@ -125,6 +138,11 @@ impl fmt::Debug for CredentialInput {
                 .finish(),
             CredentialInput::AzureJson(_) => f.debug_tuple("AzureJson").field(&Redacted).finish(),
             CredentialInput::GcpJson(_) => f.debug_tuple("GcpJson").field(&Redacted).finish(),
+            CredentialInput::GcpJsonWithProject { .. } => f
+                .debug_struct("GcpJsonWithProject")
+                .field("json", &Redacted)
+                .field("project_id", &Redacted)
+                .finish(),
         }
     }
 }
@@ -201,6 +219,23 @@ pub enum CredentialSecret {
         /// The original key JSON, as pasted.
         key_json: SecretString,
     },
+    /// GCP workload identity federation (`external_account`, file-sourced subject token).
+    GcpExternal {
+        /// The operator's explicit project.
+        project_id: String,
+        /// The workload identity pool provider (STS `audience`).
+        audience: String,
+        /// The subject token's type (`urn:ietf:params:oauth:token-type:jwt`, …).
+        subject_token_type: String,
+        /// The file holding the subject token, re-read for every exchange.
+        credential_file: String,
+        /// For a JSON token file, the field holding the token; `None`: the file is the token.
+        json_field: Option<String>,
+        /// The service account impersonated with the federated token, if any.
+        impersonate: Option<String>,
+        /// The original file, as pasted (no secret in it, but kept like a key).
+        key_json: SecretString,
+    },
 }
 
 impl CredentialSecret {
@@ -210,7 +245,7 @@ impl CredentialSecret {
             CredentialSecret::Token { provider, .. } => *provider,
             CredentialSecret::Aws { .. } => ProviderKind::Aws,
             CredentialSecret::Azure { .. } => ProviderKind::Azure,
-            CredentialSecret::Gcp { .. } => ProviderKind::Gcp,
+            CredentialSecret::Gcp { .. } | CredentialSecret::GcpExternal { .. } => ProviderKind::Gcp,
         }
     }
 
@@ -264,6 +299,16 @@ impl CredentialSecret {
                 project_id: project_id.clone(),
                 client_email: client_email.clone(),
                 private_key_id: private_key_id.clone(),
+            },
+            // No key: the card shows the impersonated account, if any.
+            CredentialSecret::GcpExternal {
+                project_id,
+                impersonate,
+                ..
+            } => CredentialIdentity::Gcp {
+                project_id: project_id.clone(),
+                client_email: impersonate.clone().unwrap_or_default(),
+                private_key_id: String::new(),
             },
         }
     }
@@ -338,6 +383,24 @@ impl fmt::Debug for CredentialSecret {
                 .field("token_uri", token_uri)
                 .field("key_json", &Redacted)
                 .finish(),
+            CredentialSecret::GcpExternal {
+                project_id,
+                audience,
+                subject_token_type,
+                credential_file,
+                json_field,
+                impersonate,
+                ..
+            } => f
+                .debug_struct("GcpExternal")
+                .field("project_id", project_id)
+                .field("audience", audience)
+                .field("subject_token_type", subject_token_type)
+                .field("credential_file", credential_file)
+                .field("json_field", json_field)
+                .field("impersonate", impersonate)
+                .field("key_json", &Redacted)
+                .finish(),
         }
     }
 }
@@ -364,7 +427,10 @@ pub fn parse(input: CredentialInput) -> Result<ParsedCredential, FieldError> {
             use_ambient_credentials,
         })?,
         CredentialInput::AzureJson(json) => azure::parse(&json)?,
-        CredentialInput::GcpJson(json) => gcp::parse(&json)?,
+        CredentialInput::GcpJson(json) => gcp::parse(&json, "")?,
+        CredentialInput::GcpJsonWithProject { json, project_id } => {
+            gcp::parse(&json, &Zeroizing::new(project_id))?
+        }
     };
     let identity = secret.identity();
     Ok(ParsedCredential { secret, identity })

@@ -81,7 +81,13 @@ pub(crate) fn input_from_proto(
             ProviderKind::Azure,
             CredentialInput::AzureJson(j.json.into()),
         ),
-        Credential::Gcp(j) => (ProviderKind::Gcp, CredentialInput::GcpJson(j.json.into())),
+        Credential::Gcp(j) => (
+            ProviderKind::Gcp,
+            CredentialInput::GcpJsonWithProject {
+                json: j.json.into(),
+                project_id: j.project_id,
+            },
+        ),
     };
     if shape != provider {
         return Err(field(

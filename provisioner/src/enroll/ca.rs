@@ -8,8 +8,8 @@ use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 use sha2::{Digest as _, Sha256};
 use time::{Duration, OffsetDateTime};
@@ -50,7 +50,9 @@ pub struct IssuedCert {
 
 impl std::fmt::Debug for IssuedCert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IssuedCert").field("key_pem", &"<redacted>").finish_non_exhaustive()
+        f.debug_struct("IssuedCert")
+            .field("key_pem", &"<redacted>")
+            .finish_non_exhaustive()
     }
 }
 
@@ -80,7 +82,10 @@ impl ControlPlaneCa {
         let key_path = dir.join("ca.key");
         if cert_path.exists() && key_path.exists() {
             let mode = fs::metadata(&key_path)
-                .map_err(|source| CaError::Io { path: key_path.clone(), source })?
+                .map_err(|source| CaError::Io {
+                    path: key_path.clone(),
+                    source,
+                })?
                 .permissions()
                 .mode();
             if mode & 0o077 != 0 {
@@ -101,7 +106,11 @@ impl ControlPlaneCa {
         let key = KeyPair::from_pem(key_pem)?;
         let cert_der = pem_to_der(cert_pem)?;
         let issuer = Issuer::from_ca_cert_pem(cert_pem, key)?;
-        Ok(Self { cert_pem: cert_pem.to_owned(), cert_der, issuer })
+        Ok(Self {
+            cert_pem: cert_pem.to_owned(),
+            cert_der,
+            issuer,
+        })
     }
 
     /// Generates a fresh CA (PEM certificate, PEM key) without touching the disk.
@@ -141,7 +150,10 @@ impl ControlPlaneCa {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::default();
         let mut dn = DistinguishedName::new();
-        dn.push(DnType::CommonName, hosts.first().map(String::as_str).unwrap_or("levelrail"));
+        dn.push(
+            DnType::CommonName,
+            hosts.first().map(String::as_str).unwrap_or("levelrail"),
+        );
         params.distinguished_name = dn;
         params.subject_alt_names = hosts.iter().map(|h| san(h)).collect::<Result<_, _>>()?;
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
@@ -167,7 +179,11 @@ impl ControlPlaneCa {
         Ok(cert.pem())
     }
 
-    fn sign_leaf(&self, mut params: CertificateParams, key: &KeyPair) -> Result<IssuedCert, CaError> {
+    fn sign_leaf(
+        &self,
+        mut params: CertificateParams,
+        key: &KeyPair,
+    ) -> Result<IssuedCert, CaError> {
         let now = OffsetDateTime::now_utc();
         params.not_before = now - Duration::minutes(5);
         params.not_after = now + Duration::days(LEAF_VALIDITY_DAYS);
@@ -188,7 +204,9 @@ fn san(host: &str) -> Result<SanType, CaError> {
     Ok(match host.parse::<IpAddr>() {
         Ok(ip) => SanType::IpAddress(ip),
         Err(_) => SanType::DnsName(
-            host.to_owned().try_into().map_err(|e: rcgen::Error| CaError::Cert(e.to_string()))?,
+            host.to_owned()
+                .try_into()
+                .map_err(|e: rcgen::Error| CaError::Cert(e.to_string()))?,
         ),
     })
 }
@@ -202,7 +220,10 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, CaError> {
 }
 
 fn read(path: &Path) -> Result<String, CaError> {
-    fs::read_to_string(path).map_err(|source| CaError::Io { path: path.to_owned(), source })
+    fs::read_to_string(path).map_err(|source| CaError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Writes a file readable by its owner only (0600), created atomically.
@@ -211,7 +232,10 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CaError> {
 }
 
 fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CaError> {
-    let io = |source| CaError::Io { path: path.to_owned(), source };
+    let io = |source| CaError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let tmp = path.with_extension("tmp");
     let mut f = fs::OpenOptions::new()
         .write(true)
@@ -235,7 +259,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (ca, created) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
         assert!(created);
-        let mode = fs::metadata(dir.path().join("ca.key")).unwrap().permissions().mode();
+        let mode = fs::metadata(dir.path().join("ca.key"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         let (again, created) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
         assert!(!created);
@@ -258,9 +285,13 @@ mod tests {
     fn a_server_certificate_chains_to_the_ca() {
         let dir = tempfile::tempdir().unwrap();
         let (ca, _) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
-        let issued = ca.issue_server_cert(&["localhost".into(), "127.0.0.1".into()]).unwrap();
+        let issued = ca
+            .issue_server_cert(&["localhost".into(), "127.0.0.1".into()])
+            .unwrap();
         let mut reader = issued.chain_pem.as_bytes();
-        let certs: Vec<_> = rustls_pemfile::certs(&mut reader).collect::<Result<_, _>>().unwrap();
+        let certs: Vec<_> = rustls_pemfile::certs(&mut reader)
+            .collect::<Result<_, _>>()
+            .unwrap();
         assert_eq!(certs.len(), 2);
         assert_eq!(certs[1].as_ref(), ca.cert_der());
     }

@@ -21,7 +21,10 @@ pub struct CatalogTtl {
 
 impl Default for CatalogTtl {
     fn default() -> Self {
-        Self { regions: Duration::from_secs(3600), sizes: Duration::from_secs(600) }
+        Self {
+            regions: Duration::from_secs(3600),
+            sizes: Duration::from_secs(600),
+        }
     }
 }
 
@@ -41,14 +44,20 @@ pub struct CatalogCache {
 
 impl std::fmt::Debug for CatalogCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CatalogCache").field("ttl", &self.ttl).finish_non_exhaustive()
+        f.debug_struct("CatalogCache")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
     }
 }
 
 impl CatalogCache {
     /// An empty cache.
     pub fn new(ttl: CatalogTtl) -> Self {
-        Self { ttl, regions: Mutex::default(), sizes: Mutex::default() }
+        Self {
+            ttl,
+            regions: Mutex::default(),
+            sizes: Mutex::default(),
+        }
     }
 
     /// Regions of `client`'s provider for `credential_id`.
@@ -57,8 +66,14 @@ impl CatalogCache {
         client: &dyn CloudProvider,
         credential_id: &str,
     ) -> Result<Vec<Region>, ProviderError> {
-        let cell = cell(&self.regions, (client.id(), credential_id.to_owned(), None), self.ttl.regions);
-        cell.get_or_try_init(|| client.list_regions()).await.cloned()
+        let cell = cell(
+            &self.regions,
+            (client.id(), credential_id.to_owned(), None),
+            self.ttl.regions,
+        );
+        cell.get_or_try_init(|| client.list_regions())
+            .await
+            .cloned()
     }
 
     /// Sizes in `region`.
@@ -68,9 +83,15 @@ impl CatalogCache {
         credential_id: &str,
         region: &str,
     ) -> Result<Vec<Size>, ProviderError> {
-        let key = (client.id(), credential_id.to_owned(), Some(region.to_owned()));
+        let key = (
+            client.id(),
+            credential_id.to_owned(),
+            Some(region.to_owned()),
+        );
         let cell = cell(&self.sizes, key, self.ttl.sizes);
-        cell.get_or_try_init(|| client.list_sizes(region)).await.cloned()
+        cell.get_or_try_init(|| client.list_sizes(region))
+            .await
+            .cloned()
     }
 
     /// Forgets everything about a provider (credential replaced).
@@ -89,9 +110,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn cell<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: Key, ttl: Duration) -> Arc<OnceCell<T>> {
     let mut m = lock(map);
     let now = Instant::now();
-    let fresh = m.get(&key).is_some_and(|e| now.duration_since(e.created) < ttl);
+    let fresh = m
+        .get(&key)
+        .is_some_and(|e| now.duration_since(e.created) < ttl);
     if !fresh {
-        m.insert(key.clone(), Entry { created: now, cell: Arc::new(OnceCell::new()) });
+        m.insert(
+            key.clone(),
+            Entry {
+                created: now,
+                cell: Arc::new(OnceCell::new()),
+            },
+        );
     }
     m.get(&key).map(|e| e.cell.clone()).unwrap_or_default()
 }

@@ -58,7 +58,12 @@ pub struct ProviderError {
 
 impl ProviderError {
     /// A new error; `message` is clipped to one line of at most 300 characters.
-    pub fn new(provider: ProviderId, kind: ErrorKind, code: impl Into<String>, message: &str) -> Self {
+    pub fn new(
+        provider: ProviderId,
+        kind: ErrorKind,
+        code: impl Into<String>,
+        message: &str,
+    ) -> Self {
         Self {
             provider,
             kind,
@@ -112,9 +117,23 @@ mod tests {
 
     #[test]
     fn messages_are_clipped_to_one_short_line() {
-        let e = ProviderError::new(ProviderId::Hetzner, ErrorKind::Other, "x", &"a\nb".repeat(400));
+        let e = ProviderError::new(
+            ProviderId::Hetzner,
+            ErrorKind::Other,
+            "x",
+            &"a\nb".repeat(400),
+        );
         assert!(!e.message.contains('\n'));
         assert_eq!(e.message.chars().count(), 300);
-        assert_eq!(ProviderError::new(ProviderId::Hetzner, ErrorKind::NotFound, "not_found", "gone").to_string(), "hetzner not_found (not_found): gone");
+        assert_eq!(
+            ProviderError::new(
+                ProviderId::Hetzner,
+                ErrorKind::NotFound,
+                "not_found",
+                "gone"
+            )
+            .to_string(),
+            "hetzner not_found (not_found): gone"
+        );
     }
 }

@@ -64,7 +64,12 @@ impl ApiResponse {
                 provider,
                 ErrorKind::Other,
                 "unexpected_response",
-                &format!("could not parse the provider's answer ({:?} at line {} column {})", e.classify(), e.line(), e.column()),
+                &format!(
+                    "could not parse the provider's answer ({:?} at line {} column {})",
+                    e.classify(),
+                    e.line(),
+                    e.column()
+                ),
             )
         })
     }
@@ -101,13 +106,34 @@ impl ApiClient {
         policy: RetryPolicy,
         classify: Classifier,
     ) -> Result<Self, ProviderError> {
+        Self::with_extra_root(provider, base_url, token, limiter, policy, classify, None)
+    }
+
+    /// Like [`ApiClient::new`], also trusting the PEM certificates in `extra_root_pem` next to
+    /// the platform's roots (a private CA: a test or demo cloud, a TLS-inspecting proxy).
+    pub fn with_extra_root(
+        provider: ProviderId,
+        base_url: &str,
+        token: SecretString,
+        limiter: Arc<RateLimiter>,
+        policy: RetryPolicy,
+        classify: Classifier,
+        extra_root_pem: Option<&str>,
+    ) -> Result<Self, ProviderError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
+        let client_error = |e: &dyn std::fmt::Display| {
+            ProviderError::new(provider, ErrorKind::Other, "client", &e.to_string())
+        };
+        let mut builder = reqwest::Client::builder()
             .timeout(policy.timeout)
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("levelrail/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::new(provider, ErrorKind::Other, "client", &e.to_string()))?;
+            .user_agent(concat!("levelrail/", env!("CARGO_PKG_VERSION")));
+        if let Some(pem) = extra_root_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                .map_err(|e| client_error(&e))?;
+            builder = builder.tls_certs_merge(certs);
+        }
+        let http = builder.build().map_err(|e| client_error(&e))?;
         Ok(Self {
             provider,
             base_url: base_url.trim_end_matches('/').to_owned(),
@@ -126,7 +152,9 @@ impl ApiClient {
 
     /// GET `path` and parse JSON.
     pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ProviderError> {
-        self.send(Method::GET, path, None, true).await?.json(self.provider)
+        self.send(Method::GET, path, None, true)
+            .await?
+            .json(self.provider)
     }
 
     /// Sends a request. `idempotent` allows retrying after 5xx, timeouts and dropped
@@ -176,7 +204,11 @@ impl ApiClient {
                         Err(e) => return Err(self.transport_error(&e)),
                     };
                     if status.is_success() {
-                        return Ok(ApiResponse { status: status.as_u16(), headers, body });
+                        return Ok(ApiResponse {
+                            status: status.as_u16(),
+                            headers,
+                            body,
+                        });
                     }
                     if status == StatusCode::TOO_MANY_REQUESTS {
                         let wait = self.retry_after(&headers);
@@ -223,7 +255,12 @@ impl ApiClient {
             "connection"
         };
         // reqwest's Display includes the URL, never headers; the URL holds no secret.
-        ProviderError::new(self.provider, ErrorKind::Unavailable, what, &format!("{what} error talking to the {} API", self.provider))
+        ProviderError::new(
+            self.provider,
+            ErrorKind::Unavailable,
+            what,
+            &format!("{what} error talking to the {} API", self.provider),
+        )
     }
 
     async fn backoff(&self, attempt: u32) {
@@ -240,11 +277,16 @@ impl ApiClient {
     /// one second when the provider says nothing.
     fn retry_after(&self, headers: &HeaderMap) -> Duration {
         let now = SystemTime::now();
-        let from_retry_after = headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| {
-            v.trim().parse::<u64>().ok().map(Duration::from_secs).or_else(|| {
-                httpdate(v).and_then(|t| t.duration_since(now).ok())
-            })
-        });
+        let from_retry_after = headers
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .map(Duration::from_secs)
+                    .or_else(|| httpdate(v).and_then(|t| t.duration_since(now).ok()))
+            });
         let from_reset = || {
             headers
                 .get("ratelimit-reset")
@@ -253,7 +295,11 @@ impl ApiClient {
                 .and_then(|ts| {
                     let now_s = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
                     // Some providers send seconds-until-reset, others a UNIX timestamp.
-                    Some(Duration::from_secs(if ts > 1_000_000_000 { ts.saturating_sub(now_s) } else { ts }))
+                    Some(Duration::from_secs(if ts > 1_000_000_000 {
+                        ts.saturating_sub(now_s)
+                    } else {
+                        ts
+                    }))
                 })
         };
         from_retry_after
@@ -268,6 +314,8 @@ fn httpdate(s: &str) -> Option<SystemTime> {
     let fmt = time::macros::format_description!(
         "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
     );
-    let t = time::PrimitiveDateTime::parse(s.trim(), &fmt).ok()?.assume_utc();
+    let t = time::PrimitiveDateTime::parse(s.trim(), &fmt)
+        .ok()?
+        .assume_utc();
     Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(t.unix_timestamp()).ok()?))
 }

@@ -6,9 +6,12 @@ use std::fmt;
 
 use async_trait::async_trait;
 
-pub mod digitalocean;
+pub mod aws;
+pub mod azure;
 pub mod catalog;
+pub mod digitalocean;
 pub mod error;
+pub mod gcp;
 pub mod hetzner;
 pub mod http;
 pub mod ratelimit;
@@ -139,7 +142,10 @@ impl fmt::Debug for CreateServer {
             .field("region", &self.region)
             .field("size", &self.size)
             .field("image", &self.image)
-            .field("user_data", &format_args!("<{} bytes>", self.user_data.len()))
+            .field(
+                "user_data",
+                &format_args!("<{} bytes>", self.user_data.len()),
+            )
             .field("ssh_public_keys", &self.ssh_public_keys.len())
             .field("ssh_source_cidr", &self.ssh_source_cidr)
             .field("ownership", &self.ownership)

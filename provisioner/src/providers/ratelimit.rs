@@ -44,14 +44,23 @@ impl RateLimiter {
 
     /// Hetzner Cloud: 3,600 requests per hour per project, refilling one per second.
     pub fn hetzner() -> Self {
-        Self::new(&[Bucket { capacity: 3600.0, refill_per_sec: 1.0 }])
+        Self::new(&[Bucket {
+            capacity: 3600.0,
+            refill_per_sec: 1.0,
+        }])
     }
 
     /// DigitalOcean: 250 per minute and 5,000 per hour.
     pub fn digitalocean() -> Self {
         Self::new(&[
-            Bucket { capacity: 250.0, refill_per_sec: 250.0 / 60.0 },
-            Bucket { capacity: 5000.0, refill_per_sec: 5000.0 / 3600.0 },
+            Bucket {
+                capacity: 250.0,
+                refill_per_sec: 250.0 / 60.0,
+            },
+            Bucket {
+                capacity: 5000.0,
+                refill_per_sec: 5000.0 / 3600.0,
+            },
         ])
     }
 
@@ -124,17 +133,26 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_burst_is_allowed_then_the_sustained_rate_applies() {
-        let l = RateLimiter::new(&[Bucket { capacity: 5.0, refill_per_sec: 1.0 }]);
+        let l = RateLimiter::new(&[Bucket {
+            capacity: 5.0,
+            refill_per_sec: 1.0,
+        }]);
         let start = Instant::now();
         for _ in 0..5 {
             l.acquire().await;
         }
-        assert!(start.elapsed() < Duration::from_millis(10), "burst is immediate");
+        assert!(
+            start.elapsed() < Duration::from_millis(10),
+            "burst is immediate"
+        );
         for _ in 0..10 {
             l.acquire().await;
         }
         let e = start.elapsed();
-        assert!(e >= Duration::from_secs(10) && e < Duration::from_secs(11), "{e:?}");
+        assert!(
+            e >= Duration::from_secs(10) && e < Duration::from_secs(11),
+            "{e:?}"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -145,7 +163,11 @@ mod tests {
             l.acquire().await;
         }
         // 250 burst, then 250 more at 250/min.
-        assert!(start.elapsed() >= Duration::from_secs(59), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() >= Duration::from_secs(59),
+            "{:?}",
+            start.elapsed()
+        );
     }
 
     #[tokio::test(start_paused = true)]

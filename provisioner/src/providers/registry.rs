@@ -29,15 +29,65 @@ pub struct GrantContext {
 pub struct Grant {
     /// The credential it came from (a new credential gets new limiters and caches).
     pub credential_id: String,
-    /// Bearer token (Hetzner / DigitalOcean API token, or an exchanged access token).
+    /// Bearer token (Hetzner / DigitalOcean API token, or an exchanged access token);
+    /// empty for AWS, whose grant is [`Grant::aws`].
     pub token: SecretString,
     /// Where to act.
     pub context: GrantContext,
+    /// AWS session credentials (`None` for every other provider).
+    pub aws: Option<AwsKeys>,
+}
+
+impl Grant {
+    /// A bearer-token grant (every provider but AWS).
+    pub fn bearer(
+        credential_id: impl Into<String>,
+        token: SecretString,
+        context: GrantContext,
+    ) -> Self {
+        Self {
+            credential_id: credential_id.into(),
+            token,
+            context,
+            aws: None,
+        }
+    }
+
+    /// An AWS grant: session credentials signing every request (SigV4).
+    pub fn aws(credential_id: impl Into<String>, keys: AwsKeys, context: GrantContext) -> Self {
+        Self {
+            credential_id: credential_id.into(),
+            token: SecretString::from(""),
+            context,
+            aws: Some(keys),
+        }
+    }
+}
+
+/// AWS credentials as the broker issues them (a session from STS, or the keys themselves).
+#[derive(Clone)]
+pub struct AwsKeys {
+    /// Access key id (not secret; shown in AWS's own logs).
+    pub access_key_id: String,
+    /// Secret access key.
+    pub secret_access_key: SecretString,
+    /// Session token of temporary credentials.
+    pub session_token: Option<SecretString>,
+}
+
+impl std::fmt::Debug for AwsKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsKeys")
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Grant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Grant").field("credential_id", &self.credential_id).finish_non_exhaustive()
+        f.debug_struct("Grant")
+            .field("credential_id", &self.credential_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -66,6 +116,8 @@ pub struct ClientParts<'a> {
     pub base_url: &'a str,
     /// The bearer token.
     pub token: SecretString,
+    /// AWS session credentials, for AWS.
+    pub aws: Option<AwsKeys>,
     /// Where to act (project, subscription, region).
     pub context: &'a GrantContext,
     /// The credential's shared limiter.
@@ -91,7 +143,9 @@ pub struct ProviderSpec {
 
 impl std::fmt::Debug for ProviderSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProviderSpec").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("ProviderSpec")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
     }
 }
 
@@ -107,7 +161,12 @@ pub struct ProviderRegistry {
 impl ProviderRegistry {
     /// A registry drawing grants from `broker`.
     pub fn new(broker: Arc<dyn AccessBroker>) -> Self {
-        Self { broker, specs: HashMap::new(), limiters: Mutex::new(HashMap::new()), policy: RetryPolicy::default() }
+        Self {
+            broker,
+            specs: HashMap::new(),
+            limiters: Mutex::new(HashMap::new()),
+            policy: RetryPolicy::default(),
+        }
     }
 
     /// Registers a provider.
@@ -135,9 +194,24 @@ impl ProviderRegistry {
         purpose: &str,
     ) -> Result<(Arc<dyn CloudProvider>, String), RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
-        let grant = self.broker.issue(id, purpose).await.map_err(RegistryError::Broker)?;
-        let client = self.build(id, spec, grant.token, &grant.context, &grant.credential_id)?;
+        let grant = self
+            .broker
+            .issue(id, purpose)
+            .await
+            .map_err(RegistryError::Broker)?;
+        let client = self.build(id, spec, &grant)?;
         Ok((client, grant.credential_id))
+    }
+
+    /// A client for `id` acting with `grant` (verification of an AWS credential before
+    /// it is stored: the broker's exchange turns it into a grant first).
+    pub fn client_with_grant(
+        &self,
+        id: ProviderId,
+        grant: &Grant,
+    ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
+        let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
+        self.build(id, spec, grant)
     }
 
     /// A client for `id` with an explicit token (credential verification before storing
@@ -150,25 +224,31 @@ impl ProviderRegistry {
         credential_id: &str,
     ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
-        self.build(id, spec, token, context, credential_id)
+        self.build(
+            id,
+            spec,
+            &Grant::bearer(credential_id, token, context.clone()),
+        )
     }
 
     fn build(
         &self,
         id: ProviderId,
         spec: &ProviderSpec,
-        token: SecretString,
-        context: &GrantContext,
-        credential_id: &str,
+        grant: &Grant,
     ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
+        let credential_id = grant.credential_id.as_str();
         let limiter = {
             let mut map = self.limiters.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry((id, credential_id.to_owned())).or_insert_with(|| Arc::new((spec.limiter)())).clone()
+            map.entry((id, credential_id.to_owned()))
+                .or_insert_with(|| Arc::new((spec.limiter)()))
+                .clone()
         };
         (spec.construct)(ClientParts {
             base_url: &spec.base_url,
-            token,
-            context,
+            token: grant.token.clone(),
+            aws: grant.aws.clone(),
+            context: &grant.context,
             limiter,
             policy: self.policy.clone(),
         })
@@ -195,7 +275,12 @@ impl RegistryError {
     pub fn into_provider_error(self, id: ProviderId) -> ProviderError {
         match self {
             RegistryError::Provider(e) => e,
-            other => ProviderError::new(id, ErrorKind::Unauthorized, "no_credential", &other.to_string()),
+            other => ProviderError::new(
+                id,
+                ErrorKind::Unauthorized,
+                "no_credential",
+                &other.to_string(),
+            ),
         }
     }
 }

@@ -1,9 +1,14 @@
 //! In-process fake clouds: each speaks its provider's real wire format, checks bearer
 //! authentication, keeps an inventory, moves servers through the provider's real state
 //! names over time, and injects faults at any call. Used by tests and by demo mode.
+pub mod aws;
+pub mod azure;
 pub mod digitalocean;
+pub mod edge;
 pub mod faults;
+pub mod gcp;
 pub mod hetzner;
+pub mod tls;
 
 pub use faults::{Fault, FaultPlan};
 
@@ -27,7 +32,10 @@ impl std::fmt::Debug for BootEvent {
         f.debug_struct("BootEvent")
             .field("server_id", &self.server_id)
             .field("name", &self.name)
-            .field("user_data", &format_args!("<{} bytes>", self.user_data.len()))
+            .field(
+                "user_data",
+                &format_args!("<{} bytes>", self.user_data.len()),
+            )
             .field("ipv4", &self.ipv4)
             .finish()
     }

@@ -22,9 +22,11 @@ fn request_for(provider: pb::Provider, canary: &Canary) -> pb::SetCredentialRequ
         }),
         pb::Provider::Azure => Credential::Azure(pb::JsonDocument {
             json: canary.azure_json(),
+            ..Default::default()
         }),
         pb::Provider::Gcp => Credential::Gcp(pb::JsonDocument {
             json: canary.gcp_json(),
+            ..Default::default()
         }),
         pb::Provider::Unspecified => unreachable!("not a provider"),
     };
@@ -178,8 +180,8 @@ async fn aws_ambient_credentials_need_no_key() {
 
 fn json_doc(provider: pb::Provider, json: String) -> pb::SetCredentialRequest {
     let credential = match provider {
-        pb::Provider::Azure => Credential::Azure(pb::JsonDocument { json }),
-        _ => Credential::Gcp(pb::JsonDocument { json }),
+        pb::Provider::Azure => Credential::Azure(pb::JsonDocument { json, ..Default::default() }),
+        _ => Credential::Gcp(pb::JsonDocument { json, ..Default::default() }),
     };
     pb::SetCredentialRequest {
         provider: provider as i32,

@@ -30,11 +30,15 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         allowed_origins: vec!["https://console.example.test".into()],
         web_dir: None,
         max_concurrent_requests: 512,
+        azure_gcp: Default::default(),
         agent_advertise: None,
         agent_image: Some("ghcr.io/glincker/levelrail-agent:0.1.0".into()),
         provision_timeout: None,
         hetzner_api_url: "http://127.0.0.1:9/v1".into(),
         digitalocean_api_url: "http://127.0.0.1:9/v2".into(),
+        aws_endpoint_url: Some("http://127.0.0.1:9".into()),
+        aws_sts_url: Some("http://127.0.0.1:9".into()),
+        aws_subnets: vec![],
     }
 }
 

@@ -94,6 +94,7 @@ async fn an_oversize_message_is_resource_exhausted() {
             provider: pb::Provider::Gcp as i32,
             credential: Some(Credential::Gcp(pb::JsonDocument {
                 json: "x".repeat(100 * 1024),
+                ..Default::default()
             })),
         })
         .await

@@ -6,4 +6,5 @@ mod harness;
 mod listener;
 mod nodes;
 mod provision;
+mod provision_aws;
 mod tamper;

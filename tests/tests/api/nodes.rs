@@ -103,7 +103,6 @@ async fn an_agent_enrolls_heartbeats_and_restarts_without_enrolling_again() {
     assert_eq!(first.workload_kinds, vec![npb::WorkloadKind::Apps as i32]);
     let seen1 = first
         .last_seen_at
-        .clone()
         .expect("last seen after the heartbeat");
 
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
@@ -116,7 +115,7 @@ async fn an_agent_enrolls_heartbeats_and_restarts_without_enrolling_again() {
     );
     let listed = nodes(&server).await;
     assert_eq!(listed.len(), 1, "a restarted agent creates no second node");
-    let seen2 = listed[0].last_seen_at.clone().unwrap();
+    let seen2 = listed[0].last_seen_at.unwrap();
     assert!(
         (seen2.seconds, seen2.nanos) > (seen1.seconds, seen1.nanos),
         "heartbeats move last-seen"

@@ -10,7 +10,7 @@ use tonic::transport::Endpoint;
 
 use crate::harness::{Bearer, ServerProcess, bin};
 
-fn cli(server: &ServerProcess, args: &[&str]) -> Output {
+pub(crate) fn cli(server: &ServerProcess, args: &[&str]) -> Output {
     Command::new(bin("levelrail-cli"))
         .args(["--api-url", &server.url()])
         .args(args)
@@ -20,11 +20,11 @@ fn cli(server: &ServerProcess, args: &[&str]) -> Output {
         .expect("levelrail-cli runs")
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     tokio::task::spawn_blocking(f).await.unwrap()
 }
 
-async fn nodes(server: &ServerProcess) -> Vec<npb::Node> {
+pub(crate) async fn nodes(server: &ServerProcess) -> Vec<npb::Node> {
     let ch = Endpoint::from_shared(server.url())
         .unwrap()
         .connect()
@@ -42,16 +42,16 @@ async fn nodes(server: &ServerProcess) -> Vec<npb::Node> {
 fn stages(out: &str) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     for line in out.lines() {
-        if let Some(word) = line.split_whitespace().nth(1) {
-            if seen.last().map(String::as_str) != Some(word) {
-                seen.push(word.to_owned());
-            }
+        if let Some(word) = line.split_whitespace().nth(1)
+            && seen.last().map(String::as_str) != Some(word)
+        {
+            seen.push(word.to_owned());
         }
     }
     seen
 }
 
-async fn provision_to_ready(
+pub(crate) async fn provision_to_ready(
     server: &Arc<ServerProcess>,
     provider: &str,
     region: &str,

@@ -1,5 +1,16 @@
 //! Provider clients against their fake clouds, and the OpenAPI contract tooling. One module
 //! per provider (append `mod` lines; keep shared helpers in their own module).
+mod aws_behaviour;
+mod aws_broker;
+mod aws_contract;
+mod aws_iam;
+mod aws_moto;
+mod aws_support;
+mod azure_behaviour;
+mod azure_contract;
+mod azure_federation;
+mod azure_lro;
+mod azure_support;
 mod conformance;
 mod digitalocean_catalog;
 mod digitalocean_contract;
@@ -8,6 +19,11 @@ mod digitalocean_lifecycle;
 mod digitalocean_ratelimit;
 mod digitalocean_support;
 mod digitalocean_wire;
+mod federation_support;
+mod gcp_behaviour;
+mod gcp_contract;
+mod gcp_federation;
+mod gcp_support;
 mod hetzner_behaviour;
 mod hetzner_contract;
 mod hetzner_faults;

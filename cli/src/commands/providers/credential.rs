@@ -52,6 +52,11 @@ pub(crate) struct SetCredentialArgs {
     /// profile) instead of a stored key; nothing is read from stdin.
     #[arg(long)]
     use_ambient_credentials: bool,
+
+    /// gcp: the project to create servers in, required with a workload identity federation
+    /// (`external_account`) file, which names no project; a service-account key names its own.
+    #[arg(long, value_name = "PROJECT")]
+    project_id: Option<String>,
 }
 
 const HISTORY_WARNING: &str =
@@ -66,6 +71,9 @@ pub(crate) fn build(
     if provider != Provider::Aws {
         reject_aws_flags(args)?;
     }
+    if provider != Provider::Gcp && args.project_id.is_some() {
+        return Err(CliError::usage("--project-id only applies to --provider gcp"));
+    }
     if args.provider_token.is_some() {
         ctx.warn(&format!("--provider-token {HISTORY_WARNING}"))?;
     }
@@ -79,12 +87,16 @@ pub(crate) fn build(
             "Service principal JSON: ",
             "service principal JSON",
         )?)),
-        Provider::Gcp => Ok(Credential::Gcp(json_document(
-            args,
-            ctx,
-            "Service account key JSON: ",
-            "service account key JSON",
-        )?)),
+        Provider::Gcp => {
+            let mut document = json_document(
+                args,
+                ctx,
+                "Service account key or external account JSON: ",
+                "service account key JSON",
+            )?;
+            document.project_id = args.project_id.clone().unwrap_or_default();
+            Ok(Credential::Gcp(document))
+        }
         Provider::Unspecified => Err(CliError::usage(crate::provider::PROVIDER_REQUIRED)),
     }
 }
@@ -151,7 +163,10 @@ fn json_document(
     // A quick syntax check saves a round trip; the server validates the fields. serde_json's
     // syntax errors give a position, never the text, so nothing secret is echoed.
     match serde_json::from_str::<serde_json::Value>(&json) {
-        Ok(serde_json::Value::Object(_)) => Ok(JsonDocument { json }),
+        Ok(serde_json::Value::Object(_)) => Ok(JsonDocument {
+            json,
+            ..JsonDocument::default()
+        }),
         Ok(_) => Err(CliError::usage(format!("the {what} must be a JSON object"))),
         Err(e) => Err(CliError::usage(format!(
             "the {what} is not valid JSON: {e}"

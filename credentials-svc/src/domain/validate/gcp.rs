@@ -1,6 +1,7 @@
-//! GCP service-account keys, pasted as-is. Only `service_account` keys are accepted, and
-//! `token_uri` is pinned to Google: a key pointing elsewhere would make us send a signed
-//! assertion to whoever wrote it.
+//! GCP service-account keys, pasted as-is, and (in `gcp_external`) workload identity
+//! federation's `external_account` files with an explicit project id. `token_uri` is pinned
+//! to Google: a key pointing elsewhere would make us send a signed assertion to whoever
+//! wrote it.
 use secrecy::{ExposeSecret, SecretString};
 
 use super::json::{RawObject, parse_object};
@@ -33,9 +34,13 @@ const MAX_INFO_BYTES: usize = 2048;
 
 /// Validates the pasted key; `type` is checked before unknown keys so that another
 /// credential format is reported as such rather than as a stray field.
-pub(super) fn parse(json: &SecretString) -> Result<CredentialSecret, FieldError> {
+/// `project_id` is the operator's explicit project: required for `external_account`,
+/// ignored for a service-account key (which names its own).
+pub(super) fn parse(json: &SecretString, project_id: &str) -> Result<CredentialSecret, FieldError> {
     let obj = parse_object("gcp.json", json.expose_secret(), MAX_INPUT_BYTES)?;
-    check_type(&obj)?;
+    if check_type(&obj)? {
+        return super::gcp_external::parse(&obj, json, json.expose_secret(), project_id);
+    }
     obj.deny_unknown(&KEYS)?;
     let project_id = required(&obj, "project_id")?;
     if !is_project_id(project_id) {
@@ -72,12 +77,14 @@ pub(super) fn parse(json: &SecretString) -> Result<CredentialSecret, FieldError>
     })
 }
 
-fn check_type(obj: &RawObject) -> Result<(), FieldError> {
+/// `Ok(true)` for an `external_account` file, `Ok(false)` for a service-account key.
+fn check_type(obj: &RawObject) -> Result<bool, FieldError> {
     match obj.opt_str("type")? {
-        Some("service_account") => Ok(()),
+        Some("service_account") => Ok(false),
+        Some("external_account") => Ok(true),
         _ => Err(FieldError::new(
             obj.path("type"),
-            "only service_account keys are supported",
+            "only service_account keys and external_account (workload identity federation) files are supported",
         )),
     }
 }
@@ -93,7 +100,7 @@ fn required<'o>(obj: &'o RawObject, key: &str) -> Result<&'o str, FieldError> {
 }
 
 /// `^[a-z][a-z0-9-]{4,28}[a-z0-9]$`.
-fn is_project_id(id: &str) -> bool {
+pub(super) fn is_project_id(id: &str) -> bool {
     let b = id.as_bytes();
     (6..=30).contains(&b.len())
         && b[0].is_ascii_lowercase()

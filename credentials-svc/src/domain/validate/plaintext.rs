@@ -87,6 +87,24 @@ pub(super) fn encode(secret: &CredentialSecret) -> Zeroizing<Vec<u8>> {
             put("token_uri", Value::from(token_uri.as_str()));
             put("key_json", exposed(key_json));
         }
+        CredentialSecret::GcpExternal {
+            project_id,
+            audience,
+            subject_token_type,
+            credential_file,
+            json_field,
+            impersonate,
+            key_json,
+        } => {
+            put("kind", Value::from(EXTERNAL_ACCOUNT));
+            put("project_id", Value::from(project_id.as_str()));
+            put("audience", Value::from(audience.as_str()));
+            put("subject_token_type", Value::from(subject_token_type.as_str()));
+            put("credential_file", Value::from(credential_file.as_str()));
+            put("json_field", optional(json_field.as_deref().map(Value::from)));
+            put("impersonate", optional(impersonate.as_deref().map(Value::from)));
+            put("key_json", exposed(key_json));
+        }
     }
     let mut doc = Value::Object(map);
     let out = write_exact(&doc);
@@ -166,7 +184,13 @@ fn decode_azure(obj: &RawObject) -> Result<CredentialSecret, FieldError> {
     })
 }
 
+/// The `kind` of a GCP workload identity federation document (a key document has none).
+const EXTERNAL_ACCOUNT: &str = "external_account";
+
 fn decode_gcp(obj: &RawObject) -> Result<CredentialSecret, FieldError> {
+    if obj.get("kind").is_some() {
+        return decode_gcp_external(obj);
+    }
     obj.deny_unknown(&[
         "v",
         "provider",
@@ -183,6 +207,33 @@ fn decode_gcp(obj: &RawObject) -> Result<CredentialSecret, FieldError> {
         private_key_id: owned(obj, "private_key_id")?,
         private_key: secret(obj, "private_key")?,
         token_uri: owned(obj, "token_uri")?,
+        key_json: secret(obj, "key_json")?,
+    })
+}
+
+fn decode_gcp_external(obj: &RawObject) -> Result<CredentialSecret, FieldError> {
+    obj.deny_unknown(&[
+        "v",
+        "provider",
+        "kind",
+        "project_id",
+        "audience",
+        "subject_token_type",
+        "credential_file",
+        "json_field",
+        "impersonate",
+        "key_json",
+    ])?;
+    if obj.req_str("kind")? != EXTERNAL_ACCOUNT {
+        return Err(FieldError::new(obj.path("kind"), "must be external_account"));
+    }
+    Ok(CredentialSecret::GcpExternal {
+        project_id: owned(obj, "project_id")?,
+        audience: owned(obj, "audience")?,
+        subject_token_type: owned(obj, "subject_token_type")?,
+        credential_file: owned(obj, "credential_file")?,
+        json_field: obj.nullable_str("json_field")?.map(str::to_owned),
+        impersonate: obj.nullable_str("impersonate")?.map(str::to_owned),
         key_json: secret(obj, "key_json")?,
     })
 }

@@ -86,11 +86,11 @@ struct TestBroker;
 impl AccessBroker for TestBroker {
     async fn issue(&self, provider: ProviderId, _purpose: &str) -> Result<Grant, BrokerError> {
         match provider {
-            ProviderId::Hetzner => Ok(Grant {
-                credential_id: "cred_test".into(),
-                token: SecretString::from("fake-token"),
-                context: GrantContext::default(),
-            }),
+            ProviderId::Hetzner => Ok(Grant::bearer(
+                "cred_test",
+                SecretString::from("fake-token"),
+                GrantContext::default(),
+            )),
             other => Err(BrokerError::NotConnected(other)),
         }
     }

@@ -1,0 +1,216 @@
+//! Microsoft Azure over the ARM REST API: physical locations, VM sizes of a location, VM
+//! creation in the operator's existing resource group (network resources, Ubuntu 24.04,
+//! base64 `customData`, key or throw-away-password auth, ownership tags, `deleteOption:
+//! Delete`, long-running operations followed), provisioning and power state, deletion with
+//! the cascade verified, listing by tag, and a probe that reads the resource group, checks
+//! the principal's write permissions there and names a missing subscription-scope Reader.
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use secrecy::SecretString;
+use serde_json::Value;
+
+use super::http::RetryPolicy;
+use super::ratelimit::{Bucket, RateLimiter};
+use super::registry::GrantContext;
+use super::{
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
+    Region, ServerInfo, ServerState, Size,
+};
+
+mod client;
+mod create;
+mod delete;
+mod errors;
+mod names;
+mod probe;
+mod wire;
+
+use client::Arm;
+use names::Scope;
+
+/// The public ARM endpoint.
+pub const DEFAULT_BASE_URL: &str = "https://management.azure.com";
+/// api-version of Microsoft.Resources (resource groups, generic resource lists).
+pub(super) const API_RESOURCES: &str = "2021-04-01";
+/// api-version of subscription locations.
+pub(super) const API_SUBSCRIPTIONS: &str = "2022-12-01";
+/// api-version of Microsoft.Network.
+pub(super) const API_NETWORK: &str = "2023-09-01";
+/// api-version of Microsoft.Compute.
+pub(super) const API_COMPUTE: &str = "2024-07-01";
+/// api-version of Microsoft.Authorization permissions.
+pub(super) const API_AUTHORIZATION: &str = "2022-04-01";
+
+/// ARM throttles per principal, subscription and region with token buckets (writes: 200,
+/// refilled at 10 per second); the client stays under the write bucket for every call.
+pub fn limiter() -> RateLimiter {
+    RateLimiter::new(&[Bucket { capacity: 200.0, refill_per_sec: 10.0 }])
+}
+
+/// Azure, seen with one access token in one subscription and resource group.
+#[derive(Debug)]
+pub struct AzureProvider {
+    arm: Arm,
+    scope: Scope,
+}
+
+impl AzureProvider {
+    /// A client of ARM at `base_url` (`DEFAULT_BASE_URL`, or a fake's) with an AAD access
+    /// token, acting in `context`'s subscription and resource group; `extra_root_pem` adds a
+    /// trusted CA (tests and demo mode).
+    pub fn new(
+        base_url: &str,
+        token: SecretString,
+        context: &GrantContext,
+        limiter: Arc<RateLimiter>,
+        policy: RetryPolicy,
+        extra_root_pem: Option<&str>,
+    ) -> Result<Self, ProviderError> {
+        let safe = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.()".contains(&b));
+        if !safe(&context.subscription_id) || !safe(&context.resource_group) {
+            return Err(ProviderError::new(ProviderId::Azure, ErrorKind::InvalidRequest, "invalid_context", "the grant names no valid subscription and resource group"));
+        }
+        Ok(Self {
+            arm: Arm::new(base_url, token, limiter, policy, extra_root_pem)?,
+            scope: Scope { subscription: context.subscription_id.clone(), resource_group: context.resource_group.clone() },
+        })
+    }
+
+    /// The VM `name` with its instance view and public IP.
+    async fn server(&self, name: &str) -> Result<ServerInfo, ProviderError> {
+        let vm: Value = self.arm.get(&format!("{}?$expand=instanceView", self.scope.vm(name)), API_COMPUTE).await?;
+        let ip: Option<Value> = self.arm.find(&self.scope.public_ip(name), API_NETWORK).await?;
+        Ok(server_info(name, &vm, ip.as_ref()))
+    }
+}
+
+#[async_trait]
+impl CloudProvider for AzureProvider {
+    fn id(&self) -> ProviderId {
+        ProviderId::Azure
+    }
+
+    async fn list_regions(&self) -> Result<Vec<Region>, ProviderError> {
+        let path = format!("{}/locations", self.scope.subscription_path());
+        let locations: Vec<wire::Location> = self.arm.list(&path, API_SUBSCRIPTIONS).await?;
+        Ok(locations
+            .into_iter()
+            .filter(|l| l.metadata.as_ref().is_none_or(|m| m.region_type.is_empty() || m.region_type == "Physical"))
+            .map(|l| Region { name: if l.display_name.is_empty() { l.name.clone() } else { l.display_name }, id: l.name })
+            .collect())
+    }
+
+    async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
+        if region.is_empty() || !region.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(ProviderError::new(ProviderId::Azure, ErrorKind::InvalidRequest, "invalid_input", "a location is required to list VM sizes"));
+        }
+        let path = format!("{}/providers/Microsoft.Compute/locations/{region}/vmSizes", self.scope.subscription_path());
+        let sizes: Vec<wire::VmSize> = self.arm.list(&path, API_COMPUTE).await?;
+        // The OS disk is not fixed by the size (`osDiskSizeInMB` is only its maximum), and
+        // ARM publishes no price: the picker says "pricing varies".
+        Ok(sizes
+            .into_iter()
+            .map(|s| Size { id: s.name.clone(), name: s.name, vcpus: s.number_of_cores, memory_mb: s.memory_in_mb, disk_gb: 0, price_monthly: None, currency: None })
+            .collect())
+    }
+
+    async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
+        create::create_server(self, req).await
+    }
+
+    async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
+        if !names::valid_vm_name(id) {
+            return Err(ProviderError::new(ProviderId::Azure, ErrorKind::NotFound, "ResourceNotFound", "no VM has this name"));
+        }
+        self.server(id).await
+    }
+
+    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError> {
+        delete::delete_server(self, id, ownership).await
+    }
+
+    async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {
+        let filter = names::encode(&names::tag_filter(names::CONTROL_PLANE, control_plane));
+        let path = format!("{}/resources?$filter={filter}", self.scope.group_path());
+        let tagged: Vec<wire::GenericResource> = self.arm.list(&path, API_RESOURCES).await?;
+        let mut out = Vec::new();
+        for r in tagged.iter().filter(|r| r.kind.eq_ignore_ascii_case("Microsoft.Compute/virtualMachines")) {
+            match self.server(&r.name).await {
+                Ok(info) => out.push(info),
+                Err(e) if e.kind == ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    async fn probe(&self) -> Result<CapabilityReport, ProviderError> {
+        probe::probe(self).await
+    }
+}
+
+/// Running needs `provisioningState: Succeeded` and `PowerState/running` (the original
+/// took Succeeded alone as running); stopped, deallocated, failed or deleting will not enroll.
+fn state_of(vm: &Value) -> (ServerState, String) {
+    let provisioning = client::provisioning_state(vm).to_owned();
+    let power = vm
+        .pointer("/properties/instanceView/statuses")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("code").and_then(Value::as_str))
+        .find_map(|c| c.strip_prefix("PowerState/"))
+        .unwrap_or("")
+        .to_owned();
+    let state = match (provisioning.as_str(), power.as_str()) {
+        ("Failed" | "Deleting" | "Canceled", _) => ServerState::Failed,
+        (_, "stopped" | "stopping" | "deallocated" | "deallocating") => ServerState::Failed,
+        ("Succeeded", "running") => ServerState::Running,
+        _ => ServerState::Pending,
+    };
+    let word = if power.is_empty() { provisioning } else { format!("{provisioning}/{power}") };
+    (state, word)
+}
+
+fn server_info(name: &str, vm: &Value, ip: Option<&Value>) -> ServerInfo {
+    let (state, provider_state) = state_of(vm);
+    ServerInfo {
+        id: name.to_owned(),
+        name: name.to_owned(),
+        state,
+        provider_state,
+        ipv4: ip
+            .and_then(|ip| ip.pointer("/properties/ipAddress"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+        provision_id: names::tag(vm, names::PROVISION).map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vm(provisioning: &str, power: Option<&str>) -> Value {
+        let mut statuses = vec![json!({ "code": format!("ProvisioningState/{}", provisioning.to_lowercase()) })];
+        if let Some(p) = power {
+            statuses.push(json!({ "code": format!("PowerState/{p}") }));
+        }
+        json!({ "tags": { "levelrail-provision": "npv_1" }, "properties": { "provisioningState": provisioning, "instanceView": { "statuses": statuses } } })
+    }
+
+    #[test]
+    fn running_needs_success_and_power() {
+        assert_eq!(state_of(&vm("Succeeded", Some("running"))).0, ServerState::Running);
+        assert_eq!(state_of(&vm("Succeeded", Some("starting"))).0, ServerState::Pending);
+        assert_eq!(state_of(&vm("Succeeded", None)).0, ServerState::Pending);
+        assert_eq!(state_of(&vm("Creating", Some("running"))).0, ServerState::Pending);
+        assert_eq!(state_of(&vm("Succeeded", Some("deallocated"))).0, ServerState::Failed);
+        assert_eq!(state_of(&vm("Failed", None)).0, ServerState::Failed);
+        let info = server_info("web-1", &vm("Succeeded", Some("running")), Some(&json!({ "properties": { "ipAddress": "20.1.2.3" } })));
+        assert_eq!((info.ipv4.as_deref(), info.provision_id.as_deref(), info.provider_state.as_str()), (Some("20.1.2.3"), Some("npv_1"), "Succeeded/running"));
+    }
+}

@@ -1,0 +1,356 @@
+//! The fake's HTTP edge: a form-encoded `POST /` is decoded, logged, authenticated (the
+//! SigV4 `Authorization` header must name a known access key, and a session key must come
+//! with its `X-Amz-Security-Token`), offered to the fault plan (path `/{Action}`), checked
+//! against the denied actions (also for `DryRun`), then handled by EC2 or STS according to
+//! the signing scope's service. Handling runs in its own task, so a client that gives up
+//! does not cancel a launch half-way, as with a real cloud.
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use tokio::task::AbortHandle;
+
+use super::query::{Params, scope};
+use super::state::Inventory;
+use super::{AwsRequest, ec2, sts, xml};
+use crate::fakes::{BootHook, Fault, FaultPlan};
+
+/// State shared by the handlers, the timers and the handle.
+pub(crate) struct Shared {
+    pub(crate) account_id: String,
+    /// Long-term keys: (access key id, secret).
+    pub(crate) access_keys: Vec<(String, String)>,
+    pub(crate) denied_actions: Vec<String>,
+    pub(crate) boot_hook: Option<BootHook>,
+    pub(crate) state_step: Duration,
+    pub(crate) faults: FaultPlan,
+    pub(crate) inventory: Mutex<Inventory>,
+    pub(crate) log: Mutex<Vec<AwsRequest>>,
+    pub(crate) tasks: Mutex<Vec<AbortHandle>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("account_id", &self.account_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Locks, ignoring poisoning.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Who is calling.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) arn: String,
+    pub(crate) user_id: String,
+    /// Signed with session credentials from STS.
+    pub(crate) session: bool,
+}
+
+/// One authenticated call.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) action: String,
+    pub(crate) region: String,
+    pub(crate) caller: Caller,
+    pub(crate) params: Params,
+    pub(crate) request_id: String,
+}
+
+/// An answer: status and XML body.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) body: String,
+    pub(crate) error_code: Option<String>,
+}
+
+impl Reply {
+    pub(crate) fn ok(body: String) -> Self {
+        Self {
+            status: 200,
+            body,
+            error_code: None,
+        }
+    }
+
+    /// An EC2 error document.
+    pub(crate) fn ec2_error(status: u16, code: &str, message: &str) -> Self {
+        Self {
+            status,
+            body: xml::ec2_error(code, message, "00000000-fake-0000-0000-000000000000"),
+            error_code: Some(code.to_owned()),
+        }
+    }
+
+    /// An STS error document.
+    pub(crate) fn sts_error(status: u16, code: &str, message: &str) -> Self {
+        Self {
+            status,
+            body: xml::sts_error(
+                status,
+                code,
+                message,
+                "00000000-fake-0000-0000-000000000000",
+            ),
+            error_code: Some(code.to_owned()),
+        }
+    }
+
+    fn error(service: &str, status: u16, code: &str, message: &str) -> Self {
+        if service == "sts" {
+            Self::sts_error(status, code, message)
+        } else {
+            Self::ec2_error(status, code, message)
+        }
+    }
+}
+
+enum Outcome {
+    Answer(Reply),
+    Drop,
+}
+
+/// The single handler behind every path.
+pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
+    let params = Params::parse(&String::from_utf8_lossy(&bytes));
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let scope = header("authorization").as_deref().and_then(scope);
+    let action = params.get("Action").unwrap_or_default().to_owned();
+    let service = scope
+        .as_ref()
+        .map(|s| s.service.clone())
+        .unwrap_or_else(|| "ec2".into());
+    let index = {
+        let mut log = lock(&shared.log);
+        log.push(AwsRequest {
+            service: service.clone(),
+            action: action.clone(),
+            region: scope.as_ref().map(|s| s.region.clone()).unwrap_or_default(),
+            access_key_id: scope
+                .as_ref()
+                .map(|s| s.access_key_id.clone())
+                .unwrap_or_default(),
+            params: params.0.clone(),
+            status: None,
+            error_code: None,
+            response: String::new(),
+        });
+        log.len() - 1
+    };
+    let outcome = if parts.method != axum::http::Method::POST {
+        Outcome::Answer(Reply::error(
+            &service,
+            400,
+            "InvalidAction",
+            "the Query API accepts POST only here",
+        ))
+    } else {
+        match authenticate(
+            &shared,
+            scope.as_ref(),
+            header("x-amz-security-token").as_deref(),
+        ) {
+            Err(reply) => Outcome::Answer(reply),
+            Ok(caller) => {
+                let call = Call {
+                    action: action.clone(),
+                    region: scope.map(|s| s.region).unwrap_or_default(),
+                    caller,
+                    params,
+                    request_id: format!("{:08x}-fake-4000-8000-{:012x}", index, index * 7919),
+                };
+                serve(&shared, &service, call).await
+            }
+        }
+    };
+    match outcome {
+        Outcome::Drop => dropped(),
+        Outcome::Answer(reply) => {
+            if let Some(entry) = lock(&shared.log).get_mut(index) {
+                entry.status = Some(reply.status);
+                entry.error_code = reply.error_code.clone();
+                entry.response = reply.body.clone();
+            }
+            to_response(&reply)
+        }
+    }
+}
+
+fn authenticate(
+    shared: &Shared,
+    scope: Option<&super::query::Scope>,
+    token: Option<&str>,
+) -> Result<Caller, Reply> {
+    let Some(scope) = scope else {
+        return Err(Reply::ec2_error(
+            401,
+            "AuthFailure",
+            "AWS was not able to validate the provided access credentials",
+        ));
+    };
+    let refuse = |service: &str| match service {
+        "sts" => Reply::sts_error(
+            403,
+            "InvalidClientTokenId",
+            "The security token included in the request is invalid.",
+        ),
+        _ => Reply::ec2_error(
+            401,
+            "AuthFailure",
+            "AWS was not able to validate the provided access credentials",
+        ),
+    };
+    if !matches!(scope.service.as_str(), "ec2" | "sts") {
+        return Err(refuse(&scope.service));
+    }
+    let key = &scope.access_key_id;
+    if shared.access_keys.iter().any(|(k, _)| k == key) {
+        return Ok(Caller {
+            arn: format!("arn:aws:iam::{}:user/levelrail", shared.account_id),
+            user_id: format!("AIDA{}", &key[4.min(key.len())..]),
+            session: false,
+        });
+    }
+    let inv = lock(&shared.inventory);
+    match inv.sessions.get(key) {
+        Some(s) if Some(s.token.as_str()) == token => Ok(Caller {
+            arn: s.arn.clone(),
+            user_id: s.user_id.clone(),
+            session: true,
+        }),
+        _ => Err(refuse(&scope.service)),
+    }
+}
+
+/// Applies the fault plan, the denied actions and `DryRun`, then handles the call.
+async fn serve(shared: &Arc<Shared>, service: &str, call: Call) -> Outcome {
+    let handle_in_task = |shared: Arc<Shared>, service: String, call: Call, delay: Duration| async move {
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            handle(&shared, &service, &call)
+        });
+        task.await
+            .unwrap_or_else(|_| Reply::error("ec2", 500, "InternalError", "handler failed"))
+    };
+    let path = format!("/{}", call.action);
+    match shared.faults.take("POST", &path) {
+        Some(Fault::RateLimited { .. }) => {
+            let code = if service == "sts" {
+                "Throttling"
+            } else {
+                "RequestLimitExceeded"
+            };
+            Outcome::Answer(Reply::error(
+                service,
+                if service == "sts" { 400 } else { 503 },
+                code,
+                "Request limit exceeded.",
+            ))
+        }
+        Some(Fault::InternalError) => Outcome::Answer(Reply::error(
+            service,
+            500,
+            "InternalError",
+            "An internal error has occurred",
+        )),
+        Some(Fault::Unavailable) => Outcome::Answer(Reply::error(
+            service,
+            503,
+            "Unavailable",
+            "The server is overloaded and can't handle the request.",
+        )),
+        Some(Fault::DropConnection) => Outcome::Drop,
+        Some(Fault::Capacity) if call.action == "RunInstances" => {
+            Outcome::Answer(Reply::ec2_error(
+                500,
+                "InsufficientInstanceCapacity",
+                "We currently do not have sufficient capacity in the Availability Zone you requested.",
+            ))
+        }
+        Some(Fault::Delay(d)) => {
+            Outcome::Answer(handle_in_task(shared.clone(), service.to_owned(), call, d).await)
+        }
+        Some(Fault::ProcessThenDrop) => {
+            handle_in_task(shared.clone(), service.to_owned(), call, Duration::ZERO).await;
+            Outcome::Drop
+        }
+        Some(Fault::Capacity) | None => Outcome::Answer(
+            handle_in_task(shared.clone(), service.to_owned(), call, Duration::ZERO).await,
+        ),
+    }
+}
+
+fn handle(shared: &Arc<Shared>, service: &str, call: &Call) -> Reply {
+    if shared.denied_actions.contains(&call.action) {
+        return match service {
+            "sts" => Reply::sts_error(
+                403,
+                "AccessDenied",
+                &format!(
+                    "{} is not authorized to perform: sts:{}",
+                    call.caller.arn, call.action
+                ),
+            ),
+            _ => Reply::ec2_error(
+                403,
+                "UnauthorizedOperation",
+                "You are not authorized to perform this operation.",
+            ),
+        };
+    }
+    if service == "ec2" && call.params.flag("DryRun") {
+        return Reply::ec2_error(
+            412,
+            "DryRunOperation",
+            "Request would have succeeded, but DryRun flag is set.",
+        );
+    }
+    match service {
+        "sts" => sts::handle(shared, call),
+        _ => ec2::handle(shared, call),
+    }
+}
+
+fn to_response(reply: &Reply) -> Response {
+    let mut response = Response::new(Body::from(reply.body.clone()));
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/xml;charset=UTF-8"),
+    );
+    response
+}
+
+/// A response whose body fails at once: the connection is aborted without a full answer.
+fn dropped() -> Response {
+    let failing = futures::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "fault: connection dropped",
+        ))
+    });
+    let mut response = Response::new(Body::from_stream(failing));
+    response
+        .headers_mut()
+        .insert("content-type", HeaderValue::from_static("text/xml"));
+    response
+}
