@@ -14,8 +14,8 @@ use levelrail_provisioner::cloudinit::{self, AgentBootstrap};
 use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_tests::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
 use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
-use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
+use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
 use levelrail_tests::fakes::{BootEvent, BootHook};
 use secrecy::{ExposeSecret as _, SecretString};
@@ -147,10 +147,19 @@ impl Demo {
             "subscription_id": azure.subscription_id, "resource_group": azure.resource_groups[0],
         });
         for (kind, input) in [
-            (ProviderKind::Azure, CredentialInput::AzureJson(SecretString::from(principal.to_string()))),
-            (ProviderKind::Gcp, CredentialInput::GcpJson(SecretString::from(self.gcp.service_account_key_json()))),
+            (
+                ProviderKind::Azure,
+                CredentialInput::AzureJson(SecretString::from(principal.to_string())),
+            ),
+            (
+                ProviderKind::Gcp,
+                CredentialInput::GcpJson(SecretString::from(self.gcp.service_account_key_json())),
+            ),
         ] {
-            if !cards.iter().any(|c| c.provider == kind && c.stored.is_some()) {
+            if !cards
+                .iter()
+                .any(|c| c.provider == kind && c.stored.is_some())
+            {
                 credentials.set_credential(input).await?;
                 info!(provider = %kind, "demo credential stored");
             }
@@ -165,13 +174,23 @@ impl Demo {
 }
 
 /// The demo Azure (HTTPS with its own CA) and GCP clouds, and the endpoints pointing at them.
-async fn start_azure_gcp(hook: BootHook) -> anyhow::Result<(FakeAzureHandle, FakeGcpHandle, AzureGcp)> {
-    let azure = FakeAzure::start(FakeAzureConfig { boot_hook: Some(hook.clone()), state_step: Duration::from_secs(2), ..Default::default() })
-        .await
-        .context("starting the demo Azure cloud")?;
-    let gcp = FakeGcp::start(FakeGcpConfig { boot_hook: Some(hook), state_step: Duration::from_secs(2), ..Default::default() })
-        .await
-        .context("starting the demo GCP cloud")?;
+async fn start_azure_gcp(
+    hook: BootHook,
+) -> anyhow::Result<(FakeAzureHandle, FakeGcpHandle, AzureGcp)> {
+    let azure = FakeAzure::start(FakeAzureConfig {
+        boot_hook: Some(hook.clone()),
+        state_step: Duration::from_secs(2),
+        ..Default::default()
+    })
+    .await
+    .context("starting the demo Azure cloud")?;
+    let gcp = FakeGcp::start(FakeGcpConfig {
+        boot_hook: Some(hook),
+        state_step: Duration::from_secs(2),
+        ..Default::default()
+    })
+    .await
+    .context("starting the demo GCP cloud")?;
     let urls = AzureGcpEndpoints {
         azure_authority_url: azure.authority_url(),
         azure_arm_url: azure.base_url(),
@@ -182,7 +201,10 @@ async fn start_azure_gcp(hook: BootHook) -> anyhow::Result<(FakeAzureHandle, Fak
         cloud_ca_file: None,
     };
     info!(azure = %urls.azure_arm_url, gcp = %urls.gcp_compute_url, "demo Azure and GCP clouds running");
-    let endpoints = AzureGcp { urls, ca_pem: Some(azure.ca_pem().to_owned()) };
+    let endpoints = AzureGcp {
+        urls,
+        ca_pem: Some(azure.ca_pem().to_owned()),
+    };
     Ok((azure, gcp, endpoints))
 }
 

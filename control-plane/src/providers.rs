@@ -8,8 +8,8 @@ use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};
 use levelrail_credentials::domain::ProviderKind;
 use levelrail_provisioner::providers::aws::{AwsProvider, AwsSettings};
 use levelrail_provisioner::providers::azure::{self, AzureProvider};
-use levelrail_provisioner::providers::gcp::{self, GcpProvider};
 use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
+use levelrail_provisioner::providers::gcp::{self, GcpProvider};
 use levelrail_provisioner::providers::hetzner::HetznerProvider;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::registry::{
@@ -113,10 +113,16 @@ impl AzureGcp {
     /// From the flags, reading the CA file if one is named.
     pub fn from_config(cfg: &crate::config::AzureGcpEndpoints) -> anyhow::Result<Self> {
         let ca_pem = match &cfg.cloud_ca_file {
-            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?),
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
+            ),
             None => None,
         };
-        Ok(Self { urls: cfg.clone(), ca_pem })
+        Ok(Self {
+            urls: cfg.clone(),
+            ca_pem,
+        })
     }
 
     /// `issuers` with the Azure AD and Google token exchanges registered.
@@ -129,7 +135,9 @@ impl AzureGcp {
             iam_credentials_url: self.urls.gcp_iam_credentials_url.clone(),
         };
         let gcp = GcpGrantIssuer::new(google, ca)?;
-        Ok(issuers.with(ProviderKind::Azure, Arc::new(azure)).with(ProviderKind::Gcp, Arc::new(gcp)))
+        Ok(issuers
+            .with(ProviderKind::Azure, Arc::new(azure))
+            .with(ProviderKind::Gcp, Arc::new(gcp)))
     }
 }
 
@@ -139,7 +147,14 @@ fn azure_spec(cfg: &AzureGcp) -> ProviderSpec {
     ProviderSpec {
         base_url: cfg.urls.azure_arm_url.clone(),
         construct: Arc::new(move |p: ClientParts<'_>| {
-            let client = AzureProvider::new(p.base_url, p.token, p.context, p.limiter, p.policy, ca.as_deref())?;
+            let client = AzureProvider::new(
+                p.base_url,
+                p.token,
+                p.context,
+                p.limiter,
+                p.policy,
+                ca.as_deref(),
+            )?;
             Ok(Arc::new(client) as Arc<dyn CloudProvider>)
         }),
         limiter: azure::limiter,
@@ -152,7 +167,14 @@ fn gcp_spec(cfg: &AzureGcp) -> ProviderSpec {
     ProviderSpec {
         base_url: cfg.urls.gcp_compute_url.clone(),
         construct: Arc::new(move |p: ClientParts<'_>| {
-            let client = GcpProvider::new(p.base_url, p.token, p.context, p.limiter, p.policy, ca.as_deref())?;
+            let client = GcpProvider::new(
+                p.base_url,
+                p.token,
+                p.context,
+                p.limiter,
+                p.policy,
+                ca.as_deref(),
+            )?;
             Ok(Arc::new(client) as Arc<dyn CloudProvider>)
         }),
         limiter: gcp::limiter,

@@ -27,7 +27,15 @@ fn pct(sorted: &[Duration], q: f64) -> f64 {
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse().unwrap_or(0)))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0)
+            })
+        })
         .unwrap_or(0)
 }
 
@@ -59,13 +67,23 @@ async fn main() {
     cfg.hetzner_api_url = fake.base_url();
     let app = harness::TestApp::start(cfg).await.expect("app");
     app.credentials
-        .set_credential(CredentialInput::Token { provider: ProviderKind::Hetzner, token: SecretString::from(TOKEN) })
+        .set_credential(CredentialInput::Token {
+            provider: ProviderKind::Hetzner,
+            token: SecretString::from(TOKEN),
+        })
         .await
         .expect("credential");
     let channel = app.channel().await;
-    let client = ProvisionerServiceClient::with_interceptor(channel.clone(), harness::Bearer(app.token.clone()));
+    let client = ProvisionerServiceClient::with_interceptor(
+        channel.clone(),
+        harness::Bearer(app.token.clone()),
+    );
     // Warm the catalog cache (the only provider call on the Provision path).
-    client.clone().provision(request("warm-0".into())).await.expect("warm");
+    client
+        .clone()
+        .provision(request("warm-0".into()))
+        .await
+        .expect("warm");
 
     const CLIENTS: usize = 64;
     const PER: usize = 16;
@@ -80,9 +98,15 @@ async fn main() {
                 for i in 0..PER {
                     let t = Instant::now();
                     if provision {
-                        p.provision(request(format!("bench-{c}-{i}"))).await.expect("provision");
+                        p.provision(request(format!("bench-{c}-{i}")))
+                            .await
+                            .expect("provision");
                     } else {
-                        h.check(HealthCheckRequest { service: String::new() }).await.expect("check");
+                        h.check(HealthCheckRequest {
+                            service: String::new(),
+                        })
+                        .await
+                        .expect("check");
                     }
                     lat.push(t.elapsed());
                 }
@@ -107,18 +131,36 @@ async fn main() {
     // Memory per open WatchProvision stream: 10,000 streams on one provision over 100
     // connections (the listener allows 100 streams per connection). Client and server
     // share this process, so the figure is an upper bound for the server side.
-    let target = client.clone().provision(request("watched-1".into())).await.expect("provision").into_inner().provision.expect("p").id;
+    let target = client
+        .clone()
+        .provision(request("watched-1".into()))
+        .await
+        .expect("provision")
+        .into_inner()
+        .provision
+        .expect("p")
+        .id;
     let mut conns = Vec::new();
     for _ in 0..100 {
-        conns.push(ProvisionerServiceClient::with_interceptor(app.channel().await, harness::Bearer(app.token.clone())));
+        conns.push(ProvisionerServiceClient::with_interceptor(
+            app.channel().await,
+            harness::Bearer(app.token.clone()),
+        ));
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = rss_kib();
     let mut streams = Vec::with_capacity(10_000);
     for i in 0..10_000 {
         let mut c = conns[i % conns.len()].clone();
-        let mut s = c.watch_provision(ppb::WatchProvisionRequest { id: target.clone() }).await.expect("watch").into_inner();
-        s.message().await.expect("first message").expect("current state first");
+        let mut s = c
+            .watch_provision(ppb::WatchProvisionRequest { id: target.clone() })
+            .await
+            .expect("watch")
+            .into_inner();
+        s.message()
+            .await
+            .expect("first message")
+            .expect("current state first");
         streams.push(s);
     }
     tokio::time::sleep(Duration::from_millis(500)).await;

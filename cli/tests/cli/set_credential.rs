@@ -129,7 +129,10 @@ async fn a_multi_line_gcp_key_piped_on_stdin_is_passed_through_unmodified() {
     assert_eq!(request.provider, Provider::Gcp as i32);
     assert_eq!(
         request.credential,
-        Some(Credential::Gcp(JsonDocument { json: key, ..Default::default() }))
+        Some(Credential::Gcp(JsonDocument {
+            json: key,
+            ..Default::default()
+        }))
     );
     out.assert_no_canary();
 }
@@ -161,7 +164,10 @@ async fn a_gcp_key_given_as_a_flag_is_passed_through_byte_for_byte() {
     assert_eq!(out.stderr, WARNING);
     assert_eq!(
         server.only_set_request().credential,
-        Some(Credential::Gcp(JsonDocument { json: key, ..Default::default() }))
+        Some(Credential::Gcp(JsonDocument {
+            json: key,
+            ..Default::default()
+        }))
     );
     out.assert_no_canary();
 }
@@ -185,7 +191,10 @@ async fn a_gcp_key_is_prompted_for_as_service_account_key_json() {
     assert_eq!(out.prompts, ["Service account key JSON: "]);
     assert_eq!(
         server.only_set_request().credential,
-        Some(Credential::Gcp(JsonDocument { json: key, ..Default::default() }))
+        Some(Credential::Gcp(JsonDocument {
+            json: key,
+            ..Default::default()
+        }))
     );
     out.assert_no_canary();
 }
@@ -352,4 +361,52 @@ async fn an_aws_only_flag_with_another_provider_names_the_flag() {
         assert!(server.state().set_requests.is_empty());
         out.assert_no_canary();
     }
+}
+
+#[tokio::test]
+async fn a_gcp_external_account_is_sent_with_its_project_and_the_flag_is_gcp_only() {
+    let server = TestServer::start().await;
+    let doc = r#"{"type":"external_account","audience":"//iam.googleapis.com/x"}"#;
+    let out = server
+        .run(
+            &[
+                "nodes",
+                "providers",
+                "set-credential",
+                "--provider",
+                "gcp",
+                "--project-id",
+                "levelrail-prod-42",
+            ],
+            FakeSecrets::piped(&format!("{doc}\n")),
+        )
+        .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        server.only_set_request().credential,
+        Some(Credential::Gcp(JsonDocument {
+            json: doc.into(),
+            project_id: "levelrail-prod-42".into()
+        }))
+    );
+    let other = TestServer::start().await;
+    let out = other
+        .run(
+            &[
+                "nodes",
+                "providers",
+                "set-credential",
+                "--provider",
+                "hetzner",
+                "--project-id",
+                "p",
+            ],
+            FakeSecrets::piped("t\n"),
+        )
+        .await;
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (2, "error: --project-id only applies to --provider gcp\n")
+    );
+    assert!(other.state().set_requests.is_empty());
 }

@@ -32,35 +32,61 @@ impl AzureGrantIssuer {
     /// An issuer asking the authority at `authority` (`DEFAULT_AUTHORITY`, or a fake's),
     /// trusting `extra_root_pem` in addition to the platform's roots.
     pub fn new(authority: &str, extra_root_pem: Option<&str>) -> Result<Self, CredentialsError> {
-        Ok(Self { authority: authority.trim_end_matches('/').to_owned(), client: TokenClient::new(extra_root_pem)? })
+        Ok(Self {
+            authority: authority.trim_end_matches('/').to_owned(),
+            client: TokenClient::new(extra_root_pem)?,
+        })
     }
 }
 
 #[async_trait]
 impl GrantIssuer for AzureGrantIssuer {
-    async fn issue(&self, credential_id: &str, secret: &CredentialSecret) -> Result<AccessGrant, CredentialsError> {
-        let CredentialSecret::Azure { tenant_id, client_id, client_secret, federated_token_file, subscription_id, resource_group } = secret else {
-            return Err(CredentialsError::FailedPrecondition("the Azure issuer only takes Azure credentials".into()));
+    async fn issue(
+        &self,
+        credential_id: &str,
+        secret: &CredentialSecret,
+    ) -> Result<AccessGrant, CredentialsError> {
+        let CredentialSecret::Azure {
+            tenant_id,
+            client_id,
+            client_secret,
+            federated_token_file,
+            subscription_id,
+            resource_group,
+        } = secret
+        else {
+            return Err(CredentialsError::FailedPrecondition(
+                "the Azure issuer only takes Azure credentials".into(),
+            ));
         };
         let url = format!("{}/{tenant_id}/oauth2/v2.0/token", self.authority);
-        let answer = match (client_secret, federated_token_file) {
-            (Some(s), _) => {
-                let fields = [("client_id", client_id.as_str()), ("client_secret", s.expose_secret()), ("grant_type", "client_credentials"), ("scope", ARM_SCOPE)];
-                self.client.post_form(&url, &fields, "Azure AD").await?
-            }
-            (None, Some(path)) => {
-                let assertion = read_token_file(path).await?;
-                let fields = [
-                    ("client_assertion", assertion.expose_secret()),
-                    ("client_assertion_type", JWT_BEARER),
-                    ("client_id", client_id.as_str()),
-                    ("grant_type", "client_credentials"),
-                    ("scope", ARM_SCOPE),
-                ];
-                self.client.post_form(&url, &fields, "Azure AD").await?
-            }
-            (None, None) => return Err(CredentialsError::FailedPrecondition("the Azure credential has neither a client secret nor a federated token file".into())),
-        };
+        let answer =
+            match (client_secret, federated_token_file) {
+                (Some(s), _) => {
+                    let fields = [
+                        ("client_id", client_id.as_str()),
+                        ("client_secret", s.expose_secret()),
+                        ("grant_type", "client_credentials"),
+                        ("scope", ARM_SCOPE),
+                    ];
+                    self.client.post_form(&url, &fields, "Azure AD").await?
+                }
+                (None, Some(path)) => {
+                    let assertion = read_token_file(path).await?;
+                    let fields = [
+                        ("client_assertion", assertion.expose_secret()),
+                        ("client_assertion_type", JWT_BEARER),
+                        ("client_id", client_id.as_str()),
+                        ("grant_type", "client_credentials"),
+                        ("scope", ARM_SCOPE),
+                    ];
+                    self.client.post_form(&url, &fields, "Azure AD").await?
+                }
+                (None, None) => return Err(CredentialsError::FailedPrecondition(
+                    "the Azure credential has neither a client secret nor a federated token file"
+                        .into(),
+                )),
+            };
         Ok(AccessGrant {
             provider: ProviderKind::Azure,
             expires_at: oauth::expiry(&answer),
@@ -77,12 +103,18 @@ impl GrantIssuer for AzureGrantIssuer {
 
 /// The federated token (a JWT), trimmed; read fresh on every call.
 pub(crate) async fn read_token_file(path: &str) -> Result<SecretString, CredentialsError> {
-    let unreadable = |why: &str| CredentialsError::FailedPrecondition(format!("the federated token file {path} {why}"));
-    let meta = tokio::fs::metadata(path).await.map_err(|e| unreadable(&format!("cannot be read ({})", e.kind())))?;
+    let unreadable = |why: &str| {
+        CredentialsError::FailedPrecondition(format!("the federated token file {path} {why}"))
+    };
+    let meta = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| unreadable(&format!("cannot be read ({})", e.kind())))?;
     if meta.len() > MAX_TOKEN_FILE {
         return Err(unreadable("is larger than 64 KiB"));
     }
-    let text = tokio::fs::read_to_string(path).await.map_err(|e| unreadable(&format!("cannot be read ({})", e.kind())))?;
+    let text = tokio::fs::read_to_string(path)
+        .await
+        .map_err(|e| unreadable(&format!("cannot be read ({})", e.kind())))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(unreadable("is empty"));

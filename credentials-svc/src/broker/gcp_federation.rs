@@ -19,9 +19,22 @@ const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
 /// The access token (and its expiry) for an `external_account` credential.
-pub(crate) async fn exchange(issuer: &GcpGrantIssuer, secret: &CredentialSecret) -> Result<(SecretString, Option<OffsetDateTime>), CredentialsError> {
-    let CredentialSecret::GcpExternal { audience, subject_token_type, credential_file, json_field, impersonate, .. } = secret else {
-        return Err(CredentialsError::FailedPrecondition("not an external_account credential".into()));
+pub(crate) async fn exchange(
+    issuer: &GcpGrantIssuer,
+    secret: &CredentialSecret,
+) -> Result<(SecretString, Option<OffsetDateTime>), CredentialsError> {
+    let CredentialSecret::GcpExternal {
+        audience,
+        subject_token_type,
+        credential_file,
+        json_field,
+        impersonate,
+        ..
+    } = secret
+    else {
+        return Err(CredentialsError::FailedPrecondition(
+            "not an external_account credential".into(),
+        ));
     };
     let subject = subject_token(credential_file, json_field.as_deref()).await?;
     let fields = [
@@ -32,33 +45,59 @@ pub(crate) async fn exchange(issuer: &GcpGrantIssuer, secret: &CredentialSecret)
         ("subject_token", subject.expose_secret()),
         ("subject_token_type", subject_token_type.as_str()),
     ];
-    let answer = issuer.client.post_form(&issuer.endpoints.sts_url, &fields, "Google STS").await?;
+    let answer = issuer
+        .client
+        .post_form(&issuer.endpoints.sts_url, &fields, "Google STS")
+        .await?;
     let federated = oauth::access_token(&answer, "Google STS")?;
     let Some(email) = impersonate else {
         return Ok((federated, oauth::expiry(&answer)));
     };
-    let url = format!("{}/v1/projects/-/serviceAccounts/{email}:generateAccessToken", issuer.endpoints.iam_credentials_url.trim_end_matches('/'));
+    let url = format!(
+        "{}/v1/projects/-/serviceAccounts/{email}:generateAccessToken",
+        issuer.endpoints.iam_credentials_url.trim_end_matches('/')
+    );
     let body = json!({ "scope": [COMPUTE_SCOPE], "lifetime": "3600s" });
-    let answer = issuer.client.post_json(&url, &federated, &body, "Google IAM Credentials").await?;
+    let answer = issuer
+        .client
+        .post_json(&url, &federated, &body, "Google IAM Credentials")
+        .await?;
     let token = answer
         .get("accessToken")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .map(|t| SecretString::from(t.to_owned()))
-        .ok_or_else(|| CredentialsError::Unavailable("Google IAM Credentials: the answer holds no accessToken".into()))?;
-    let expires = answer.get("expireTime").and_then(Value::as_str).and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok());
+        .ok_or_else(|| {
+            CredentialsError::Unavailable(
+                "Google IAM Credentials: the answer holds no accessToken".into(),
+            )
+        })?;
+    let expires = answer
+        .get("expireTime")
+        .and_then(Value::as_str)
+        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok());
     Ok((token, expires))
 }
 
 /// The subject token: the file's text, or one field of it when the file is JSON.
-async fn subject_token(path: &str, json_field: Option<&str>) -> Result<SecretString, CredentialsError> {
+async fn subject_token(
+    path: &str,
+    json_field: Option<&str>,
+) -> Result<SecretString, CredentialsError> {
     let raw = read_token_file(path).await?;
-    let Some(field) = json_field else { return Ok(raw) };
-    let doc: Value = serde_json::from_str(raw.expose_secret())
-        .map_err(|_| CredentialsError::FailedPrecondition(format!("the subject token file {path} is not JSON")))?;
+    let Some(field) = json_field else {
+        return Ok(raw);
+    };
+    let doc: Value = serde_json::from_str(raw.expose_secret()).map_err(|_| {
+        CredentialsError::FailedPrecondition(format!("the subject token file {path} is not JSON"))
+    })?;
     doc.get(field)
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .map(|t| SecretString::from(t.to_owned()))
-        .ok_or_else(|| CredentialsError::FailedPrecondition(format!("the subject token file {path} has no string field {field}")))
+        .ok_or_else(|| {
+            CredentialsError::FailedPrecondition(format!(
+                "the subject token file {path} has no string field {field}"
+            ))
+        })
 }

@@ -28,17 +28,25 @@ impl TokenClient {
             .connect_timeout(Duration::from_secs(10))
             .user_agent(concat!("levelrail-credentials/", env!("CARGO_PKG_VERSION")));
         if let Some(pem) = extra_root_pem {
-            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-                .map_err(|_| CredentialsError::FailedPrecondition("the extra root certificate is not PEM".into()))?;
+            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|_| {
+                CredentialsError::FailedPrecondition("the extra root certificate is not PEM".into())
+            })?;
             builder = builder.tls_certs_merge(certs);
         }
-        let http = builder.build().map_err(|e| CredentialsError::Unexpected(anyhow::anyhow!("token client: {e}")))?;
+        let http = builder
+            .build()
+            .map_err(|e| CredentialsError::Unexpected(anyhow::anyhow!("token client: {e}")))?;
         Ok(Self { http })
     }
 
     /// POSTs `fields` as `application/x-www-form-urlencoded`, in order; `what` names the
     /// endpoint in errors.
-    pub(crate) async fn post_form(&self, url: &str, fields: &[(&str, &str)], what: &str) -> Result<Value, CredentialsError> {
+    pub(crate) async fn post_form(
+        &self,
+        url: &str,
+        fields: &[(&str, &str)],
+        what: &str,
+    ) -> Result<Value, CredentialsError> {
         let body = SecretString::from(form(fields));
         let req = self
             .http
@@ -49,14 +57,34 @@ impl TokenClient {
     }
 
     /// POSTs `body` as JSON with `bearer`.
-    pub(crate) async fn post_json(&self, url: &str, bearer: &SecretString, body: &Value, what: &str) -> Result<Value, CredentialsError> {
-        let req = self.http.post(url).bearer_auth(bearer.expose_secret()).json(body);
+    pub(crate) async fn post_json(
+        &self,
+        url: &str,
+        bearer: &SecretString,
+        body: &Value,
+        what: &str,
+    ) -> Result<Value, CredentialsError> {
+        let req = self
+            .http
+            .post(url)
+            .bearer_auth(bearer.expose_secret())
+            .json(body);
         self.answer(req, what).await
     }
 
-    async fn answer(&self, req: reqwest::RequestBuilder, what: &str) -> Result<Value, CredentialsError> {
+    async fn answer(
+        &self,
+        req: reqwest::RequestBuilder,
+        what: &str,
+    ) -> Result<Value, CredentialsError> {
         let unreachable = |e: reqwest::Error| {
-            let how = if e.is_timeout() { "timed out" } else if e.is_connect() { "could not connect" } else { "connection failed" };
+            let how = if e.is_timeout() {
+                "timed out"
+            } else if e.is_connect() {
+                "could not connect"
+            } else {
+                "connection failed"
+            };
             CredentialsError::Unavailable(format!("{what}: {how}"))
         };
         let mut resp = req.send().await.map_err(unreachable)?;
@@ -64,7 +92,9 @@ impl TokenClient {
         let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
             if bytes.len() + chunk.len() > MAX_ANSWER {
-                return Err(CredentialsError::Unavailable(format!("{what}: the answer exceeds 1 MiB")));
+                return Err(CredentialsError::Unavailable(format!(
+                    "{what}: the answer exceeds 1 MiB"
+                )));
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -73,9 +103,15 @@ impl TokenClient {
             if body.is_object() {
                 return Ok(body);
             }
-            return Err(CredentialsError::Unavailable(format!("{what}: the answer is not a JSON object")));
+            return Err(CredentialsError::Unavailable(format!(
+                "{what}: the answer is not a JSON object"
+            )));
         }
-        let message = format!("{what} refused the exchange (HTTP {}): {}", status.as_u16(), describe(&body));
+        let message = format!(
+            "{what} refused the exchange (HTTP {}): {}",
+            status.as_u16(),
+            describe(&body)
+        );
         if status.is_server_error() || status.as_u16() == 429 {
             Err(CredentialsError::Unavailable(message))
         } else {
@@ -97,20 +133,29 @@ fn describe(body: &Value) -> String {
         }
         _ => "no error description".to_owned(),
     };
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).take(300).collect()
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(300)
+        .collect()
 }
 
 /// `k=v&…`, encoded like Python's `urlencode` (what the official SDKs send): unreserved
 /// characters kept, space as `+`, everything else `%XX`.
 pub(crate) fn form(fields: &[(&str, &str)]) -> String {
-    fields.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&")
+    fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
             b' ' => out.push('+'),
             _ => out.push_str(&format!("%{b:02X}")),
         }
@@ -120,7 +165,10 @@ fn encode(s: &str) -> String {
 
 /// `expires_in` (seconds) of an OAuth answer, as an expiry time.
 pub(crate) fn expiry(body: &Value) -> Option<time::OffsetDateTime> {
-    let secs = body.get("expires_in").and_then(|v| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))?;
+    let secs = body.get("expires_in").and_then(|v| {
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    })?;
     Some(time::OffsetDateTime::now_utc() + time::Duration::seconds(secs))
 }
 
@@ -130,7 +178,9 @@ pub(crate) fn access_token(body: &Value, what: &str) -> Result<SecretString, Cre
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .map(|t| SecretString::from(t.to_owned()))
-        .ok_or_else(|| CredentialsError::Unavailable(format!("{what}: the answer holds no access_token")))
+        .ok_or_else(|| {
+            CredentialsError::Unavailable(format!("{what}: the answer holds no access_token"))
+        })
 }
 
 #[cfg(test)]
@@ -140,10 +190,16 @@ mod tests {
     #[test]
     fn forms_encode_like_python() {
         assert_eq!(
-            form(&[("scope", "https://management.azure.com/.default"), ("a b", "x~y*")]),
+            form(&[
+                ("scope", "https://management.azure.com/.default"),
+                ("a b", "x~y*")
+            ]),
             "scope=https%3A%2F%2Fmanagement.azure.com%2F.default&a+b=x~y%2A"
         );
         let answer = serde_json::json!({ "error": "invalid_client", "error_description": "AADSTS7000215: bad\nsecret" });
-        assert_eq!(describe(&answer), "invalid_client: AADSTS7000215: bad secret");
+        assert_eq!(
+            describe(&answer),
+            "invalid_client: AADSTS7000215: bad secret"
+        );
     }
 }

@@ -266,7 +266,10 @@ impl Credentials {
         .inspect_err(
             |e| warn!(credential_id = %record.id, error = %e, "credential does not decrypt"),
         )?;
-        Ok(CredentialSecret::from_plaintext(record.provider, &plaintext)?)
+        Ok(CredentialSecret::from_plaintext(
+            record.provider,
+            &plaintext,
+        )?)
     }
 
     /// Rotates the master key: add, promote, re-wrap every data key, retire the old key.

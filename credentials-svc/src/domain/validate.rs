@@ -245,7 +245,9 @@ impl CredentialSecret {
             CredentialSecret::Token { provider, .. } => *provider,
             CredentialSecret::Aws { .. } => ProviderKind::Aws,
             CredentialSecret::Azure { .. } => ProviderKind::Azure,
-            CredentialSecret::Gcp { .. } | CredentialSecret::GcpExternal { .. } => ProviderKind::Gcp,
+            CredentialSecret::Gcp { .. } | CredentialSecret::GcpExternal { .. } => {
+                ProviderKind::Gcp
+            }
         }
     }
 

@@ -48,7 +48,10 @@ pub(crate) struct Call {
 impl Call {
     /// The first value of query parameter `name`.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The body as an `application/x-www-form-urlencoded` form, in order.
@@ -78,7 +81,12 @@ const LONG_POLL_ROUNDS: u32 = 40;
 
 impl Reply {
     pub(crate) fn json(status: u16, body: Value) -> Self {
-        Self { status, body, headers: Vec::new(), again_after: None }
+        Self {
+            status,
+            body,
+            headers: Vec::new(),
+            again_after: None,
+        }
     }
 
     /// Asks the edge to handle the call again after `d` (a long poll).
@@ -114,12 +122,24 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The single handler behind every path of a fake.
 pub(crate) async fn entry<C: Cloud>(State(cloud): State<Arc<C>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, 4 << 20).await.unwrap_or_default();
+    let bytes = axum::body::to_bytes(body, 4 << 20)
+        .await
+        .unwrap_or_default();
     let raw = String::from_utf8_lossy(&bytes).into_owned();
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
     let content_type = header("content-type").unwrap_or_default();
     let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let path_and_query = parts.uri.path_and_query().map(|p| p.as_str().to_owned()).unwrap_or_default();
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
     let call = Call {
         method: parts.method.as_str().to_ascii_uppercase(),
         path: parts.uri.path().to_owned(),
@@ -131,7 +151,15 @@ pub(crate) async fn entry<C: Cloud>(State(cloud): State<Arc<C>>, req: Request) -
     };
     let index = {
         let mut log = lock(cloud.log());
-        log.push(LoggedRequest { method: call.method.clone(), path: path_and_query, content_type, raw_body: raw, body: json, status: None, response: Value::Null });
+        log.push(LoggedRequest {
+            method: call.method.clone(),
+            path: path_and_query,
+            content_type,
+            raw_body: raw,
+            body: json,
+            status: None,
+            response: Value::Null,
+        });
         log.len() - 1
     };
     let run = |cloud: Arc<C>, call: Call, delay: Duration, capacity: bool| async move {
@@ -174,14 +202,25 @@ pub(crate) async fn entry<C: Cloud>(State(cloud): State<Arc<C>>, req: Request) -
 }
 
 fn to_response(reply: &Reply) -> Response {
-    let body = if reply.body.is_null() { Body::empty() } else { Body::from(reply.body.to_string()) };
+    let body = if reply.body.is_null() {
+        Body::empty()
+    } else {
+        Body::from(reply.body.to_string())
+    };
     let mut response = Response::new(body);
-    *response.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if !reply.body.is_null() {
-        response.headers_mut().insert("content-type", HeaderValue::from_static("application/json; charset=utf-8"));
+        response.headers_mut().insert(
+            "content-type",
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
     }
     for (name, value) in &reply.headers {
-        if let (Ok(n), Ok(v)) = (axum::http::HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+        if let (Ok(n), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
             response.headers_mut().insert(n, v);
         }
     }
@@ -191,10 +230,15 @@ fn to_response(reply: &Reply) -> Response {
 /// A response whose body fails at once: the connection is aborted without a full answer.
 fn dropped() -> Response {
     let failing = futures::stream::once(async {
-        Err::<Bytes, std::io::Error>(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "fault: connection dropped"))
+        Err::<Bytes, std::io::Error>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "fault: connection dropped",
+        ))
     });
     let mut response = Response::new(Body::from_stream(failing));
-    response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    response
+        .headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
     response
 }
 
@@ -237,7 +281,14 @@ mod tests {
 
     #[test]
     fn forms_and_queries_decode() {
-        assert_eq!(url_decode_pairs("a=1&b=x%20y+z&c"), vec![("a".into(), "1".into()), ("b".into(), "x y z".into()), ("c".into(), "".into())]);
+        assert_eq!(
+            url_decode_pairs("a=1&b=x%20y+z&c"),
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), "x y z".into()),
+                ("c".into(), "".into())
+            ]
+        );
         assert_eq!(url_decode_pairs("s=%2"), vec![("s".into(), "%2".into())]);
     }
 }

@@ -29,25 +29,36 @@ impl TestCa {
         let err = |e: rcgen::Error| std::io::Error::other(e.to_string());
         let ca_key = KeyPair::generate().map_err(err)?;
         let mut ca = CertificateParams::default();
-        ca.distinguished_name.push(DnType::CommonName, "Levelrail fake cloud test CA");
+        ca.distinguished_name
+            .push(DnType::CommonName, "Levelrail fake cloud test CA");
         ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
         ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let ca_cert = ca.self_signed(&ca_key).map_err(err)?;
         let issuer = Issuer::new(ca, ca_key);
         let leaf_key = KeyPair::generate().map_err(err)?;
-        let mut leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()]).map_err(err)?;
-        leaf.distinguished_name.push(DnType::CommonName, "localhost");
+        let mut leaf = CertificateParams::new(vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "::1".to_owned(),
+        ])
+        .map_err(err)?;
+        leaf.distinguished_name
+            .push(DnType::CommonName, "localhost");
         leaf.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         leaf.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
         let leaf_cert = leaf.signed_by(&leaf_key, &issuer).map_err(err)?;
-        let chain: Vec<CertificateDer<'static>> = vec![leaf_cert.der().clone(), ca_cert.der().clone()];
+        let chain: Vec<CertificateDer<'static>> =
+            vec![leaf_cert.der().clone(), ca_cert.der().clone()];
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
         let mut server = rustls::ServerConfig::builder()
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .map_err(std::io::Error::other)?;
         server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(Self { ca_pem: ca_cert.pem(), server: Arc::new(server) })
+        Ok(Self {
+            ca_pem: ca_cert.pem(),
+            server: Arc::new(server),
+        })
     }
 
     /// The CA certificate (PEM) clients must trust.
@@ -60,14 +71,20 @@ impl TestCa {
         let acceptor = tokio_rustls::TlsAcceptor::from(self.server.clone());
         tokio::spawn(async move {
             loop {
-                let Ok((tcp, _)) = listener.accept().await else { continue };
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
                 let (acceptor, app) = (acceptor.clone(), app.clone());
                 tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
                     let service = hyper_util::service::TowerToHyperService::new(app);
-                    let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                        .await;
+                    let _ = hyper_util::server::conn::auto::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
                 });
             }
         })

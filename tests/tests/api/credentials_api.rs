@@ -180,8 +180,14 @@ async fn aws_ambient_credentials_need_no_key() {
 
 fn json_doc(provider: pb::Provider, json: String) -> pb::SetCredentialRequest {
     let credential = match provider {
-        pb::Provider::Azure => Credential::Azure(pb::JsonDocument { json, ..Default::default() }),
-        _ => Credential::Gcp(pb::JsonDocument { json, ..Default::default() }),
+        pb::Provider::Azure => Credential::Azure(pb::JsonDocument {
+            json,
+            ..Default::default()
+        }),
+        _ => Credential::Gcp(pb::JsonDocument {
+            json,
+            ..Default::default()
+        }),
     };
     pb::SetCredentialRequest {
         provider: provider as i32,
@@ -390,7 +396,7 @@ fn malformed(c: &Canary) -> Vec<(&'static str, pb::SetCredentialRequest, &'stati
         ),
         (
             "gcp wrong type",
-            json_doc(Gcp, gcp_with(c, "type", "external_account".into())),
+            json_doc(Gcp, gcp_with(c, "type", "authorized_user".into())),
             "gcp.json.type",
         ),
         (

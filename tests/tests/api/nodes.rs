@@ -101,9 +101,7 @@ async fn an_agent_enrolls_heartbeats_and_restarts_without_enrolling_again() {
     let first = listed[0].clone();
     assert_eq!(first.name, "web-1");
     assert_eq!(first.workload_kinds, vec![npb::WorkloadKind::Apps as i32]);
-    let seen1 = first
-        .last_seen_at
-        .expect("last seen after the heartbeat");
+    let seen1 = first.last_seen_at.expect("last seen after the heartbeat");
 
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let e = env.clone();

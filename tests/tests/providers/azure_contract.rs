@@ -29,7 +29,15 @@ fn paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
         }
         Value::Object(m) => {
             for (k, x) in m {
-                paths(x, &if at.is_empty() { k.clone() } else { format!("{at}.{k}") }, out);
+                paths(
+                    x,
+                    &if at.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{at}.{k}")
+                    },
+                    out,
+                );
             }
         }
         Value::Array(a) => {
@@ -46,8 +54,15 @@ fn paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
 #[tokio::test]
 async fn the_vm_body_has_the_shape_of_the_compute_example_and_the_sdks_create() {
     // Arrange: the two references.
-    let example = spec_json("azure-compute-2024-07-01-example-VirtualMachine_Create_WithSshAuthentication.json");
-    let sdk: Value = serde_json::from_str(golden("golden-azure-sdk-requests.jsonl")[1]["b"].as_str().expect("body")).expect("json");
+    let example = spec_json(
+        "azure-compute-2024-07-01-example-VirtualMachine_Create_WithSshAuthentication.json",
+    );
+    let sdk: Value = serde_json::from_str(
+        golden("golden-azure-sdk-requests.jsonl")[1]["b"]
+            .as_str()
+            .expect("body"),
+    )
+    .expect("json");
     let mut known = BTreeSet::new();
     paths(&example["parameters"]["parameters"], "", &mut known);
     paths(&sdk, "", &mut known);
@@ -56,21 +71,45 @@ async fn the_vm_body_has_the_shape_of_the_compute_example_and_the_sdks_create() 
     let azure = client(&fake);
 
     // Act: one VM with keys, one without.
-    azure.create_server(&create_request("shape-1", "npv_shape1")).await.expect("create");
+    azure
+        .create_server(&create_request("shape-1", "npv_shape1"))
+        .await
+        .expect("create");
     let mut keyless = create_request("shape-2", "npv_shape2");
     keyless.ssh_public_keys.clear();
     azure.create_server(&keyless).await.expect("create");
 
     // Assert
-    for r in fake.request_log().iter().filter(|r| r.method == "PUT" && r.path.contains("/virtualMachines/")) {
+    for r in fake
+        .request_log()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.contains("/virtualMachines/"))
+    {
         let mut ours = BTreeSet::new();
         paths(&r.body, "", &mut ours);
         let unknown: Vec<&String> = ours.difference(&known).collect();
-        assert!(unknown.is_empty(), "{}: fields in neither reference: {unknown:?}", r.path);
-        for required in ["location", "properties.hardwareProfile.vmSize", "properties.storageProfile.imageReference.publisher", "properties.storageProfile.osDisk.createOption", "properties.osProfile.adminUsername", "properties.osProfile.computerName", "properties.networkProfile.networkInterfaces[].id", "properties.networkProfile.networkInterfaces[].properties.primary"] {
+        assert!(
+            unknown.is_empty(),
+            "{}: fields in neither reference: {unknown:?}",
+            r.path
+        );
+        for required in [
+            "location",
+            "properties.hardwareProfile.vmSize",
+            "properties.storageProfile.imageReference.publisher",
+            "properties.storageProfile.osDisk.createOption",
+            "properties.osProfile.adminUsername",
+            "properties.osProfile.computerName",
+            "properties.networkProfile.networkInterfaces[].id",
+            "properties.networkProfile.networkInterfaces[].properties.primary",
+        ] {
             assert!(ours.contains(required), "{}: {required} missing", r.path);
         }
-        assert!(r.path.ends_with("?api-version=2024-07-01"), "the example's api-version: {}", r.path);
+        assert!(
+            r.path.ends_with("?api-version=2024-07-01"),
+            "the example's api-version: {}",
+            r.path
+        );
     }
 }
 
@@ -91,17 +130,34 @@ async fn the_brokers_federated_token_request_over_https_matches_the_azure_sdks()
         resource_group: GROUP.into(),
     };
     let issuer = AzureGrantIssuer::new(&fake.authority_url(), Some(fake.ca_pem())).expect("issuer");
-    assert!(AzureGrantIssuer::new(&fake.authority_url(), None).expect("issuer").issue("c", &secret).await.is_err(), "the test CA is needed");
+    assert!(
+        AzureGrantIssuer::new(&fake.authority_url(), None)
+            .expect("issuer")
+            .issue("c", &secret)
+            .await
+            .is_err(),
+        "the test CA is needed"
+    );
 
     // Act
     issuer.issue("c", &secret).await.expect("grant");
 
     // Assert: the SDK's fields, in its order, with its values (the ids are the fake's).
     let want = &golden("golden-azure-sdk-requests.jsonl")[0];
-    let got = fake.request_log().into_iter().rfind(|r| r.path.ends_with("/oauth2/v2.0/token")).expect("token request");
+    let got = fake
+        .request_log()
+        .into_iter()
+        .rfind(|r| r.path.ends_with("/oauth2/v2.0/token"))
+        .expect("token request");
     assert_eq!(got.method, want["m"].as_str().expect("m"));
     assert_eq!(got.path, format!("/{}/oauth2/v2.0/token", cfg.tenant_id));
-    assert_eq!(Some(got.content_type.as_str()), want["h"]["Content-Type"].as_str());
-    let want_body = want["b"].as_str().expect("b").replace("client_id=app", &format!("client_id={}", cfg.client_id));
+    assert_eq!(
+        Some(got.content_type.as_str()),
+        want["h"]["Content-Type"].as_str()
+    );
+    let want_body = want["b"]
+        .as_str()
+        .expect("b")
+        .replace("client_id=app", &format!("client_id={}", cfg.client_id));
     assert_eq!(got.raw_body, want_body);
 }

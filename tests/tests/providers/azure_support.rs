@@ -6,7 +6,9 @@ use std::time::Duration;
 use levelrail_provisioner::providers::azure::{self, AzureProvider};
 use levelrail_provisioner::providers::http::RetryPolicy;
 use levelrail_provisioner::providers::registry::GrantContext;
-use levelrail_provisioner::providers::{CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState};
+use levelrail_provisioner::providers::{
+    CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
+};
 use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -20,7 +22,10 @@ pub(crate) const LOCATION: &str = "westeurope";
 
 /// A fake with 100 ms states; `tune` adjusts the rest.
 pub(crate) async fn start_fake(tune: impl FnOnce(&mut FakeAzureConfig)) -> FakeAzureHandle {
-    let mut config = FakeAzureConfig { state_step: Duration::from_millis(100), ..FakeAzureConfig::default() };
+    let mut config = FakeAzureConfig {
+        state_step: Duration::from_millis(100),
+        ..FakeAzureConfig::default()
+    };
     tune(&mut config);
     FakeAzure::start(config).await.expect("the fake starts")
 }
@@ -38,7 +43,11 @@ pub(crate) fn fast_policy() -> RetryPolicy {
 
 /// The grant context of the fake's subscription and group.
 pub(crate) fn context(fake: &FakeAzureHandle, group: &str) -> GrantContext {
-    GrantContext { subscription_id: fake.config().subscription_id.clone(), resource_group: group.into(), ..GrantContext::default() }
+    GrantContext {
+        subscription_id: fake.config().subscription_id.clone(),
+        resource_group: group.into(),
+        ..GrantContext::default()
+    }
 }
 
 /// A client of `fake` with a freshly minted token, trusting the fake's CA.
@@ -61,7 +70,11 @@ pub(crate) fn client_with(fake: &FakeAzureHandle, token: &str, group: &str) -> A
 
 /// Ownership of provision `provision` of control plane `cp-test`.
 pub(crate) fn ownership(provision: &str) -> Ownership {
-    Ownership { control_plane: "cp-test".into(), provision_id: provision.into(), node_name: format!("node-{provision}") }
+    Ownership {
+        control_plane: "cp-test".into(),
+        provision_id: provision.into(),
+        node_name: format!("node-{provision}"),
+    }
 }
 
 /// A create of `name` in westeurope as Standard_B2s for `provision`, with one operator key.
@@ -92,13 +105,18 @@ pub(crate) async fn wait_running(client: &AzureProvider, id: &str) -> ServerInfo
 
 /// Names of the fake's resources of `kind` (`Microsoft.Network/networkInterfaces`, …).
 pub(crate) fn names_of(fake: &FakeAzureHandle, kind: &str) -> Vec<String> {
-    fake.resources().into_iter().filter(|(k, _, _)| k == kind).map(|(_, n, _)| n).collect()
+    fake.resources()
+        .into_iter()
+        .filter(|(k, _, _)| k == kind)
+        .map(|(_, n, _)| n)
+        .collect()
 }
 
 /// A JSON file of `shared/specs`.
 pub(crate) fn spec_json(file: &str) -> Value {
     let path = format!("{}/../../shared/specs/{file}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).expect("spec JSON")
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
+        .expect("spec JSON")
 }
 
 /// The requests of a `golden-*.jsonl` file of `shared/specs`.

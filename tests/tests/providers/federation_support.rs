@@ -28,14 +28,35 @@ pub(crate) fn urls(tune: impl FnOnce(&mut AzureGcpEndpoints)) -> AzureGcpEndpoin
 /// The stack against `urls`, trusting `ca_pem`.
 pub(crate) async fn stack(urls: AzureGcpEndpoints, ca_pem: Option<&str>) -> Stack {
     let dir = tempfile::tempdir().expect("tempdir");
-    let azure_gcp = AzureGcp { urls, ca_pem: ca_pem.map(str::to_owned) };
+    let azure_gcp = AzureGcp {
+        urls,
+        ca_pem: ca_pem.map(str::to_owned),
+    };
     let issuers = azure_gcp.issuers(GrantIssuers::default()).expect("issuers");
     let probe = RegistryProbe::default().with_exchange(Arc::new(issuers.clone()));
-    let credentials = startup::open(StorageConfig { data_dir: dir.path(), database_url: None, master_key: None }, Arc::new(probe.clone()), Arc::new(issuers))
-        .await
-        .expect("credentials service");
-    let endpoints = Endpoints { azure_gcp, ..Endpoints::default() };
-    let registry = Arc::new(levelrail::providers::registry(Arc::new(InProcessBroker::new(credentials.clone())), &endpoints));
+    let credentials = startup::open(
+        StorageConfig {
+            data_dir: dir.path(),
+            database_url: None,
+            master_key: None,
+        },
+        Arc::new(probe.clone()),
+        Arc::new(issuers),
+    )
+    .await
+    .expect("credentials service");
+    let endpoints = Endpoints {
+        azure_gcp,
+        ..Endpoints::default()
+    };
+    let registry = Arc::new(levelrail::providers::registry(
+        Arc::new(InProcessBroker::new(credentials.clone())),
+        &endpoints,
+    ));
     probe.set_registry(registry.clone());
-    Stack { credentials, registry, _dir: dir }
+    Stack {
+        credentials,
+        registry,
+        _dir: dir,
+    }
 }

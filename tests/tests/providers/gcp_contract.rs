@@ -13,12 +13,18 @@ use crate::gcp_support::*;
 fn method_for(method: &str, path: &str) -> Option<&'static Value> {
     let given: Vec<&str> = path.split('/').collect();
     let resources = discovery()["resources"].as_object()?;
-    resources.values().filter_map(|r| r["methods"].as_object()).flat_map(|m| m.values()).find(|m| {
-        let template: Vec<&str> = m["path"].as_str().unwrap_or_default().split('/').collect();
-        m["httpMethod"] == method
-            && template.len() == given.len()
-            && template.iter().zip(&given).all(|(t, g)| t == g || (t.starts_with('{') && t.ends_with('}') && !g.is_empty()))
-    })
+    resources
+        .values()
+        .filter_map(|r| r["methods"].as_object())
+        .flat_map(|m| m.values())
+        .find(|m| {
+            let template: Vec<&str> = m["path"].as_str().unwrap_or_default().split('/').collect();
+            m["httpMethod"] == method
+                && template.len() == given.len()
+                && template.iter().zip(&given).all(|(t, g)| {
+                    t == g || (t.starts_with('{') && t.ends_with('}') && !g.is_empty())
+                })
+        })
 }
 
 #[tokio::test]
@@ -30,22 +36,34 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
     req.ssh_source_cidr = Some("192.0.2.1/32".into());
     let info = gcp.create_server(&req).await.expect("create");
     fake.edit_firewall("levelrail-deny-ingress", |f| f["priority"] = 1000.into());
-    gcp.create_server(&create_request("doc-2", "npv_doc2")).await.expect("create");
+    gcp.create_server(&create_request("doc-2", "npv_doc2"))
+        .await
+        .expect("create");
     gcp.list_servers("cp-test").await.expect("list");
     gcp.list_regions().await.expect("zones");
     gcp.list_sizes(ZONE).await.expect("types");
     gcp.probe().await.expect("probe");
-    gcp.delete_server(&info.id, &req.ownership).await.expect("delete");
+    gcp.delete_server(&info.id, &req.ownership)
+        .await
+        .expect("delete");
 
     // Assert
     let mut checked = BTreeSet::new();
     for r in fake.request_log() {
         let (path, query) = r.path.split_once('?').unwrap_or((&r.path, ""));
         let rel = path.strip_prefix("/compute/v1/").expect("a Compute path");
-        let m = method_for(&r.method, rel).unwrap_or_else(|| panic!("{} {rel} is no discovery method", r.method));
+        let m = method_for(&r.method, rel)
+            .unwrap_or_else(|| panic!("{} {rel} is no discovery method", r.method));
         let id = m["id"].as_str().unwrap_or_default();
-        for (k, _) in query.split('&').filter(|p| !p.is_empty()).filter_map(|p| p.split_once('=')) {
-            assert_eq!(m["parameters"][k]["location"], "query", "{id}: unknown query parameter {k}");
+        for (k, _) in query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| p.split_once('='))
+        {
+            assert_eq!(
+                m["parameters"][k]["location"], "query",
+                "{id}: unknown query parameter {k}"
+            );
         }
         match m["request"]["$ref"].as_str() {
             Some(schema) => {
@@ -56,7 +74,15 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
         }
         checked.insert(id.to_owned());
     }
-    for id in ["compute.instances.insert", "compute.firewalls.insert", "compute.firewalls.update", "compute.zoneOperations.wait", "compute.instances.aggregatedList", "compute.instances.delete", "compute.projects.get"] {
+    for id in [
+        "compute.instances.insert",
+        "compute.firewalls.insert",
+        "compute.firewalls.update",
+        "compute.zoneOperations.wait",
+        "compute.instances.aggregatedList",
+        "compute.instances.delete",
+        "compute.projects.get",
+    ] {
         assert!(checked.contains(id), "{id} exercised: {checked:?}");
     }
 }
@@ -65,35 +91,94 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
 fn the_validator_catches_what_the_api_rejects() {
     let bad = serde_json::json!({ "name": "x", "disks": [{ "initializeParams": { "diskSizeGb": 20 } }], "status": "RUNNING", "surprise": 1, "networkInterfaces": [{ "accessConfigs": [{ "type": "NAT" }] }] });
     let errors = schema_violations("Instance", &bad);
-    for want in ["diskSizeGb: expected string", "$.status: output-only", "$.surprise: unknown field", "NAT is not one of the enum values"] {
-        assert!(errors.iter().any(|e| e.contains(want)), "{want}: {errors:?}");
+    for want in [
+        "diskSizeGb: expected string",
+        "$.status: output-only",
+        "$.surprise: unknown field",
+        "NAT is not one of the enum values",
+    ] {
+        assert!(
+            errors.iter().any(|e| e.contains(want)),
+            "{want}: {errors:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn the_instance_body_has_the_fields_of_the_sdks_recorded_insert() {
     let golden_insert = &golden_requests()[1];
-    let sdk: Value = serde_json::from_str(golden_insert["b"].as_str().expect("body")).expect("json");
+    let sdk: Value =
+        serde_json::from_str(golden_insert["b"].as_str().expect("body")).expect("json");
     let fake = start_fake(|_| {}).await;
     let gcp = client(&fake);
-    gcp.create_server(&create_request("sdk-1", "npv_sdk1")).await.expect("create");
-    let ours = fake.request_log().into_iter().find(|r| r.method == "POST" && r.path.contains("/instances?")).expect("insert");
+    gcp.create_server(&create_request("sdk-1", "npv_sdk1"))
+        .await
+        .expect("create");
+    let ours = fake
+        .request_log()
+        .into_iter()
+        .find(|r| r.method == "POST" && r.path.contains("/instances?"))
+        .expect("insert");
 
-    let keys = |v: &Value| v.as_object().map(|m| m.keys().cloned().collect::<BTreeSet<_>>()).unwrap_or_default();
+    let keys = |v: &Value| {
+        v.as_object()
+            .map(|m| m.keys().cloned().collect::<BTreeSet<_>>())
+            .unwrap_or_default()
+    };
     assert_eq!(keys(&ours.body), keys(&sdk), "the same top-level fields");
-    for pointer in ["/disks/0", "/disks/0/initializeParams", "/networkInterfaces/0", "/networkInterfaces/0/accessConfigs/0", "/metadata/items/0"] {
-        assert_eq!(keys(ours.body.pointer(pointer).expect(pointer)), keys(sdk.pointer(pointer).expect(pointer)), "{pointer}");
+    for pointer in [
+        "/disks/0",
+        "/disks/0/initializeParams",
+        "/networkInterfaces/0",
+        "/networkInterfaces/0/accessConfigs/0",
+        "/metadata/items/0",
+    ] {
+        assert_eq!(
+            keys(ours.body.pointer(pointer).expect(pointer)),
+            keys(sdk.pointer(pointer).expect(pointer)),
+            "{pointer}"
+        );
     }
-    for pointer in ["/networkInterfaces/0/network", "/networkInterfaces/0/accessConfigs/0", "/disks/0/boot", "/disks/0/autoDelete", "/disks/0/initializeParams/diskSizeGb", "/metadata/items/0/key"] {
-        assert_eq!(ours.body.pointer(pointer), sdk.pointer(pointer), "{pointer}");
+    for pointer in [
+        "/networkInterfaces/0/network",
+        "/networkInterfaces/0/accessConfigs/0",
+        "/disks/0/boot",
+        "/disks/0/autoDelete",
+        "/disks/0/initializeParams/diskSizeGb",
+        "/metadata/items/0/key",
+    ] {
+        assert_eq!(
+            ours.body.pointer(pointer),
+            sdk.pointer(pointer),
+            "{pointer}"
+        );
     }
-    assert_eq!(ours.body["machineType"], format!("zones/{ZONE}/machineTypes/e2-small"));
+    assert_eq!(
+        ours.body["machineType"],
+        format!("zones/{ZONE}/machineTypes/e2-small")
+    );
     let (path, _) = ours.path.split_once('?').expect("requestId");
-    assert_eq!(path.replace(&fake.config().project_id, "proj-1"), golden_insert["p"].as_str().expect("p"));
-    assert_eq!(ours.content_type, golden_insert["h"]["Content-Type"].as_str().expect("content type"));
+    assert_eq!(
+        path.replace(&fake.config().project_id, "proj-1"),
+        golden_insert["p"].as_str().expect("p")
+    );
+    assert_eq!(
+        ours.content_type,
+        golden_insert["h"]["Content-Type"]
+            .as_str()
+            .expect("content type")
+    );
 }
 
 fn golden_requests() -> Vec<Value> {
-    let path = format!("{}/../../shared/specs/golden-gcp-sdk-requests.jsonl", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).expect("golden").lines().filter(|l| !l.is_empty()).map(|l| serde_json::from_str(l).expect("line")).collect()
+    let path = format!(
+        "{}/../../shared/specs/golden-gcp-sdk-requests.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path)
+        .expect("golden")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).expect("line"))
+        .collect()
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 use levelrail_provisioner::providers::gcp::{self, GcpProvider};
 use levelrail_provisioner::providers::http::RetryPolicy;
 use levelrail_provisioner::providers::registry::GrantContext;
-use levelrail_provisioner::providers::{CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState};
+use levelrail_provisioner::providers::{
+    CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
+};
 use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -19,7 +21,10 @@ pub(crate) const ZONE: &str = "us-central1-a";
 
 /// A fake with 100 ms states; `tune` adjusts the rest.
 pub(crate) async fn start_fake(tune: impl FnOnce(&mut FakeGcpConfig)) -> FakeGcpHandle {
-    let mut config = FakeGcpConfig { state_step: Duration::from_millis(100), ..FakeGcpConfig::default() };
+    let mut config = FakeGcpConfig {
+        state_step: Duration::from_millis(100),
+        ..FakeGcpConfig::default()
+    };
     tune(&mut config);
     FakeGcp::start(config).await.expect("the fake starts")
 }
@@ -42,13 +47,28 @@ pub(crate) fn client(fake: &FakeGcpHandle) -> GcpProvider {
 
 /// A client of `fake` with `token`.
 pub(crate) fn client_with(fake: &FakeGcpHandle, token: &str) -> GcpProvider {
-    let context = GrantContext { project_id: fake.config().project_id.clone(), ..GrantContext::default() };
-    GcpProvider::new(&fake.compute_url(), SecretString::from(token.to_owned()), &context, Arc::new(gcp::limiter()), fast_policy(), None).expect("the client builds")
+    let context = GrantContext {
+        project_id: fake.config().project_id.clone(),
+        ..GrantContext::default()
+    };
+    GcpProvider::new(
+        &fake.compute_url(),
+        SecretString::from(token.to_owned()),
+        &context,
+        Arc::new(gcp::limiter()),
+        fast_policy(),
+        None,
+    )
+    .expect("the client builds")
 }
 
 /// Ownership of provision `provision` of control plane `cp-test`.
 pub(crate) fn ownership(provision: &str) -> Ownership {
-    Ownership { control_plane: "cp-test".into(), provision_id: provision.into(), node_name: format!("node-{provision}") }
+    Ownership {
+        control_plane: "cp-test".into(),
+        provision_id: provision.into(),
+        node_name: format!("node-{provision}"),
+    }
 }
 
 /// A create of `name` in us-central1-a as e2-small for `provision`, with one operator key.
@@ -81,8 +101,14 @@ pub(crate) async fn wait_running(client: &GcpProvider, id: &str) -> ServerInfo {
 pub(crate) fn discovery() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
-        let path = format!("{}/../../shared/specs/gcp-compute.v1.discovery.json", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).expect("discovery JSON")
+        let path = format!(
+            "{}/../../shared/specs/gcp-compute.v1.discovery.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(
+            &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+        )
+        .expect("discovery JSON")
     })
 }
 
@@ -104,16 +130,28 @@ fn check(schema: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
         out.push(format!("{at}: no such schema"));
         return;
     }
-    let desc = schema.get("description").and_then(Value::as_str).unwrap_or_default();
-    if schema.get("readOnly").and_then(Value::as_bool) == Some(true) || desc.starts_with("[Output Only]") || desc.starts_with("Output only.") {
+    let desc = schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if schema.get("readOnly").and_then(Value::as_bool) == Some(true)
+        || desc.starts_with("[Output Only]")
+        || desc.starts_with("Output only.")
+    {
         out.push(format!("{at}: output-only field sent"));
     }
-    let ty = schema.get("type").and_then(Value::as_str).unwrap_or("object");
+    let ty = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("object");
     match (ty, value) {
         ("object", Value::Object(m)) => {
             let props = schema.get("properties").and_then(Value::as_object);
             for (k, v) in m {
-                match (props.and_then(|p| p.get(k)), schema.get("additionalProperties")) {
+                match (
+                    props.and_then(|p| p.get(k)),
+                    schema.get("additionalProperties"),
+                ) {
                     (Some(s), _) => check(s, v, &format!("{at}.{k}"), out),
                     (None, Some(s)) => check(s, v, &format!("{at}.{k}"), out),
                     (None, None) => out.push(format!("{at}.{k}: unknown field")),
@@ -126,7 +164,10 @@ fn check(schema: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
             }
         }
         ("string", Value::String(s)) => {
-            let format = schema.get("format").and_then(Value::as_str).unwrap_or_default();
+            let format = schema
+                .get("format")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if matches!(format, "int64" | "uint64") && s.parse::<i128>().is_err() {
                 out.push(format!("{at}: {format} must be a decimal string"));
             }

@@ -72,7 +72,9 @@ pub(crate) fn build(
         reject_aws_flags(args)?;
     }
     if provider != Provider::Gcp && args.project_id.is_some() {
-        return Err(CliError::usage("--project-id only applies to --provider gcp"));
+        return Err(CliError::usage(
+            "--project-id only applies to --provider gcp",
+        ));
     }
     if args.provider_token.is_some() {
         ctx.warn(&format!("--provider-token {HISTORY_WARNING}"))?;
@@ -91,7 +93,7 @@ pub(crate) fn build(
             let mut document = json_document(
                 args,
                 ctx,
-                "Service account key or external account JSON: ",
+                "Service account key JSON: ",
                 "service account key JSON",
             )?;
             document.project_id = args.project_id.clone().unwrap_or_default();

@@ -99,10 +99,19 @@ pub(super) fn encode(secret: &CredentialSecret) -> Zeroizing<Vec<u8>> {
             put("kind", Value::from(EXTERNAL_ACCOUNT));
             put("project_id", Value::from(project_id.as_str()));
             put("audience", Value::from(audience.as_str()));
-            put("subject_token_type", Value::from(subject_token_type.as_str()));
+            put(
+                "subject_token_type",
+                Value::from(subject_token_type.as_str()),
+            );
             put("credential_file", Value::from(credential_file.as_str()));
-            put("json_field", optional(json_field.as_deref().map(Value::from)));
-            put("impersonate", optional(impersonate.as_deref().map(Value::from)));
+            put(
+                "json_field",
+                optional(json_field.as_deref().map(Value::from)),
+            );
+            put(
+                "impersonate",
+                optional(impersonate.as_deref().map(Value::from)),
+            );
             put("key_json", exposed(key_json));
         }
     }
@@ -225,7 +234,10 @@ fn decode_gcp_external(obj: &RawObject) -> Result<CredentialSecret, FieldError> 
         "key_json",
     ])?;
     if obj.req_str("kind")? != EXTERNAL_ACCOUNT {
-        return Err(FieldError::new(obj.path("kind"), "must be external_account"));
+        return Err(FieldError::new(
+            obj.path("kind"),
+            "must be external_account",
+        ));
     }
     Ok(CredentialSecret::GcpExternal {
         project_id: owned(obj, "project_id")?,

@@ -44,19 +44,44 @@ impl Arm {
         policy: RetryPolicy,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
-        let base = Url::parse(base_url).map_err(|_| other("bad_base_url", "the Azure Resource Manager URL is not a URL"))?;
+        let base = Url::parse(base_url).map_err(|_| {
+            other(
+                "bad_base_url",
+                "the Azure Resource Manager URL is not a URL",
+            )
+        })?;
         let min_poll = policy.base_backoff.min(Duration::from_secs(2));
-        let http = ApiClient::with_extra_root(AZ, base_url, token, limiter, policy, classify, extra_root_pem)?;
-        Ok(Self { http, base, min_poll })
+        let http = ApiClient::with_extra_root(
+            AZ,
+            base_url,
+            token,
+            limiter,
+            policy,
+            classify,
+            extra_root_pem,
+        )?;
+        Ok(Self {
+            http,
+            base,
+            min_poll,
+        })
     }
 
     /// GET `path` at `api_version` and parse it.
-    pub(super) async fn get<T: DeserializeOwned>(&self, path: &str, api_version: &str) -> Result<T, ProviderError> {
+    pub(super) async fn get<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        api_version: &str,
+    ) -> Result<T, ProviderError> {
         self.http.get_json(&versioned(path, api_version)).await
     }
 
     /// Like [`Arm::get`], `None` on 404.
-    pub(super) async fn find<T: DeserializeOwned>(&self, path: &str, api_version: &str) -> Result<Option<T>, ProviderError> {
+    pub(super) async fn find<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        api_version: &str,
+    ) -> Result<Option<T>, ProviderError> {
         match self.get(path, api_version).await {
             Ok(v) => Ok(Some(v)),
             Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
@@ -65,7 +90,11 @@ impl Arm {
     }
 
     /// Every item of a list, following `nextLink`.
-    pub(super) async fn list<T: DeserializeOwned>(&self, path: &str, api_version: &str) -> Result<Vec<T>, ProviderError> {
+    pub(super) async fn list<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        api_version: &str,
+    ) -> Result<Vec<T>, ProviderError> {
         #[derive(serde::Deserialize)]
         struct Page<T> {
             #[serde(default = "Vec::new")]
@@ -88,7 +117,12 @@ impl Arm {
 
     /// PUT `body` (idempotent in ARM: retried) and follow the operation to completion;
     /// returns the resource as it is then.
-    pub(super) async fn put(&self, path: &str, api_version: &str, body: &Value) -> Result<Value, ProviderError> {
+    pub(super) async fn put(
+        &self,
+        path: &str,
+        api_version: &str,
+        body: &Value,
+    ) -> Result<Value, ProviderError> {
         let url = versioned(path, api_version);
         let resp = self.http.send(Method::PUT, &url, Some(body), true).await?;
         let header_driven = async_url(&resp).is_some();
@@ -107,14 +141,30 @@ impl Arm {
             resource = self.http.get_json(&url).await?;
         }
         if provisioning_state(&resource) != "Succeeded" {
-            return Err(ProviderError::new(AZ, ErrorKind::Other, "provisioning_failed", &format!("the resource ended in provisioning state {}", provisioning_state(&resource))));
+            return Err(ProviderError::new(
+                AZ,
+                ErrorKind::Other,
+                "provisioning_failed",
+                &format!(
+                    "the resource ended in provisioning state {}",
+                    provisioning_state(&resource)
+                ),
+            ));
         }
         Ok(resource)
     }
 
     /// DELETE and follow the operation to completion. `Ok(false)` when it was already gone.
-    pub(super) async fn delete(&self, path: &str, api_version: &str) -> Result<bool, ProviderError> {
-        match self.http.send(Method::DELETE, &versioned(path, api_version), None, true).await {
+    pub(super) async fn delete(
+        &self,
+        path: &str,
+        api_version: &str,
+    ) -> Result<bool, ProviderError> {
+        match self
+            .http
+            .send(Method::DELETE, &versioned(path, api_version), None, true)
+            .await
+        {
             Ok(resp) if resp.status == 204 => Ok(false),
             Ok(resp) => self.follow(&resp).await.map(|()| true),
             Err(e) if e.kind == ErrorKind::NotFound => Ok(false),
@@ -153,9 +203,22 @@ impl Arm {
                 "Succeeded" => return Ok(()),
                 "Failed" | "Canceled" => {
                     let e = op.error.unwrap_or_default();
-                    let code = if e.code.is_empty() { format!("operation_{}", op.status.to_lowercase()) } else { e.code };
-                    let message = if e.message.is_empty() { format!("the operation ended {}", op.status) } else { e.message };
-                    return Err(ProviderError::new(AZ, errors::kind_of_operation(&code), code, &message));
+                    let code = if e.code.is_empty() {
+                        format!("operation_{}", op.status.to_lowercase())
+                    } else {
+                        e.code
+                    };
+                    let message = if e.message.is_empty() {
+                        format!("the operation ended {}", op.status)
+                    } else {
+                        e.message
+                    };
+                    return Err(ProviderError::new(
+                        AZ,
+                        errors::kind_of_operation(&code),
+                        code,
+                        &message,
+                    ));
                 }
                 _ => {}
             }
@@ -163,14 +226,20 @@ impl Arm {
     }
 
     fn pause(&self, retry_after: Option<Duration>) -> Duration {
-        retry_after.unwrap_or(DEFAULT_POLL).clamp(self.min_poll, MAX_POLL)
+        retry_after
+            .unwrap_or(DEFAULT_POLL)
+            .clamp(self.min_poll, MAX_POLL)
     }
 
     /// `link` when it has the base URL's scheme, host and port.
     fn same_origin(&self, link: &str) -> Result<String, ProviderError> {
-        let url = Url::parse(link).map_err(|_| other("unexpected_response", "a link in the answer is not a URL"))?;
+        let url = Url::parse(link)
+            .map_err(|_| other("unexpected_response", "a link in the answer is not a URL"))?;
         if url.origin() != self.base.origin() {
-            return Err(other("unexpected_response", "a link in the answer points outside Azure Resource Manager"));
+            return Err(other(
+                "unexpected_response",
+                "a link in the answer points outside Azure Resource Manager",
+            ));
         }
         Ok(url.to_string())
     }
@@ -187,8 +256,16 @@ struct Operation {
 /// The operation URL and whether it reports a `status` (`Azure-AsyncOperation`) rather than
 /// answering 202 until done (`Location`).
 fn async_url(resp: &ApiResponse) -> Option<(String, bool)> {
-    let header = |name: &str| resp.headers.get(name).and_then(|v| v.to_str().ok()).filter(|v| !v.is_empty()).map(str::to_owned);
-    header("azure-asyncoperation").map(|u| (u, true)).or_else(|| header("location").map(|u| (u, false)))
+    let header = |name: &str| {
+        resp.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    header("azure-asyncoperation")
+        .map(|u| (u, true))
+        .or_else(|| header("location").map(|u| (u, false)))
 }
 
 fn retry_after(resp: &ApiResponse) -> Option<Duration> {
@@ -198,7 +275,10 @@ fn retry_after(resp: &ApiResponse) -> Option<Duration> {
 
 /// `properties.provisioningState`, `Succeeded` when absent (ARM: no value means done).
 pub(super) fn provisioning_state(resource: &Value) -> &str {
-    resource.pointer("/properties/provisioningState").and_then(Value::as_str).unwrap_or("Succeeded")
+    resource
+        .pointer("/properties/provisioningState")
+        .and_then(Value::as_str)
+        .unwrap_or("Succeeded")
 }
 
 fn terminal(state: &str) -> bool {
@@ -212,7 +292,12 @@ pub(super) fn versioned(path: &str, api_version: &str) -> String {
 }
 
 fn timed_out() -> ProviderError {
-    ProviderError::new(AZ, ErrorKind::Unavailable, "operation_timeout", "a long-running Azure operation did not finish in 30 minutes")
+    ProviderError::new(
+        AZ,
+        ErrorKind::Unavailable,
+        "operation_timeout",
+        "a long-running Azure operation did not finish in 30 minutes",
+    )
 }
 
 pub(super) fn other(code: &str, message: &str) -> ProviderError {
@@ -232,7 +317,12 @@ mod tests {
     #[test]
     fn a_missing_provisioning_state_means_done() {
         assert_eq!(provisioning_state(&serde_json::json!({})), "Succeeded");
-        assert_eq!(provisioning_state(&serde_json::json!({"properties": {"provisioningState": "Updating"}})), "Updating");
+        assert_eq!(
+            provisioning_state(
+                &serde_json::json!({"properties": {"provisioningState": "Updating"}})
+            ),
+            "Updating"
+        );
         assert!(!terminal("Creating") && terminal("Canceled"));
     }
 }

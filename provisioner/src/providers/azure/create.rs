@@ -18,14 +18,27 @@ use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, Serve
 /// The largest `customData` Azure accepts (before base64).
 const MAX_CUSTOM_DATA: usize = 65_535;
 
-pub(super) async fn create_server(p: &AzureProvider, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
+pub(super) async fn create_server(
+    p: &AzureProvider,
+    req: &CreateServer,
+) -> Result<ServerInfo, ProviderError> {
     validate(req)?;
     let scope = &p.scope;
     let o = &req.ownership;
     ensure_group(p).await?;
-    if let Some(vm) = p.arm.find::<Value>(&scope.vm(&req.name), API_COMPUTE).await? {
+    if let Some(vm) = p
+        .arm
+        .find::<Value>(&scope.vm(&req.name), API_COMPUTE)
+        .await?
+    {
         if !names::is_ours(&vm, o) {
-            return Err(invalid("name_taken", &format!("a VM named `{}` exists in the resource group and was not created for this provision", req.name)));
+            return Err(invalid(
+                "name_taken",
+                &format!(
+                    "a VM named `{}` exists in the resource group and was not created for this provision",
+                    req.name
+                ),
+            ));
         }
         info!(provision = %o.provision_id, vm = %req.name, "adopting the VM an earlier attempt created");
         return p.server(&req.name).await;
@@ -34,13 +47,32 @@ pub(super) async fn create_server(p: &AzureProvider, req: &CreateServer) -> Resu
     let subnet = ensure_subnet(p, req).await?;
     let tags = names::tags(o);
     let nsg = scope.nsg(&req.name);
-    p.arm.put(&nsg, API_NETWORK, &wire::nsg(location, &tags, req.ssh_source_cidr.as_deref())).await?;
+    p.arm
+        .put(
+            &nsg,
+            API_NETWORK,
+            &wire::nsg(location, &tags, req.ssh_source_cidr.as_deref()),
+        )
+        .await?;
     let pip = scope.public_ip(&req.name);
-    p.arm.put(&pip, API_NETWORK, &wire::public_ip(location, &tags)).await?;
+    p.arm
+        .put(&pip, API_NETWORK, &wire::public_ip(location, &tags))
+        .await?;
     let nic = scope.nic(&req.name);
-    p.arm.put(&nic, API_NETWORK, &wire::nic(location, &tags, &subnet, &pip, &nsg)).await?;
+    p.arm
+        .put(
+            &nic,
+            API_NETWORK,
+            &wire::nic(location, &tags, &subnet, &pip, &nsg),
+        )
+        .await?;
     let image = match &req.image {
-        Some(urn) => wire::image_urn(urn).ok_or_else(|| invalid("invalid_image", "the image must be an Azure image URN publisher:offer:sku:version"))?,
+        Some(urn) => wire::image_urn(urn).ok_or_else(|| {
+            invalid(
+                "invalid_image",
+                "the image must be an Azure image URN publisher:offer:sku:version",
+            )
+        })?,
         None => wire::UBUNTU,
     };
     let password = throwaway_password();
@@ -67,7 +99,10 @@ async fn ensure_group(p: &AzureProvider) -> Result<(), ProviderError> {
         Some(_) => Ok(()),
         None => Err(invalid(
             "resource_group_missing",
-            &format!("the resource group `{}` does not exist in subscription {}; create it (Levelrail never creates it) and grant the service principal Contributor on it", p.scope.resource_group, p.scope.subscription),
+            &format!(
+                "the resource group `{}` does not exist in subscription {}; create it (Levelrail never creates it) and grant the service principal Contributor on it",
+                p.scope.resource_group, p.scope.subscription
+            ),
         )),
     }
 }
@@ -77,33 +112,66 @@ async fn ensure_subnet(p: &AzureProvider, req: &CreateServer) -> Result<String, 
     let scope: &Scope = &p.scope;
     let vnet = scope.vnet(&req.region);
     if p.arm.find::<Value>(&vnet, API_NETWORK).await?.is_none() {
-        p.arm.put(&vnet, API_NETWORK, &wire::vnet(&req.region, &names::shared_tags(&req.ownership), names::VNET_PREFIX)).await?;
+        p.arm
+            .put(
+                &vnet,
+                API_NETWORK,
+                &wire::vnet(
+                    &req.region,
+                    &names::shared_tags(&req.ownership),
+                    names::VNET_PREFIX,
+                    (names::SUBNET, names::SUBNET_PREFIX),
+                ),
+            )
+            .await?;
         info!(location = %req.region, "Levelrail VNet created");
     }
     let subnet = scope.subnet(&req.region);
     let found = match p.arm.find::<Value>(&subnet, API_NETWORK).await? {
         Some(s) => s,
-        None => p.arm.put(&subnet, API_NETWORK, &wire::subnet(names::SUBNET_PREFIX)).await?,
+        None => {
+            p.arm
+                .put(&subnet, API_NETWORK, &wire::subnet(names::SUBNET_PREFIX))
+                .await?
+        }
     };
-    Ok(found.get("id").and_then(Value::as_str).map_or(subnet, str::to_owned))
+    Ok(found
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or(subnet, str::to_owned))
 }
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
     if req.ownership.provision_id.trim().is_empty() {
-        return Err(invalid("invalid_input", "a provision id is required: it is the idempotency key of the create"));
+        return Err(invalid(
+            "invalid_input",
+            "a provision id is required: it is the idempotency key of the create",
+        ));
     }
     if !names::valid_vm_name(&req.name) {
-        return Err(invalid("invalid_input", "the VM name must be 1 to 64 letters, digits, -, _ or ., starting and ending with a letter or digit"));
+        return Err(invalid(
+            "invalid_input",
+            "the VM name must be 1 to 64 letters, digits, -, _ or ., starting and ending with a letter or digit",
+        ));
     }
     if req.region.is_empty() || !req.region.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(invalid("invalid_input", "the location must be an Azure location name such as westeurope"));
+        return Err(invalid(
+            "invalid_input",
+            "the location must be an Azure location name such as westeurope",
+        ));
     }
     if req.user_data.len() > MAX_CUSTOM_DATA {
-        return Err(invalid("invalid_input", "the user-data exceeds Azure's 64 KiB customData limit"));
+        return Err(invalid(
+            "invalid_input",
+            "the user-data exceeds Azure's 64 KiB customData limit",
+        ));
     }
     for (i, k) in req.ssh_public_keys.iter().enumerate() {
         if k.split_whitespace().count() < 2 {
-            return Err(invalid("invalid_input", &format!("ssh_public_keys[{i}] is not an OpenSSH public key")));
+            return Err(invalid(
+                "invalid_input",
+                &format!("ssh_public_keys[{i}] is not an OpenSSH public key"),
+            ));
         }
     }
     Ok(())
@@ -114,7 +182,10 @@ fn validate(req: &CreateServer) -> Result<(), ProviderError> {
 fn throwaway_password() -> String {
     let mut bytes = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut bytes);
-    format!("Lr9!{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    format!(
+        "Lr9!{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
 }
 
 fn invalid(code: &str, message: &str) -> ProviderError {
@@ -129,7 +200,9 @@ mod tests {
     fn throwaway_passwords_meet_azures_rules_and_differ() {
         let a = throwaway_password();
         assert!(a.len() >= 12 && a.len() <= 123);
-        assert!(a.chars().any(|c| c.is_ascii_lowercase()) || a.chars().any(|c| c.is_ascii_uppercase()));
+        assert!(
+            a.chars().any(|c| c.is_ascii_lowercase()) || a.chars().any(|c| c.is_ascii_uppercase())
+        );
         assert!(a.contains('!') && a.chars().any(|c| c.is_ascii_digit()));
         assert_ne!(a, throwaway_password());
     }

@@ -31,7 +31,11 @@ pub(super) fn classify(status: u16, body: &[u8]) -> (ErrorKind, String, String) 
         Err(_) => Default::default(),
     };
     let kind = kind_of(&code).unwrap_or_else(|| kind_of_status(status));
-    let code = if code.is_empty() { format!("http_{status}") } else { code };
+    let code = if code.is_empty() {
+        format!("http_{status}")
+    } else {
+        code
+    };
     let message = if message.is_empty() {
         format!("Azure Resource Manager answered HTTP {status}")
     } else {
@@ -48,7 +52,10 @@ pub(super) fn kind_of_operation(code: &str) -> ErrorKind {
 /// The kind for an ARM / Compute / Network error code.
 fn kind_of(code: &str) -> Option<ErrorKind> {
     Some(match code {
-        "ResourceNotFound" | "ResourceGroupNotFound" | "NotFound" | "ParentResourceNotFound"
+        "ResourceNotFound"
+        | "ResourceGroupNotFound"
+        | "NotFound"
+        | "ParentResourceNotFound"
         | "SubscriptionNotFound" => ErrorKind::NotFound,
         "AuthorizationFailed"
         | "AuthenticationFailed"
@@ -66,8 +73,12 @@ fn kind_of(code: &str) -> Option<ErrorKind> {
         | "OverconstrainedAllocationRequest"
         | "OverconstrainedZonalAllocationRequest"
         | "PublicIPCountLimitReached" => ErrorKind::CapacityUnavailable,
-        "InternalServerError" | "InternalExecutionError" | "ServerTimeout"
-        | "RetryableError" | "GatewayTimeout" | "ServiceUnavailable" => ErrorKind::Unavailable,
+        "InternalServerError"
+        | "InternalExecutionError"
+        | "ServerTimeout"
+        | "RetryableError"
+        | "GatewayTimeout"
+        | "ServiceUnavailable" => ErrorKind::Unavailable,
         "InvalidParameter"
         | "InvalidRequestContent"
         | "InvalidRequestFormat"
@@ -100,16 +111,41 @@ mod tests {
     #[test]
     fn codes_decide_and_the_status_is_the_fallback() {
         let body = |c: &str| format!(r#"{{"error":{{"code":"{c}","message":"m"}}}}"#).into_bytes();
-        assert_eq!(classify(404, &body("ResourceGroupNotFound")).0, ErrorKind::NotFound);
-        assert_eq!(classify(403, &body("AuthorizationFailed")).0, ErrorKind::Unauthorized);
-        assert_eq!(classify(409, &body("SkuNotAvailable")).0, ErrorKind::CapacityUnavailable);
-        assert_eq!(classify(409, &body("OperationNotAllowed")).0, ErrorKind::CapacityUnavailable);
-        assert_eq!(classify(500, &body("InternalServerError")).0, ErrorKind::Unavailable);
-        assert_eq!(classify(400, &body("SomethingNew")).0, ErrorKind::InvalidRequest);
+        assert_eq!(
+            classify(404, &body("ResourceGroupNotFound")).0,
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            classify(403, &body("AuthorizationFailed")).0,
+            ErrorKind::Unauthorized
+        );
+        assert_eq!(
+            classify(409, &body("SkuNotAvailable")).0,
+            ErrorKind::CapacityUnavailable
+        );
+        assert_eq!(
+            classify(409, &body("OperationNotAllowed")).0,
+            ErrorKind::CapacityUnavailable
+        );
+        assert_eq!(
+            classify(500, &body("InternalServerError")).0,
+            ErrorKind::Unavailable
+        );
+        assert_eq!(
+            classify(400, &body("SomethingNew")).0,
+            ErrorKind::InvalidRequest
+        );
         let (kind, code, message) = classify(502, b"<html/>");
         assert_eq!((kind, code.as_str()), (ErrorKind::Unavailable, "http_502"));
         assert!(message.contains("502"));
         let bare = br#"{"code":"ResourceNotFound","message":"gone"}"#;
-        assert_eq!(classify(404, bare), (ErrorKind::NotFound, "ResourceNotFound".into(), "gone".into()));
+        assert_eq!(
+            classify(404, bare),
+            (
+                ErrorKind::NotFound,
+                "ResourceNotFound".into(),
+                "gone".into()
+            )
+        );
     }
 }

@@ -45,7 +45,10 @@ pub(super) const API_AUTHORIZATION: &str = "2022-04-01";
 /// ARM throttles per principal, subscription and region with token buckets (writes: 200,
 /// refilled at 10 per second); the client stays under the write bucket for every call.
 pub fn limiter() -> RateLimiter {
-    RateLimiter::new(&[Bucket { capacity: 200.0, refill_per_sec: 10.0 }])
+    RateLimiter::new(&[Bucket {
+        capacity: 200.0,
+        refill_per_sec: 10.0,
+    }])
 }
 
 /// Azure, seen with one access token in one subscription and resource group.
@@ -67,20 +70,41 @@ impl AzureProvider {
         policy: RetryPolicy,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
-        let safe = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.()".contains(&b));
+        let safe = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.()".contains(&b))
+        };
         if !safe(&context.subscription_id) || !safe(&context.resource_group) {
-            return Err(ProviderError::new(ProviderId::Azure, ErrorKind::InvalidRequest, "invalid_context", "the grant names no valid subscription and resource group"));
+            return Err(ProviderError::new(
+                ProviderId::Azure,
+                ErrorKind::InvalidRequest,
+                "invalid_context",
+                "the grant names no valid subscription and resource group",
+            ));
         }
         Ok(Self {
             arm: Arm::new(base_url, token, limiter, policy, extra_root_pem)?,
-            scope: Scope { subscription: context.subscription_id.clone(), resource_group: context.resource_group.clone() },
+            scope: Scope {
+                subscription: context.subscription_id.clone(),
+                resource_group: context.resource_group.clone(),
+            },
         })
     }
 
     /// The VM `name` with its instance view and public IP.
     async fn server(&self, name: &str) -> Result<ServerInfo, ProviderError> {
-        let vm: Value = self.arm.get(&format!("{}?$expand=instanceView", self.scope.vm(name)), API_COMPUTE).await?;
-        let ip: Option<Value> = self.arm.find(&self.scope.public_ip(name), API_NETWORK).await?;
+        let vm: Value = self
+            .arm
+            .get(
+                &format!("{}?$expand=instanceView", self.scope.vm(name)),
+                API_COMPUTE,
+            )
+            .await?;
+        let ip: Option<Value> = self
+            .arm
+            .find(&self.scope.public_ip(name), API_NETWORK)
+            .await?;
         Ok(server_info(name, &vm, ip.as_ref()))
     }
 }
@@ -96,22 +120,49 @@ impl CloudProvider for AzureProvider {
         let locations: Vec<wire::Location> = self.arm.list(&path, API_SUBSCRIPTIONS).await?;
         Ok(locations
             .into_iter()
-            .filter(|l| l.metadata.as_ref().is_none_or(|m| m.region_type.is_empty() || m.region_type == "Physical"))
-            .map(|l| Region { name: if l.display_name.is_empty() { l.name.clone() } else { l.display_name }, id: l.name })
+            .filter(|l| {
+                l.metadata
+                    .as_ref()
+                    .is_none_or(|m| m.region_type.is_empty() || m.region_type == "Physical")
+            })
+            .map(|l| Region {
+                name: if l.display_name.is_empty() {
+                    l.name.clone()
+                } else {
+                    l.display_name
+                },
+                id: l.name,
+            })
             .collect())
     }
 
     async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
         if region.is_empty() || !region.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(ProviderError::new(ProviderId::Azure, ErrorKind::InvalidRequest, "invalid_input", "a location is required to list VM sizes"));
+            return Err(ProviderError::new(
+                ProviderId::Azure,
+                ErrorKind::InvalidRequest,
+                "invalid_input",
+                "a location is required to list VM sizes",
+            ));
         }
-        let path = format!("{}/providers/Microsoft.Compute/locations/{region}/vmSizes", self.scope.subscription_path());
+        let path = format!(
+            "{}/providers/Microsoft.Compute/locations/{region}/vmSizes",
+            self.scope.subscription_path()
+        );
         let sizes: Vec<wire::VmSize> = self.arm.list(&path, API_COMPUTE).await?;
         // The OS disk is not fixed by the size (`osDiskSizeInMB` is only its maximum), and
         // ARM publishes no price: the picker says "pricing varies".
         Ok(sizes
             .into_iter()
-            .map(|s| Size { id: s.name.clone(), name: s.name, vcpus: s.number_of_cores, memory_mb: s.memory_in_mb, disk_gb: 0, price_monthly: None, currency: None })
+            .map(|s| Size {
+                id: s.name.clone(),
+                name: s.name,
+                vcpus: s.number_of_cores,
+                memory_mb: s.memory_in_mb,
+                disk_gb: 0,
+                price_monthly: None,
+                currency: None,
+            })
             .collect())
     }
 
@@ -121,7 +172,12 @@ impl CloudProvider for AzureProvider {
 
     async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
         if !names::valid_vm_name(id) {
-            return Err(ProviderError::new(ProviderId::Azure, ErrorKind::NotFound, "ResourceNotFound", "no VM has this name"));
+            return Err(ProviderError::new(
+                ProviderId::Azure,
+                ErrorKind::NotFound,
+                "ResourceNotFound",
+                "no VM has this name",
+            ));
         }
         self.server(id).await
     }
@@ -135,7 +191,10 @@ impl CloudProvider for AzureProvider {
         let path = format!("{}/resources?$filter={filter}", self.scope.group_path());
         let tagged: Vec<wire::GenericResource> = self.arm.list(&path, API_RESOURCES).await?;
         let mut out = Vec::new();
-        for r in tagged.iter().filter(|r| r.kind.eq_ignore_ascii_case("Microsoft.Compute/virtualMachines")) {
+        for r in tagged.iter().filter(|r| {
+            r.kind
+                .eq_ignore_ascii_case("Microsoft.Compute/virtualMachines")
+        }) {
             match self.server(&r.name).await {
                 Ok(info) => out.push(info),
                 Err(e) if e.kind == ErrorKind::NotFound => {}
@@ -169,7 +228,11 @@ fn state_of(vm: &Value) -> (ServerState, String) {
         ("Succeeded", "running") => ServerState::Running,
         _ => ServerState::Pending,
     };
-    let word = if power.is_empty() { provisioning } else { format!("{provisioning}/{power}") };
+    let word = if power.is_empty() {
+        provisioning
+    } else {
+        format!("{provisioning}/{power}")
+    };
     (state, word)
 }
 
@@ -195,7 +258,8 @@ mod tests {
     use serde_json::json;
 
     fn vm(provisioning: &str, power: Option<&str>) -> Value {
-        let mut statuses = vec![json!({ "code": format!("ProvisioningState/{}", provisioning.to_lowercase()) })];
+        let mut statuses =
+            vec![json!({ "code": format!("ProvisioningState/{}", provisioning.to_lowercase()) })];
         if let Some(p) = power {
             statuses.push(json!({ "code": format!("PowerState/{p}") }));
         }
@@ -204,13 +268,36 @@ mod tests {
 
     #[test]
     fn running_needs_success_and_power() {
-        assert_eq!(state_of(&vm("Succeeded", Some("running"))).0, ServerState::Running);
-        assert_eq!(state_of(&vm("Succeeded", Some("starting"))).0, ServerState::Pending);
+        assert_eq!(
+            state_of(&vm("Succeeded", Some("running"))).0,
+            ServerState::Running
+        );
+        assert_eq!(
+            state_of(&vm("Succeeded", Some("starting"))).0,
+            ServerState::Pending
+        );
         assert_eq!(state_of(&vm("Succeeded", None)).0, ServerState::Pending);
-        assert_eq!(state_of(&vm("Creating", Some("running"))).0, ServerState::Pending);
-        assert_eq!(state_of(&vm("Succeeded", Some("deallocated"))).0, ServerState::Failed);
+        assert_eq!(
+            state_of(&vm("Creating", Some("running"))).0,
+            ServerState::Pending
+        );
+        assert_eq!(
+            state_of(&vm("Succeeded", Some("deallocated"))).0,
+            ServerState::Failed
+        );
         assert_eq!(state_of(&vm("Failed", None)).0, ServerState::Failed);
-        let info = server_info("web-1", &vm("Succeeded", Some("running")), Some(&json!({ "properties": { "ipAddress": "20.1.2.3" } })));
-        assert_eq!((info.ipv4.as_deref(), info.provision_id.as_deref(), info.provider_state.as_str()), (Some("20.1.2.3"), Some("npv_1"), "Succeeded/running"));
+        let info = server_info(
+            "web-1",
+            &vm("Succeeded", Some("running")),
+            Some(&json!({ "properties": { "ipAddress": "20.1.2.3" } })),
+        );
+        assert_eq!(
+            (
+                info.ipv4.as_deref(),
+                info.provision_id.as_deref(),
+                info.provider_state.as_str()
+            ),
+            (Some("20.1.2.3"), Some("npv_1"), "Succeeded/running")
+        );
     }
 }

@@ -36,22 +36,36 @@ impl Scope {
 
     /// `/subscriptions/<sub>/resourceGroups/<rg>`.
     pub(super) fn group_path(&self) -> String {
-        format!("{}/resourceGroups/{}", self.subscription_path(), self.resource_group)
+        format!(
+            "{}/resourceGroups/{}",
+            self.subscription_path(),
+            self.resource_group
+        )
     }
 
     /// `…/providers/Microsoft.Compute/virtualMachines/<vm>`.
     pub(super) fn vm(&self, vm: &str) -> String {
-        format!("{}/providers/Microsoft.Compute/virtualMachines/{vm}", self.group_path())
+        format!(
+            "{}/providers/Microsoft.Compute/virtualMachines/{vm}",
+            self.group_path()
+        )
     }
 
     /// `…/providers/Microsoft.Compute/disks/<vm>-osdisk`.
     pub(super) fn os_disk(&self, vm: &str) -> String {
-        format!("{}/providers/Microsoft.Compute/disks/{}", self.group_path(), os_disk_name(vm))
+        format!(
+            "{}/providers/Microsoft.Compute/disks/{}",
+            self.group_path(),
+            os_disk_name(vm)
+        )
     }
 
     /// `…/providers/Microsoft.Network/<kind>/<name>`.
     pub(super) fn network(&self, kind: &str, name: &str) -> String {
-        format!("{}/providers/Microsoft.Network/{kind}/{name}", self.group_path())
+        format!(
+            "{}/providers/Microsoft.Network/{kind}/{name}",
+            self.group_path()
+        )
     }
 
     /// The shared VNet of `location`.
@@ -87,7 +101,10 @@ pub(super) fn os_disk_name(vm: &str) -> String {
 
 /// The tags of every resource created for `o`.
 pub(super) fn tags(o: &Ownership) -> BTreeMap<String, String> {
-    o.labels().into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    o.labels()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
 }
 
 /// The tags of the shared VNet (no provision: it outlives every VM).
@@ -112,12 +129,17 @@ pub(super) fn valid_vm_name(name: &str) -> bool {
         && b.len() <= MAX_VM_NAME
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 /// An ARM `$filter` on one tag (quotes doubled, as OData requires).
 pub(super) fn tag_filter(key: &str, value: &str) -> String {
-    format!("tagName eq '{}' and tagValue eq '{}'", key.replace('\'', "''"), value.replace('\'', "''"))
+    format!(
+        "tagName eq '{}' and tagValue eq '{}'",
+        key.replace('\'', "''"),
+        value.replace('\'', "''")
+    )
 }
 
 /// Percent-encodes a query value.
@@ -144,13 +166,28 @@ mod tests {
 
     #[test]
     fn paths_and_names_follow_the_scheme() {
-        let s = Scope { subscription: "sub".into(), resource_group: "rg".into() };
-        assert_eq!(s.vm("web-1"), "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/web-1");
-        assert!(s.subnet("westeurope").ends_with("/virtualNetworks/levelrail-vnet-westeurope/subnets/levelrail-nodes"));
-        assert!(s.public_ip("web-1").ends_with("/publicIPAddresses/web-1-pip"));
+        let s = Scope {
+            subscription: "sub".into(),
+            resource_group: "rg".into(),
+        };
+        assert_eq!(
+            s.vm("web-1"),
+            "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/web-1"
+        );
+        assert!(
+            s.subnet("westeurope")
+                .ends_with("/virtualNetworks/levelrail-vnet-westeurope/subnets/levelrail-nodes")
+        );
+        assert!(
+            s.public_ip("web-1")
+                .ends_with("/publicIPAddresses/web-1-pip")
+        );
         assert_eq!(last_segment(&s.nic("web-1")), "web-1-nic");
         assert!(valid_vm_name("web-1") && !valid_vm_name("-x") && !valid_vm_name(&"a".repeat(65)));
-        assert_eq!(tag_filter("k", "it's"), "tagName eq 'k' and tagValue eq 'it''s'");
+        assert_eq!(
+            tag_filter("k", "it's"),
+            "tagName eq 'k' and tagValue eq 'it''s'"
+        );
         assert_eq!(encode("a b'"), "a%20b%27");
     }
 }

@@ -22,29 +22,62 @@ const NEEDED: [&str; 6] = [
 
 pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, ProviderError> {
     let s = &p.scope;
-    let account = format!("subscription {} / resource group {}", s.subscription, s.resource_group);
+    let account = format!(
+        "subscription {} / resource group {}",
+        s.subscription, s.resource_group
+    );
     match p.arm.get::<Value>(&s.group_path(), API_RESOURCES).await {
         Ok(_) => {}
         Err(e) if e.kind == ErrorKind::NotFound => {
-            return Err(finding(ErrorKind::InvalidRequest, "resource_group_missing", &format!("the resource group `{}` does not exist (or the principal cannot see it); Levelrail never creates it", s.resource_group)));
+            return Err(finding(
+                ErrorKind::InvalidRequest,
+                "resource_group_missing",
+                &format!(
+                    "the resource group `{}` does not exist (or the principal cannot see it); Levelrail never creates it",
+                    s.resource_group
+                ),
+            ));
         }
         Err(e) => return Err(e),
     }
     let permissions: Vec<Permission> = p
         .arm
-        .list(&format!("{}/providers/Microsoft.Authorization/permissions", s.group_path()), API_AUTHORIZATION)
+        .list(
+            &format!(
+                "{}/providers/Microsoft.Authorization/permissions",
+                s.group_path()
+            ),
+            API_AUTHORIZATION,
+        )
         .await?;
-    let missing: Vec<&str> = NEEDED.iter().copied().filter(|a| !allowed(&permissions, a)).collect();
+    let missing: Vec<&str> = NEEDED
+        .iter()
+        .copied()
+        .filter(|a| !allowed(&permissions, a))
+        .collect();
     let can_write = missing.is_empty();
-    let locations = p.arm.list::<Location>(&format!("{}/locations", s.subscription_path()), API_SUBSCRIPTIONS).await;
+    let locations = p
+        .arm
+        .list::<Location>(
+            &format!("{}/locations", s.subscription_path()),
+            API_SUBSCRIPTIONS,
+        )
+        .await;
     match locations {
         Ok(_) => {}
         Err(e) if e.kind == ErrorKind::Unauthorized => {
-            let write = if can_write { "can create VMs in the resource group, but it " } else { "" };
+            let write = if can_write {
+                "can create VMs in the resource group, but it "
+            } else {
+                ""
+            };
             return Err(finding(
                 ErrorKind::Unauthorized,
                 "missing_subscription_reader",
-                &format!("missing subscription-scope Reader: the service principal {write}may not read subscription {}'s locations and VM sizes, so the region and size pickers fail; grant it Reader on the subscription (or Microsoft.Resources/subscriptions/locations/read and Microsoft.Compute/locations/vmSizes/read)", s.subscription),
+                &format!(
+                    "missing subscription-scope Reader: the service principal {write}may not read subscription {}'s locations and VM sizes, so the region and size pickers fail; grant it Reader on the subscription (or Microsoft.Resources/subscriptions/locations/read and Microsoft.Compute/locations/vmSizes/read)",
+                    s.subscription
+                ),
             ));
         }
         Err(e) => return Err(e),
@@ -52,9 +85,16 @@ pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, Provide
     let message = if can_write {
         format!("the service principal can create VMs and their network in {account}")
     } else {
-        format!("the service principal cannot create VMs in {account}: missing {}; grant it Contributor on the resource group", missing.join(", "))
+        format!(
+            "the service principal cannot create VMs in {account}: missing {}; grant it Contributor on the resource group",
+            missing.join(", ")
+        )
     };
-    Ok(CapabilityReport { can_write, account, message })
+    Ok(CapabilityReport {
+        can_write,
+        account,
+        message,
+    })
 }
 
 /// Whether one of the role assignments allows `action` (and does not exclude it).
@@ -74,7 +114,9 @@ fn glob(pattern: &str, action: &str) -> bool {
     let mut rest = a.as_str();
     for (i, part) in parts.iter().enumerate() {
         if i == 0 {
-            let Some(r) = rest.strip_prefix(part) else { return false };
+            let Some(r) = rest.strip_prefix(part) else {
+                return false;
+            };
             rest = r;
         } else if i == parts.len() - 1 {
             return rest.ends_with(part);
@@ -99,14 +141,29 @@ mod tests {
     #[test]
     fn action_patterns_match_like_azure() {
         assert!(glob("*", "Microsoft.Compute/virtualMachines/write"));
-        assert!(glob("microsoft.compute/*", "Microsoft.Compute/virtualMachines/write"));
+        assert!(glob(
+            "microsoft.compute/*",
+            "Microsoft.Compute/virtualMachines/write"
+        ));
         assert!(glob("*/read", "Microsoft.Network/virtualNetworks/read"));
         assert!(!glob("*/read", "Microsoft.Network/virtualNetworks/write"));
-        assert!(glob("Microsoft.*/virtualMachines/*", "Microsoft.Compute/virtualMachines/write"));
-        let contributor = Permission { actions: vec!["*".into()], not_actions: vec!["Microsoft.Authorization/*/Write".into()] };
-        let reader = Permission { actions: vec!["*/read".into()], not_actions: vec![] };
+        assert!(glob(
+            "Microsoft.*/virtualMachines/*",
+            "Microsoft.Compute/virtualMachines/write"
+        ));
+        let contributor = Permission {
+            actions: vec!["*".into()],
+            not_actions: vec!["Microsoft.Authorization/*/Write".into()],
+        };
+        let reader = Permission {
+            actions: vec!["*/read".into()],
+            not_actions: vec![],
+        };
         assert!(allowed(std::slice::from_ref(&contributor), NEEDED[0]));
         assert!(!allowed(&[reader], NEEDED[0]));
-        assert!(!allowed(&[contributor], "Microsoft.Authorization/roleAssignments/write"));
+        assert!(!allowed(
+            &[contributor],
+            "Microsoft.Authorization/roleAssignments/write"
+        ));
     }
 }

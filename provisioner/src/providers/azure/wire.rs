@@ -57,10 +57,19 @@ pub(super) struct Permission {
     pub(super) not_actions: Vec<String>,
 }
 
-/// A new VNet: the address space only. Subnets are separate child resources, so a VNet is
-/// never PUT again once it exists (a PUT without them would delete subnets added later).
-pub(super) fn vnet(location: &str, tags: &BTreeMap<String, String>, prefix: &str) -> Value {
-    json!({ "location": location, "tags": tags, "properties": { "addressSpace": { "addressPrefixes": [prefix] } } })
+/// A new VNet with our subnet inline (so two creates racing to make it send the same body).
+/// A VNet is never PUT again once it exists: a PUT replaces the subnet list, which would
+/// delete subnets added later; a missing subnet is added as a child resource instead.
+pub(super) fn vnet(
+    location: &str,
+    tags: &BTreeMap<String, String>,
+    prefix: &str,
+    subnet: (&str, &str),
+) -> Value {
+    json!({ "location": location, "tags": tags, "properties": {
+        "addressSpace": { "addressPrefixes": [prefix] },
+        "subnets": [{ "name": subnet.0, "properties": { "addressPrefix": subnet.1 } }]
+    } })
 }
 
 /// A subnet.
@@ -70,7 +79,11 @@ pub(super) fn subnet(prefix: &str) -> Value {
 
 /// The VM's NSG: no inbound rule (Azure's defaults then deny the internet), or TCP 22 from
 /// the operator's CIDR only.
-pub(super) fn nsg(location: &str, tags: &BTreeMap<String, String>, ssh_source: Option<&str>) -> Value {
+pub(super) fn nsg(
+    location: &str,
+    tags: &BTreeMap<String, String>,
+    ssh_source: Option<&str>,
+) -> Value {
     let rules: Vec<Value> = ssh_source
         .map(|cidr| {
             json!({ "name": "levelrail-ssh", "properties": {
@@ -95,7 +108,13 @@ pub(super) fn public_ip(location: &str, tags: &BTreeMap<String, String>) -> Valu
 }
 
 /// The NIC: the shared subnet, the VM's public IP (deleted with the NIC) and its NSG.
-pub(super) fn nic(location: &str, tags: &BTreeMap<String, String>, subnet: &str, pip: &str, nsg: &str) -> Value {
+pub(super) fn nic(
+    location: &str,
+    tags: &BTreeMap<String, String>,
+    subnet: &str,
+    pip: &str,
+    nsg: &str,
+) -> Value {
     json!({
         "location": location, "tags": tags,
         "properties": {
@@ -128,7 +147,8 @@ pub(super) struct VmSpec<'a> {
 /// `deleteOption: Delete` on the NIC and the OS disk (the NIC's own option covers the IP).
 pub(super) fn vm(s: &VmSpec<'_>) -> Value {
     let custom_data = base64::engine::general_purpose::STANDARD.encode(s.user_data);
-    let mut os_profile = json!({ "computerName": s.name, "adminUsername": ADMIN_USER, "customData": custom_data });
+    let mut os_profile =
+        json!({ "computerName": s.name, "adminUsername": ADMIN_USER, "customData": custom_data });
     if s.ssh_keys.is_empty() {
         os_profile["adminPassword"] = json!(s.password);
         os_profile["linuxConfiguration"] = json!({ "disablePasswordAuthentication": false });
@@ -138,7 +158,8 @@ pub(super) fn vm(s: &VmSpec<'_>) -> Value {
             .iter()
             .map(|k| json!({ "path": format!("/home/{ADMIN_USER}/.ssh/authorized_keys"), "keyData": k.trim() }))
             .collect();
-        os_profile["linuxConfiguration"] = json!({ "disablePasswordAuthentication": true, "ssh": { "publicKeys": keys } });
+        os_profile["linuxConfiguration"] =
+            json!({ "disablePasswordAuthentication": true, "ssh": { "publicKeys": keys } });
     }
     let [publisher, offer, sku, version] = s.image;
     json!({
@@ -179,11 +200,31 @@ mod tests {
     fn the_vm_uses_keys_when_given_and_a_password_otherwise() {
         let tags = BTreeMap::new();
         let keys = vec!["ssh-ed25519 AAAA me".to_owned()];
-        let mut spec = VmSpec { name: "web-1", location: "westeurope", size: "Standard_B2s", image: UBUNTU, user_data: "#cloud-config\n", ssh_keys: &keys, password: "Pw", nic: "/nic", tags: &tags };
+        let mut spec = VmSpec {
+            name: "web-1",
+            location: "westeurope",
+            size: "Standard_B2s",
+            image: UBUNTU,
+            user_data: "#cloud-config\n",
+            ssh_keys: &keys,
+            password: "Pw",
+            nic: "/nic",
+            tags: &tags,
+        };
         let with_keys = vm(&spec);
-        assert_eq!(with_keys["properties"]["osProfile"]["customData"], "I2Nsb3VkLWNvbmZpZwo=");
-        assert_eq!(with_keys["properties"]["osProfile"]["linuxConfiguration"]["disablePasswordAuthentication"], true);
-        assert!(with_keys["properties"]["osProfile"].get("adminPassword").is_none());
+        assert_eq!(
+            with_keys["properties"]["osProfile"]["customData"],
+            "I2Nsb3VkLWNvbmZpZwo="
+        );
+        assert_eq!(
+            with_keys["properties"]["osProfile"]["linuxConfiguration"]["disablePasswordAuthentication"],
+            true
+        );
+        assert!(
+            with_keys["properties"]["osProfile"]
+                .get("adminPassword")
+                .is_none()
+        );
         spec.ssh_keys = &[];
         let without = vm(&spec);
         assert_eq!(without["properties"]["osProfile"]["adminPassword"], "Pw");

@@ -21,6 +21,8 @@ use crate::providers::{ErrorKind, ProviderError, ProviderId};
 const GCP: ProviderId = ProviderId::Gcp;
 /// The longest an operation is followed.
 const OPERATION_DEADLINE: Duration = Duration::from_secs(30 * 60);
+/// The timeout of `operations.wait` calls (Google answers within about two minutes).
+const WAIT_TIMEOUT: Duration = Duration::from_secs(150);
 /// A list longer than this many pages is treated as a paging loop.
 const MAX_PAGES: usize = 200;
 
@@ -28,6 +30,8 @@ const MAX_PAGES: usize = 200;
 #[derive(Debug)]
 pub(super) struct Compute {
     http: ApiClient,
+    /// The same API with a timeout longer than `operations.wait` blocks.
+    waiter: ApiClient,
     /// `projects/<project>`.
     project: String,
 }
@@ -71,13 +75,44 @@ impl Compute {
         policy: RetryPolicy,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
-        let http = ApiClient::with_extra_root(GCP, base_url, token, limiter, policy, classify, extra_root_pem)?;
-        Ok(Self { http, project: format!("projects/{project}") })
+        // `operations.wait` answers when the operation is done or near its 2-minute
+        // deadline: its client waits longer than that.
+        let wait_policy = RetryPolicy {
+            timeout: policy.timeout.max(WAIT_TIMEOUT),
+            ..policy.clone()
+        };
+        let waiter = ApiClient::with_extra_root(
+            GCP,
+            base_url,
+            token.clone(),
+            limiter.clone(),
+            wait_policy,
+            classify,
+            extra_root_pem,
+        )?;
+        let http = ApiClient::with_extra_root(
+            GCP,
+            base_url,
+            token,
+            limiter,
+            policy,
+            classify,
+            extra_root_pem,
+        )?;
+        Ok(Self {
+            http,
+            waiter,
+            project: format!("projects/{project}"),
+        })
     }
 
     /// `projects/<project>/<rest>`.
     pub(super) fn path(&self, rest: &str) -> String {
-        if rest.is_empty() { self.project.clone() } else { format!("{}/{rest}", self.project) }
+        if rest.is_empty() {
+            self.project.clone()
+        } else {
+            format!("{}/{rest}", self.project)
+        }
     }
 
     /// GET and parse (relative to the project).
@@ -86,7 +121,10 @@ impl Compute {
     }
 
     /// Like [`Compute::get`], `None` on 404.
-    pub(super) async fn find<T: DeserializeOwned>(&self, rest: &str) -> Result<Option<T>, ProviderError> {
+    pub(super) async fn find<T: DeserializeOwned>(
+        &self,
+        rest: &str,
+    ) -> Result<Option<T>, ProviderError> {
         match self.get(rest).await {
             Ok(v) => Ok(Some(v)),
             Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
@@ -105,21 +143,36 @@ impl Compute {
                 None => format!("{rest}{sep}maxResults=500"),
             };
             let page: Value = self.get(&url).await?;
-            token = page.get("nextPageToken").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_owned);
+            token = page
+                .get("nextPageToken")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned);
             out.push(page);
             if token.is_none() {
                 return Ok(out);
             }
         }
-        Err(ProviderError::new(GCP, ErrorKind::Other, "paging_loop", "the list never ended"))
+        Err(ProviderError::new(
+            GCP,
+            ErrorKind::Other,
+            "paging_loop",
+            "the list never ended",
+        ))
     }
 
     /// Every `items` entry of a list.
-    pub(super) async fn items<T: DeserializeOwned>(&self, rest: &str) -> Result<Vec<T>, ProviderError> {
+    pub(super) async fn items<T: DeserializeOwned>(
+        &self,
+        rest: &str,
+    ) -> Result<Vec<T>, ProviderError> {
         let mut out = Vec::new();
         for mut page in self.pages(rest).await? {
             if let Some(items) = page.get_mut("items").map(Value::take) {
-                out.extend(serde_json::from_value::<Vec<T>>(items).map_err(|e| unexpected(&e.to_string()))?);
+                out.extend(
+                    serde_json::from_value::<Vec<T>>(items)
+                        .map_err(|e| unexpected(&e.to_string()))?,
+                );
             }
         }
         Ok(out)
@@ -127,7 +180,13 @@ impl Compute {
 
     /// Sends `method` on `rest` with `requestId`, then follows the operation to `DONE`.
     /// Safe to retry: Google deduplicates by request id.
-    pub(super) async fn mutate(&self, method: Method, rest: &str, body: Option<&Value>, request_id: &str) -> Result<Operation, ProviderError> {
+    pub(super) async fn mutate(
+        &self,
+        method: Method,
+        rest: &str,
+        body: Option<&Value>,
+        request_id: &str,
+    ) -> Result<Operation, ProviderError> {
         let sep = if rest.contains('?') { '&' } else { '?' };
         let url = format!("{}{sep}requestId={request_id}", self.path(rest));
         let op: Operation = self.http.send(method, &url, body, true).await?.json(GCP)?;
@@ -140,7 +199,12 @@ impl Compute {
         let deadline = tokio::time::Instant::now() + OPERATION_DEADLINE;
         while op.status != "DONE" {
             if tokio::time::Instant::now() > deadline {
-                return Err(ProviderError::new(GCP, ErrorKind::Unavailable, "operation_timeout", "a Compute operation did not finish in 30 minutes"));
+                return Err(ProviderError::new(
+                    GCP,
+                    ErrorKind::Unavailable,
+                    "operation_timeout",
+                    "a Compute operation did not finish in 30 minutes",
+                ));
             }
             if op.name.is_empty() {
                 return Err(unexpected("an operation without a name"));
@@ -149,7 +213,11 @@ impl Compute {
                 Some(zone) => format!("zones/{zone}/operations/{}/wait", op.name),
                 None => format!("global/operations/{}/wait", op.name),
             };
-            op = self.http.send(Method::POST, &self.path(&scope), None, true).await?.json(GCP)?;
+            op = self
+                .waiter
+                .send(Method::POST, &self.path(&scope), None, true)
+                .await?
+                .json(GCP)?;
             debug!(operation = %op.name, status = %op.status, "operation waited on");
         }
         match op.error.as_ref().and_then(|e| e.errors.first()) {
@@ -175,7 +243,14 @@ pub(super) fn request_id(what: &str, provision: &str) -> String {
     b[6] = (b[6] & 0x0f) | 0x50;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex::encode(b);
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
 }
 
 /// Percent-encodes a query value.
@@ -192,7 +267,12 @@ pub(super) fn encode(s: &str) -> String {
 }
 
 pub(super) fn unexpected(what: &str) -> ProviderError {
-    ProviderError::new(GCP, ErrorKind::Other, "unexpected_response", &format!("could not read the answer: {what}"))
+    ProviderError::new(
+        GCP,
+        ErrorKind::Other,
+        "unexpected_response",
+        &format!("could not read the answer: {what}"),
+    )
 }
 
 #[cfg(test)]

@@ -17,14 +17,23 @@ use crate::providers::{CreateServer, ErrorKind, Ownership, ProviderError, Provid
 /// The largest metadata value GCP accepts (`user-data`).
 const MAX_USER_DATA: usize = 256 * 1024;
 
-pub(super) async fn create_server(p: &GcpProvider, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
+pub(super) async fn create_server(
+    p: &GcpProvider,
+    req: &CreateServer,
+) -> Result<ServerInfo, ProviderError> {
     validate(req)?;
     let o = &req.ownership;
     let zone = req.region.as_str();
     let path = format!("zones/{zone}/instances/{}", req.name);
     if let Some(existing) = p.compute.find::<Instance>(&path).await? {
         if !labels::is_ours(&existing.labels, o) {
-            return Err(invalid("alreadyExists", &format!("an instance named `{}` exists in {zone} and was not created for this provision", req.name)));
+            return Err(invalid(
+                "alreadyExists",
+                &format!(
+                    "an instance named `{}` exists in {zone} and was not created for this provision",
+                    req.name
+                ),
+            ));
         }
         info!(provision = %o.provision_id, instance = %req.name, "adopting the instance an earlier attempt created");
         return Ok(super::server_info(&existing));
@@ -46,7 +55,16 @@ pub(super) async fn create_server(p: &GcpProvider, req: &CreateServer) -> Result
         ssh_tag: ssh_tag.as_deref(),
     });
     let id = request_id("create", &format!("{}:{zone}:{}", o.provision_id, req.name));
-    match p.compute.mutate(Method::POST, &format!("zones/{zone}/instances"), Some(&body), &id).await {
+    match p
+        .compute
+        .mutate(
+            Method::POST,
+            &format!("zones/{zone}/instances"),
+            Some(&body),
+            &id,
+        )
+        .await
+    {
         Ok(_) => {}
         // A request id older than Google's dedup window, or a lost answer: ours if labelled so.
         Err(e) if e.code == "alreadyExists" || e.code == "RESOURCE_ALREADY_EXISTS" => {
@@ -69,7 +87,11 @@ async fn ensure_deny_firewall(p: &GcpProvider) -> Result<(), ProviderError> {
     match p.compute.find::<Value>(&path).await? {
         None => {
             let id = request_id("firewall", &format!("{DENY_FIREWALL}:{}", uuid_now()));
-            match p.compute.mutate(Method::POST, "global/firewalls", Some(&want), &id).await {
+            match p
+                .compute
+                .mutate(Method::POST, "global/firewalls", Some(&want), &id)
+                .await
+            {
                 Ok(_) => info!("deny-ingress firewall created"),
                 // Created concurrently by another provision.
                 Err(e) if e.code == "alreadyExists" || e.code == "RESOURCE_ALREADY_EXISTS" => {}
@@ -80,28 +102,44 @@ async fn ensure_deny_firewall(p: &GcpProvider) -> Result<(), ProviderError> {
         Some(_) => {
             warn!("the deny-ingress firewall was changed outside Levelrail; repairing it");
             let id = request_id("firewall-repair", &uuid_now());
-            p.compute.mutate(Method::PUT, &path, Some(&want), &id).await?;
+            p.compute
+                .mutate(Method::PUT, &path, Some(&want), &id)
+                .await?;
         }
     }
     Ok(())
 }
 
 /// The instance's SSH rule (its name is also the instance's network tag).
-async fn ensure_ssh_firewall(p: &GcpProvider, instance: &str, cidr: &str, o: &Ownership) -> Result<String, ProviderError> {
+async fn ensure_ssh_firewall(
+    p: &GcpProvider,
+    instance: &str,
+    cidr: &str,
+    o: &Ownership,
+) -> Result<String, ProviderError> {
     let name = labels::ssh_firewall(instance);
     let body = wire::ssh_firewall(&name, cidr);
     let path = format!("global/firewalls/{name}");
     let id = request_id("ssh-firewall", &format!("{}:{name}", o.provision_id));
     match p.compute.find::<Value>(&path).await? {
-        None => match p.compute.mutate(Method::POST, "global/firewalls", Some(&body), &id).await {
+        None => match p
+            .compute
+            .mutate(Method::POST, "global/firewalls", Some(&body), &id)
+            .await
+        {
             Ok(_) => {}
             Err(e) if e.code == "alreadyExists" || e.code == "RESOURCE_ALREADY_EXISTS" => {}
             Err(e) => return Err(e),
         },
         Some(found) if found.get("sourceRanges") == body.get("sourceRanges") => {}
         Some(_) => {
-            let rid = request_id("ssh-firewall-update", &format!("{}:{name}:{}", o.provision_id, uuid_now()));
-            p.compute.mutate(Method::PUT, &path, Some(&body), &rid).await?;
+            let rid = request_id(
+                "ssh-firewall-update",
+                &format!("{}:{name}:{}", o.provision_id, uuid_now()),
+            );
+            p.compute
+                .mutate(Method::PUT, &path, Some(&body), &rid)
+                .await?;
         }
     }
     Ok(name)
@@ -109,12 +147,21 @@ async fn ensure_ssh_firewall(p: &GcpProvider, instance: &str, cidr: &str, o: &Ow
 
 /// Deletes the instance (`<zone>/<name>`) and its SSH rule; 404 counts as done, an instance
 /// labelled for another provision is left alone.
-pub(super) async fn delete_server(p: &GcpProvider, id: &str, o: &Ownership) -> Result<(), ProviderError> {
+pub(super) async fn delete_server(
+    p: &GcpProvider,
+    id: &str,
+    o: &Ownership,
+) -> Result<(), ProviderError> {
     let (zone, name) = server_id(id)?;
     let path = format!("zones/{zone}/instances/{name}");
     if let Some(found) = p.compute.find::<Instance>(&path).await? {
         if !labels::is_ours(&found.labels, o) {
-            return Err(invalid("not_ours", &format!("the instance `{name}` was not created for this provision; it is left alone")));
+            return Err(invalid(
+                "not_ours",
+                &format!(
+                    "the instance `{name}` was not created for this provision; it is left alone"
+                ),
+            ));
         }
         let rid = request_id("delete", &format!("{}:{zone}:{name}", o.provision_id));
         match p.compute.mutate(Method::DELETE, &path, None, &rid).await {
@@ -137,21 +184,40 @@ pub(super) async fn delete_server(p: &GcpProvider, id: &str, o: &Ownership) -> R
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
     if req.ownership.provision_id.trim().is_empty() {
-        return Err(invalid("invalid_input", "a provision id is required: it is the idempotency key of the create"));
+        return Err(invalid(
+            "invalid_input",
+            "a provision id is required: it is the idempotency key of the create",
+        ));
     }
     if !labels::valid_name(&req.name) {
-        return Err(invalid("invalid_input", "the instance name must be 1 to 63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen"));
+        return Err(invalid(
+            "invalid_input",
+            "the instance name must be 1 to 63 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
+        ));
     }
-    let ok = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
     if !ok(&req.region) || !ok(&req.size) {
-        return Err(invalid("invalid_input", "the zone and machine type must be Compute Engine names such as us-central1-a and e2-small"));
+        return Err(invalid(
+            "invalid_input",
+            "the zone and machine type must be Compute Engine names such as us-central1-a and e2-small",
+        ));
     }
     if req.user_data.len() > MAX_USER_DATA {
-        return Err(invalid("invalid_input", "the user-data exceeds the 256 KiB metadata value limit"));
+        return Err(invalid(
+            "invalid_input",
+            "the user-data exceeds the 256 KiB metadata value limit",
+        ));
     }
     for (i, k) in req.ssh_public_keys.iter().enumerate() {
         if k.split_whitespace().count() < 2 || k.contains('\n') {
-            return Err(invalid("invalid_input", &format!("ssh_public_keys[{i}] is not an OpenSSH public key")));
+            return Err(invalid(
+                "invalid_input",
+                &format!("ssh_public_keys[{i}] is not an OpenSSH public key"),
+            ));
         }
     }
     Ok(())

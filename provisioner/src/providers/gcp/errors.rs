@@ -30,30 +30,53 @@ struct Item {
 
 /// The `Classifier` of the Compute client: (kind, reason or status, message).
 pub(super) fn classify(status: u16, body: &[u8]) -> (ErrorKind, String, String) {
-    let parsed = serde_json::from_slice::<Envelope>(body).ok().and_then(|e| e.error);
+    let parsed = serde_json::from_slice::<Envelope>(body)
+        .ok()
+        .and_then(|e| e.error);
     let (reason, api_status, message) = match parsed {
-        Some(b) => (b.errors.into_iter().next().map(|i| i.reason).unwrap_or_default(), b.status, b.message),
+        Some(b) => (
+            b.errors
+                .into_iter()
+                .next()
+                .map(|i| i.reason)
+                .unwrap_or_default(),
+            b.status,
+            b.message,
+        ),
         None => Default::default(),
     };
     let kind = reason_kind(&reason)
         .or_else(|| status_kind(&api_status))
         .unwrap_or_else(|| http_kind(status));
-    let code = [reason, api_status].into_iter().find(|c| !c.is_empty()).unwrap_or_else(|| format!("http_{status}"));
-    let message = if message.is_empty() { format!("the Compute Engine API answered HTTP {status}") } else { message };
+    let code = [reason, api_status]
+        .into_iter()
+        .find(|c| !c.is_empty())
+        .unwrap_or_else(|| format!("http_{status}"));
+    let message = if message.is_empty() {
+        format!("the Compute Engine API answered HTTP {status}")
+    } else {
+        message
+    };
     (kind, code, message)
 }
 
 /// The kind of a failed operation's error code.
 pub(super) fn operation_kind(code: &str) -> ErrorKind {
     match code {
-        "QUOTA_EXCEEDED" | "ZONE_RESOURCE_POOL_EXHAUSTED" | "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"
-        | "RESOURCE_POOL_EXHAUSTED" | "STOCKOUT" => ErrorKind::CapacityUnavailable,
+        "QUOTA_EXCEEDED"
+        | "ZONE_RESOURCE_POOL_EXHAUSTED"
+        | "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"
+        | "RESOURCE_POOL_EXHAUSTED"
+        | "STOCKOUT" => ErrorKind::CapacityUnavailable,
         "RESOURCE_NOT_FOUND" => ErrorKind::NotFound,
         "PERMISSIONS_ERROR" | "FORBIDDEN" => ErrorKind::Unauthorized,
         "RATE_LIMIT_EXCEEDED" => ErrorKind::RateLimited,
         "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "RESOURCE_NOT_READY" => ErrorKind::Unavailable,
-        "RESOURCE_ALREADY_EXISTS" | "INVALID_FIELD_VALUE" | "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE"
-        | "CONDITION_NOT_MET" | "INVALID_USAGE" => ErrorKind::InvalidRequest,
+        "RESOURCE_ALREADY_EXISTS"
+        | "INVALID_FIELD_VALUE"
+        | "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE"
+        | "CONDITION_NOT_MET"
+        | "INVALID_USAGE" => ErrorKind::InvalidRequest,
         _ => ErrorKind::Other,
     }
 }
@@ -61,11 +84,18 @@ pub(super) fn operation_kind(code: &str) -> ErrorKind {
 fn reason_kind(reason: &str) -> Option<ErrorKind> {
     Some(match reason {
         "notFound" => ErrorKind::NotFound,
-        "forbidden" | "insufficientPermissions" | "authError" | "accessNotConfigured" => ErrorKind::Unauthorized,
+        "forbidden" | "insufficientPermissions" | "authError" | "accessNotConfigured" => {
+            ErrorKind::Unauthorized
+        }
         "rateLimitExceeded" | "userRateLimitExceeded" => ErrorKind::RateLimited,
         "quotaExceeded" | "limitExceeded" => ErrorKind::CapacityUnavailable,
         "backendError" | "internalError" | "resourceNotReady" => ErrorKind::Unavailable,
-        "alreadyExists" | "invalid" | "required" | "badRequest" | "conditionNotMet" | "resourceInUseByAnotherResource" => ErrorKind::InvalidRequest,
+        "alreadyExists"
+        | "invalid"
+        | "required"
+        | "badRequest"
+        | "conditionNotMet"
+        | "resourceInUseByAnotherResource" => ErrorKind::InvalidRequest,
         _ => return None,
     })
 }
@@ -102,12 +132,30 @@ mod tests {
 
     #[test]
     fn the_reason_decides_before_the_status() {
-        assert_eq!(classify(403, &body(403, "rateLimitExceeded", "PERMISSION_DENIED")).0, ErrorKind::RateLimited);
-        assert_eq!(classify(403, &body(403, "forbidden", "PERMISSION_DENIED")).0, ErrorKind::Unauthorized);
-        assert_eq!(classify(404, &body(404, "notFound", "NOT_FOUND")), (ErrorKind::NotFound, "notFound".into(), "m".into()));
-        assert_eq!(classify(409, &body(409, "alreadyExists", "ALREADY_EXISTS")).0, ErrorKind::InvalidRequest);
-        assert_eq!(classify(400, &body(400, "", "INVALID_ARGUMENT")).1, "INVALID_ARGUMENT");
+        assert_eq!(
+            classify(403, &body(403, "rateLimitExceeded", "PERMISSION_DENIED")).0,
+            ErrorKind::RateLimited
+        );
+        assert_eq!(
+            classify(403, &body(403, "forbidden", "PERMISSION_DENIED")).0,
+            ErrorKind::Unauthorized
+        );
+        assert_eq!(
+            classify(404, &body(404, "notFound", "NOT_FOUND")),
+            (ErrorKind::NotFound, "notFound".into(), "m".into())
+        );
+        assert_eq!(
+            classify(409, &body(409, "alreadyExists", "ALREADY_EXISTS")).0,
+            ErrorKind::InvalidRequest
+        );
+        assert_eq!(
+            classify(400, &body(400, "", "INVALID_ARGUMENT")).1,
+            "INVALID_ARGUMENT"
+        );
         assert_eq!(classify(503, b"").0, ErrorKind::Unavailable);
-        assert_eq!(operation_kind("ZONE_RESOURCE_POOL_EXHAUSTED"), ErrorKind::CapacityUnavailable);
+        assert_eq!(
+            operation_kind("ZONE_RESOURCE_POOL_EXHAUSTED"),
+            ErrorKind::CapacityUnavailable
+        );
     }
 }

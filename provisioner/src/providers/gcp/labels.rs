@@ -43,7 +43,10 @@ pub(super) fn value(raw: &str) -> String {
 
 /// The labels of every instance created for `o`.
 pub(super) fn ownership(o: &Ownership) -> BTreeMap<String, String> {
-    o.labels().into_iter().map(|(k, v)| (k.to_owned(), value(v))).collect()
+    o.labels()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), value(v)))
+        .collect()
 }
 
 /// Whether `labels` mark an instance created for this provision (or `o` names none).
@@ -58,7 +61,8 @@ pub(super) fn valid_name(name: &str) -> bool {
         && b.len() <= MAX
         && b[0].is_ascii_lowercase()
         && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// The per-instance firewall allowing SSH from the operator's CIDR (and its network tag).
@@ -81,7 +85,9 @@ mod tests {
         let v = value("Control Plane/1");
         assert!(v.len() <= 63 && v.chars().all(valid_char), "{v}");
         assert_ne!(value("a b"), value("a/b"));
-        assert!(valid_name("web-1") && !valid_name("Web") && !valid_name("web-") && !valid_name("1web"));
+        assert!(
+            valid_name("web-1") && !valid_name("Web") && !valid_name("web-") && !valid_name("1web")
+        );
         let long = ssh_firewall(&"a".repeat(63));
         assert!(valid_name(&long), "{long}");
     }

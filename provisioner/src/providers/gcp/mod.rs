@@ -32,7 +32,10 @@ pub const DEFAULT_BASE_URL: &str = "https://compute.googleapis.com/compute/v1";
 /// Compute Engine's default API rate quotas are per project and minute (on the order of a
 /// thousand reads and a few hundred writes); the client stays at 20 per second sustained.
 pub fn limiter() -> RateLimiter {
-    RateLimiter::new(&[Bucket { capacity: 100.0, refill_per_sec: 20.0 }])
+    RateLimiter::new(&[Bucket {
+        capacity: 100.0,
+        refill_per_sec: 20.0,
+    }])
 }
 
 /// Compute Engine, seen with one access token in one project.
@@ -54,11 +57,22 @@ impl GcpProvider {
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
         let project = context.project_id.as_str();
-        let ok = !project.is_empty() && project.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b':' || b == b'.');
+        let ok = !project.is_empty()
+            && project.bytes().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b':' || b == b'.'
+            });
         if !ok {
-            return Err(ProviderError::new(ProviderId::Gcp, ErrorKind::InvalidRequest, "invalid_context", "the grant names no valid GCP project"));
+            return Err(ProviderError::new(
+                ProviderId::Gcp,
+                ErrorKind::InvalidRequest,
+                "invalid_context",
+                "the grant names no valid GCP project",
+            ));
         }
-        Ok(Self { compute: Compute::new(base_url, project, token, limiter, policy, extra_root_pem)?, project: project.to_owned() })
+        Ok(Self {
+            compute: Compute::new(base_url, project, token, limiter, policy, extra_root_pem)?,
+            project: project.to_owned(),
+        })
     }
 }
 
@@ -75,22 +89,48 @@ impl CloudProvider for GcpProvider {
             .filter(|z| z.status == "UP")
             .map(|z| {
                 let region = z.region.rsplit('/').next().unwrap_or_default();
-                let name = if region.is_empty() { z.name.clone() } else { format!("{} ({region})", z.name) };
+                let name = if region.is_empty() {
+                    z.name.clone()
+                } else {
+                    format!("{} ({region})", z.name)
+                };
                 Region { id: z.name, name }
             })
             .collect())
     }
 
     async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
-        if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
-            return Err(ProviderError::new(ProviderId::Gcp, ErrorKind::InvalidRequest, "invalid_input", "a zone is required to list machine types"));
+        if region.is_empty()
+            || !region
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            return Err(ProviderError::new(
+                ProviderId::Gcp,
+                ErrorKind::InvalidRequest,
+                "invalid_input",
+                "a zone is required to list machine types",
+            ));
         }
-        let types: Vec<wire::MachineType> = self.compute.items(&format!("zones/{region}/machineTypes")).await?;
+        let types: Vec<wire::MachineType> = self
+            .compute
+            .items(&format!("zones/{region}/machineTypes"))
+            .await?;
         Ok(types
             .into_iter()
-            .filter(|t| t.deprecated.as_ref().and_then(|d| d.get("state")).and_then(Value::as_str).is_none_or(str::is_empty))
+            .filter(|t| {
+                t.deprecated
+                    .as_ref()
+                    .and_then(|d| d.get("state"))
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            })
             .map(|t| Size {
-                name: if t.description.is_empty() { t.name.clone() } else { format!("{} ({})", t.name, t.description) },
+                name: if t.description.is_empty() {
+                    t.name.clone()
+                } else {
+                    format!("{} ({})", t.name, t.description)
+                },
                 id: t.name,
                 vcpus: t.guest_cpus,
                 memory_mb: t.memory_mb,
@@ -109,7 +149,10 @@ impl CloudProvider for GcpProvider {
 
     async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
         let (zone, name) = server_id(id)?;
-        let instance: wire::Instance = self.compute.get(&format!("zones/{zone}/instances/{name}")).await?;
+        let instance: wire::Instance = self
+            .compute
+            .get(&format!("zones/{zone}/instances/{name}"))
+            .await?;
         Ok(server_info(&instance))
     }
 
@@ -118,14 +161,23 @@ impl CloudProvider for GcpProvider {
     }
 
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {
-        let filter = format!("labels.{} = \"{}\"", labels::CONTROL_PLANE, labels::value(control_plane));
+        let filter = format!(
+            "labels.{} = \"{}\"",
+            labels::CONTROL_PLANE,
+            labels::value(control_plane)
+        );
         let rest = format!("aggregated/instances?filter={}", client::encode(&filter));
         let mut out = Vec::new();
         for page in self.compute.pages(&rest).await? {
-            let Some(scopes) = page.get("items").and_then(Value::as_object) else { continue };
+            let Some(scopes) = page.get("items").and_then(Value::as_object) else {
+                continue;
+            };
             for scoped in scopes.values() {
-                let Some(list) = scoped.get("instances") else { continue };
-                let instances: Vec<wire::Instance> = serde_json::from_value(list.clone()).map_err(|e| client::unexpected(&e.to_string()))?;
+                let Some(list) = scoped.get("instances") else {
+                    continue;
+                };
+                let instances: Vec<wire::Instance> = serde_json::from_value(list.clone())
+                    .map_err(|e| client::unexpected(&e.to_string()))?;
                 out.extend(instances.iter().map(server_info));
             }
         }
@@ -134,19 +186,27 @@ impl CloudProvider for GcpProvider {
 
     async fn probe(&self) -> Result<CapabilityReport, ProviderError> {
         let project: Value = self.compute.get("").await?;
-        let name = project.get("name").and_then(Value::as_str).unwrap_or(&self.project).to_owned();
+        let name = project
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(&self.project)
+            .to_owned();
         if self.compute.find::<Value>(wire::NETWORK).await?.is_none() {
             return Err(ProviderError::new(
                 ProviderId::Gcp,
                 ErrorKind::InvalidRequest,
                 "missing_default_network",
-                &format!("project {name} has no VPC network named default, which provisioning uses; create it (auto mode) or restore it"),
+                &format!(
+                    "project {name} has no VPC network named default, which provisioning uses; create it (auto mode) or restore it"
+                ),
             ));
         }
         Ok(CapabilityReport {
             can_write: true,
             account: format!("project {name}"),
-            message: format!("the credential can read project {name} and its default network; creating instances needs the Compute Instance Admin role there"),
+            message: format!(
+                "the credential can read project {name} and its default network; creating instances needs the Compute Instance Admin role there"
+            ),
         })
     }
 }
@@ -154,8 +214,15 @@ impl CloudProvider for GcpProvider {
 /// `<zone>/<name>` split and checked (both are RFC 1035 names, nothing else reaches a path).
 fn server_id(id: &str) -> Result<(&str, &str), ProviderError> {
     match id.split_once('/') {
-        Some((zone, name)) if labels::valid_name(zone) && labels::valid_name(name) => Ok((zone, name)),
-        _ => Err(ProviderError::new(ProviderId::Gcp, ErrorKind::NotFound, "notFound", "not a GCP server id (<zone>/<name>)")),
+        Some((zone, name)) if labels::valid_name(zone) && labels::valid_name(name) => {
+            Ok((zone, name))
+        }
+        _ => Err(ProviderError::new(
+            ProviderId::Gcp,
+            ErrorKind::NotFound,
+            "notFound",
+            "not a GCP server id (<zone>/<name>)",
+        )),
     }
 }
 
@@ -164,7 +231,8 @@ fn server_id(id: &str) -> Result<(&str, &str), ProviderError> {
 fn state_of(status: &str) -> ServerState {
     match status {
         "RUNNING" => ServerState::Running,
-        "STOPPING" | "STOPPED" | "TERMINATED" | "SUSPENDING" | "SUSPENDED" | "PENDING_STOP" | "DEPROVISIONING" => ServerState::Failed,
+        "STOPPING" | "STOPPED" | "TERMINATED" | "SUSPENDING" | "SUSPENDED" | "PENDING_STOP"
+        | "DEPROVISIONING" => ServerState::Failed,
         _ => ServerState::Pending,
     }
 }
@@ -199,7 +267,10 @@ mod tests {
         for s in ["TERMINATED", "STOPPING", "SUSPENDED", "DEPROVISIONING"] {
             assert_eq!(state_of(s), ServerState::Failed, "{s}");
         }
-        assert_eq!(server_id("us-central1-a/web-1").ok(), Some(("us-central1-a", "web-1")));
+        assert_eq!(
+            server_id("us-central1-a/web-1").ok(),
+            Some(("us-central1-a", "web-1"))
+        );
         assert!(server_id("web-1").is_err() && server_id("a/../b").is_err());
         let i: wire::Instance = serde_json::from_value(serde_json::json!({
             "name": "web-1", "zone": "https://x/compute/v1/projects/p/zones/us-central1-a", "status": "RUNNING",
@@ -208,6 +279,13 @@ mod tests {
         }))
         .expect("instance");
         let info = server_info(&i);
-        assert_eq!((info.id.as_str(), info.ipv4.as_deref(), info.provision_id.as_deref()), ("us-central1-a/web-1", Some("34.1.2.3"), Some("npv_1")));
+        assert_eq!(
+            (
+                info.id.as_str(),
+                info.ipv4.as_deref(),
+                info.provision_id.as_deref()
+            ),
+            ("us-central1-a/web-1", Some("34.1.2.3"), Some("npv_1"))
+        );
     }
 }

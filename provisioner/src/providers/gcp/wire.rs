@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::labels::{DENY_FIREWALL, DENY_PRIORITY, NODE_TAG};
 
 /// The image of a create that names none.
-pub(super) const UBUNTU: &str = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64";
+pub(super) const UBUNTU: &str =
+    "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64";
 /// The network every instance joins (every project has it unless deleted).
 pub(super) const NETWORK: &str = "global/networks/default";
 /// The user the operator's SSH keys are installed for.
@@ -88,7 +89,11 @@ pub(super) struct InstanceSpec<'a> {
 pub(super) fn instance(s: &InstanceSpec<'_>) -> Value {
     let mut items = vec![json!({ "key": "user-data", "value": s.user_data })];
     if !s.ssh_keys.is_empty() {
-        let keys: Vec<String> = s.ssh_keys.iter().map(|k| format!("{SSH_USER}:{}", k.trim())).collect();
+        let keys: Vec<String> = s
+            .ssh_keys
+            .iter()
+            .map(|k| format!("{SSH_USER}:{}", k.trim()))
+            .collect();
         items.push(json!({ "key": "ssh-keys", "value": keys.join("\n") }));
     }
     let mut tags = vec![NODE_TAG.to_owned()];
@@ -123,11 +128,28 @@ pub(super) fn deny_firewall() -> Value {
 /// Whether an existing deny rule still does its job: every field we set has our value.
 pub(super) fn deny_firewall_intact(found: &Value) -> bool {
     let want = deny_firewall();
-    let network_ok = found.get("network").and_then(Value::as_str).is_some_and(|n| n.ends_with(NETWORK));
+    let network_ok = found
+        .get("network")
+        .and_then(Value::as_str)
+        .is_some_and(|n| n.ends_with(NETWORK));
     let same = |k: &str| found.get(k) == want.get(k);
     let enabled = found.get("disabled").and_then(Value::as_bool) != Some(true);
-    let no_allow = found.get("allowed").and_then(Value::as_array).is_none_or(Vec::is_empty);
-    network_ok && enabled && no_allow && ["direction", "priority", "sourceRanges", "targetTags", "denied"].iter().all(|k| same(k))
+    let no_allow = found
+        .get("allowed")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    network_ok
+        && enabled
+        && no_allow
+        && [
+            "direction",
+            "priority",
+            "sourceRanges",
+            "targetTags",
+            "denied",
+        ]
+        .iter()
+        .all(|k| same(k))
 }
 
 /// The per-instance rule allowing TCP 22 from `cidr` to the instance's own tag.
@@ -151,7 +173,8 @@ mod tests {
     #[test]
     fn a_changed_deny_rule_is_detected() {
         let mut found = deny_firewall();
-        found["network"] = json!("https://compute.googleapis.com/compute/v1/projects/p/global/networks/default");
+        found["network"] =
+            json!("https://compute.googleapis.com/compute/v1/projects/p/global/networks/default");
         found["id"] = json!("123");
         assert!(deny_firewall_intact(&found));
         let mut opened = found.clone();

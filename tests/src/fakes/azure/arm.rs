@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::state::error;
-use super::{Shared, catalog, compute, network};
+use super::{Shared, catalog, compute, deletes, network};
 use crate::fakes::edge::{Call, Reply, lock};
 
 /// A resource addressed by a request.
@@ -52,44 +52,124 @@ pub(crate) fn handle(shared: &std::sync::Arc<Shared>, call: &Call, capacity: boo
     let segs = call.segments();
     let is = |i: usize, w: &str| segs.get(i).is_some_and(|s| s.eq_ignore_ascii_case(w));
     if !is(0, "subscriptions") || segs.len() < 3 {
-        return Reply::json(404, error("InvalidResourceType", "the resource type could not be found"));
+        return Reply::json(
+            404,
+            error(
+                "InvalidResourceType",
+                "the resource type could not be found",
+            ),
+        );
     }
     if !segs[1].eq_ignore_ascii_case(&shared.cfg.subscription_id) {
-        return Reply::json(404, error("SubscriptionNotFound", &format!("The subscription '{}' could not be found.", segs[1])));
+        return Reply::json(
+            404,
+            error(
+                "SubscriptionNotFound",
+                &format!("The subscription '{}' could not be found.", segs[1]),
+            ),
+        );
     }
-    let ns = if is(2, "providers") { segs.get(3).copied().unwrap_or_default() } else if is(2, "resourcegroups") { segs.get(5).copied().unwrap_or("Microsoft.Resources") } else { "subscriptions" };
+    let ns = if is(2, "providers") {
+        segs.get(3).copied().unwrap_or_default()
+    } else if is(2, "resourcegroups") {
+        segs.get(5).copied().unwrap_or("Microsoft.Resources")
+    } else {
+        "subscriptions"
+    };
     match call.param("api-version") {
-        None => return Reply::json(400, error("MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")),
+        None => {
+            return Reply::json(
+                400,
+                error(
+                    "MissingApiVersionParameter",
+                    "The api-version query parameter (?api-version=) is required for all requests.",
+                ),
+            );
+        }
         Some(v) if !api_versions(ns).contains(&v) => {
-            return Reply::json(400, error("InvalidApiVersionParameter", &format!("The api-version '{v}' is invalid for {ns}.")));
+            return Reply::json(
+                400,
+                error(
+                    "InvalidApiVersionParameter",
+                    &format!("The api-version '{v}' is invalid for {ns}."),
+                ),
+            );
         }
         Some(_) => {}
     }
     let reader = lock(&shared.settings).subscription_reader;
-    let forbidden = |action: &str| Reply::json(403, error("AuthorizationFailed", &format!("The client does not have authorization to perform action '{action}' over scope '/subscriptions/{}' or the scope is invalid.", shared.cfg.subscription_id)));
+    let forbidden = |action: &str| {
+        Reply::json(
+            403,
+            error(
+                "AuthorizationFailed",
+                &format!(
+                    "The client does not have authorization to perform action '{action}' over scope '/subscriptions/{}' or the scope is invalid.",
+                    shared.cfg.subscription_id
+                ),
+            ),
+        )
+    };
     match (call.method.as_str(), segs.len()) {
         ("GET", 3) if is(2, "locations") => {
-            return if reader { Reply::json(200, catalog::locations(&shared.cfg.subscription_id)) } else { forbidden("Microsoft.Resources/subscriptions/locations/read") };
+            return if reader {
+                Reply::json(200, catalog::locations(&shared.cfg.subscription_id))
+            } else {
+                forbidden("Microsoft.Resources/subscriptions/locations/read")
+            };
         }
         ("GET", 7) if is(2, "providers") && is(4, "locations") && is(6, "vmSizes") => {
-            return if reader { Reply::json(200, catalog::sizes(segs[5])) } else { forbidden("Microsoft.Compute/locations/vmSizes/read") };
+            return if reader {
+                Reply::json(200, catalog::sizes(segs[5]))
+            } else {
+                forbidden("Microsoft.Compute/locations/vmSizes/read")
+            };
         }
-        ("GET", 8) if is(2, "providers") && is(4, "locations") && is(6, "operations") => return compute::operation_status(shared, segs[7]),
-        ("GET", 8) if is(2, "providers") && is(4, "locations") && is(6, "operationResults") => return compute::operation_result(shared, segs[7]),
+        ("GET", 8) if is(2, "providers") && is(4, "locations") && is(6, "operations") => {
+            return deletes::operation_status(shared, segs[7]);
+        }
+        ("GET", 8) if is(2, "providers") && is(4, "locations") && is(6, "operationResults") => {
+            return deletes::operation_result(shared, segs[7]);
+        }
         _ => {}
     }
     if !is(2, "resourcegroups") || segs.len() < 4 {
-        return Reply::json(404, error("InvalidResourceType", "the resource type could not be found"));
+        return Reply::json(
+            404,
+            error(
+                "InvalidResourceType",
+                "the resource type could not be found",
+            ),
+        );
     }
-    let group = lock(&shared.inventory).groups.get(&segs[3].to_ascii_lowercase()).cloned();
+    let group = lock(&shared.inventory)
+        .groups
+        .get(&segs[3].to_ascii_lowercase())
+        .cloned();
     let Some(group) = group else {
-        return Reply::json(404, error("ResourceGroupNotFound", &format!("Resource group '{}' could not be found.", segs[3])));
+        return Reply::json(
+            404,
+            error(
+                "ResourceGroupNotFound",
+                &format!("Resource group '{}' could not be found.", segs[3]),
+            ),
+        );
     };
-    let scope = format!("/subscriptions/{}/resourceGroups/{group}", shared.cfg.subscription_id);
+    let scope = format!(
+        "/subscriptions/{}/resourceGroups/{group}",
+        shared.cfg.subscription_id
+    );
     match (call.method.as_str(), segs.len()) {
-        ("GET", 4) => return Reply::json(200, json!({ "id": scope, "name": group, "type": "Microsoft.Resources/resourceGroups", "location": "westeurope", "properties": { "provisioningState": "Succeeded" } })),
+        ("GET", 4) => {
+            return Reply::json(
+                200,
+                json!({ "id": scope, "name": group, "type": "Microsoft.Resources/resourceGroups", "location": "westeurope", "properties": { "provisioningState": "Succeeded" } }),
+            );
+        }
         ("GET", 5) if is(4, "resources") => return list_resources(shared, call, &scope),
-        ("GET", 7) if is(4, "providers") && is(5, "Microsoft.Authorization") && is(6, "permissions") => {
+        ("GET", 7)
+            if is(4, "providers") && is(5, "Microsoft.Authorization") && is(6, "permissions") =>
+        {
             let contributor = lock(&shared.settings).contributor;
             let p = if contributor {
                 json!({ "actions": ["*"], "notActions": ["Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write", "Microsoft.Authorization/elevateAccess/Action"], "dataActions": [], "notDataActions": [] })
@@ -102,21 +182,40 @@ pub(crate) fn handle(shared: &std::sync::Arc<Shared>, call: &Call, capacity: boo
     }
     let target = match target(&segs, &scope, &group) {
         Some(t) => t,
-        None => return Reply::json(404, error("InvalidResourceType", "the resource type could not be found")),
+        None => {
+            return Reply::json(
+                404,
+                error(
+                    "InvalidResourceType",
+                    "the resource type could not be found",
+                ),
+            );
+        }
     };
     match (call.method.as_str(), target.kind) {
         ("GET", _) => get(shared, call, &target),
-        ("PUT", "Microsoft.Compute/virtualMachines") => compute::put_vm(shared, call, &target, capacity),
-        ("DELETE", "Microsoft.Compute/virtualMachines") => compute::delete_vm(shared, &target),
-        ("PUT", "Microsoft.Compute/disks") => Reply::json(400, error("InvalidRequestContent", "the fake creates disks only with their VM")),
+        ("PUT", "Microsoft.Compute/virtualMachines") => {
+            compute::put_vm(shared, call, &target, capacity)
+        }
+        ("DELETE", "Microsoft.Compute/virtualMachines") => deletes::delete_vm(shared, &target),
+        ("PUT", "Microsoft.Compute/disks") => Reply::json(
+            400,
+            error(
+                "InvalidRequestContent",
+                "the fake creates disks only with their VM",
+            ),
+        ),
         ("PUT", _) => network::put(shared, call, &target),
-        ("DELETE", _) => network::delete(shared, &target),
+        ("DELETE", _) => deletes::delete_network(shared, &target),
         _ => Reply::json(405, error("MethodNotAllowed", "the method is not allowed")),
     }
 }
 
 fn authenticate(shared: &Shared, call: &Call) -> Option<Reply> {
-    let token = call.authorization.as_deref().and_then(|a| a.strip_prefix("Bearer "));
+    let token = call
+        .authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Bearer "));
     let expiry = token.and_then(|t| lock(&shared.inventory).tokens.get(t).copied());
     match expiry {
         None => Some(Reply::json(401, error("InvalidAuthenticationToken", "The access token is invalid.")).header("www-authenticate", "Bearer authorization_uri=\"https://login.microsoftonline.com/\", error=\"invalid_token\"")),
@@ -129,17 +228,27 @@ fn target(segs: &[&str], scope: &str, group: &str) -> Option<Target> {
     if segs.len() < 8 || !segs[4].eq_ignore_ascii_case("providers") {
         return None;
     }
-    let (ns, kind) = KINDS.iter().find(|(n, k)| n.eq_ignore_ascii_case(segs[5]) && k.eq_ignore_ascii_case(segs[6]))?;
+    let (ns, kind) = KINDS
+        .iter()
+        .find(|(n, k)| n.eq_ignore_ascii_case(segs[5]) && k.eq_ignore_ascii_case(segs[6]))?;
     let base = format!("{scope}/providers/{ns}/{kind}/{}", segs[7]);
     match segs.len() {
-        8 => Some(Target { group: group.to_owned(), kind: kind_name(ns, kind), name: segs[7].to_owned(), id: base, parent: None }),
-        10 if *kind == "virtualNetworks" && segs[8].eq_ignore_ascii_case("subnets") => Some(Target {
+        8 => Some(Target {
             group: group.to_owned(),
-            kind: "Microsoft.Network/virtualNetworks/subnets",
-            name: segs[9].to_owned(),
-            id: format!("{base}/subnets/{}", segs[9]),
-            parent: Some(base),
+            kind: kind_name(ns, kind),
+            name: segs[7].to_owned(),
+            id: base,
+            parent: None,
         }),
+        10 if *kind == "virtualNetworks" && segs[8].eq_ignore_ascii_case("subnets") => {
+            Some(Target {
+                group: group.to_owned(),
+                kind: "Microsoft.Network/virtualNetworks/subnets",
+                name: segs[9].to_owned(),
+                id: format!("{base}/subnets/{}", segs[9]),
+                parent: Some(base),
+            })
+        }
         _ => None,
     }
 }
@@ -158,13 +267,24 @@ fn kind_name(ns: &str, kind: &str) -> &'static str {
 fn get(shared: &Shared, call: &Call, t: &Target) -> Reply {
     let inv = lock(&shared.inventory);
     let Some(r) = inv.get(&t.id) else {
-        return Reply::json(404, error("ResourceNotFound", &format!("The Resource '{}/{}' under resource group '{}' was not found.", t.kind, t.name, t.group)));
+        return Reply::json(
+            404,
+            error(
+                "ResourceNotFound",
+                &format!(
+                    "The Resource '{}/{}' under resource group '{}' was not found.",
+                    t.kind, t.name, t.group
+                ),
+            ),
+        );
     };
     let mut body = r.render();
     if t.kind == "Microsoft.Network/virtualNetworks" {
         body["properties"]["subnets"] = Value::Array(network::subnets_of(&inv, &r.id));
     }
-    if t.kind == "Microsoft.Compute/virtualMachines" && call.param("$expand") == Some("instanceView") {
+    if t.kind == "Microsoft.Compute/virtualMachines"
+        && call.param("$expand") == Some("instanceView")
+    {
         body["properties"]["instanceView"] = compute::instance_view(&inv, r);
     }
     Reply::json(200, body)
@@ -175,7 +295,15 @@ fn list_resources(shared: &Shared, call: &Call, scope: &str) -> Reply {
     let filter = match call.param("$filter").map(parse_tag_filter) {
         None => None,
         Some(Some(f)) => Some(f),
-        Some(None) => return Reply::json(400, error("InvalidFilterInQueryString", "Invalid $filter parameter in the query string.")),
+        Some(None) => {
+            return Reply::json(
+                400,
+                error(
+                    "InvalidFilterInQueryString",
+                    "Invalid $filter parameter in the query string.",
+                ),
+            );
+        }
     };
     let inv = lock(&shared.inventory);
     let prefix = format!("{}/", scope.to_ascii_lowercase());
@@ -186,14 +314,27 @@ fn list_resources(shared: &Shared, call: &Call, scope: &str) -> Reply {
         .filter(|r| filter.as_ref().is_none_or(|(k, v)| r.tags.get(k) == Some(v)))
         .map(|r| json!({ "id": r.id, "name": r.name, "type": r.kind, "location": r.location, "tags": r.tags }))
         .collect();
-    let skip: usize = call.param("$skiptoken").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let skip: usize = call
+        .param("$skiptoken")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let size = shared.cfg.page_size.max(1);
     let page: Vec<Value> = all.iter().skip(skip).take(size).cloned().collect();
     let mut body = json!({ "value": page });
     if skip + size < all.len() {
         let base = shared.base.get().cloned().unwrap_or_default();
-        let q: Vec<String> = call.query.iter().filter(|(k, _)| k != "$skiptoken").map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect();
-        body["nextLink"] = json!(format!("{base}{}?{}&$skiptoken={}", call.path, q.join("&"), skip + size));
+        let q: Vec<String> = call
+            .query
+            .iter()
+            .filter(|(k, _)| k != "$skiptoken")
+            .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+            .collect();
+        body["nextLink"] = json!(format!(
+            "{base}{}?{}&$skiptoken={}",
+            call.path,
+            q.join("&"),
+            skip + size
+        ));
     }
     Reply::json(200, body)
 }
@@ -227,7 +368,15 @@ fn quoted(s: &str) -> Option<(String, &str)> {
 }
 
 fn enc(s: &str) -> String {
-    s.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~$".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~$".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -236,7 +385,10 @@ mod tests {
 
     #[test]
     fn tag_filters_parse_with_escaped_quotes() {
-        assert_eq!(parse_tag_filter("tagName eq 'k' and tagValue eq 'it''s'"), Some(("k".into(), "it's".into())));
+        assert_eq!(
+            parse_tag_filter("tagName eq 'k' and tagValue eq 'it''s'"),
+            Some(("k".into(), "it's".into()))
+        );
         assert_eq!(parse_tag_filter("name eq 'x'"), None);
     }
 }

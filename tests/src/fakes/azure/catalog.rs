@@ -12,20 +12,34 @@ pub(crate) const LOCATIONS: [(&str, &str, &str); 4] = [
 
 /// (name, cores, memory MB, locations where sold).
 pub(crate) const SIZES: [(&str, u32, u32, &[&str]); 4] = [
-    ("Standard_B1s", 1, 1024, &["westeurope", "northeurope", "eastus"]),
-    ("Standard_B2s", 2, 4096, &["westeurope", "northeurope", "eastus"]),
+    (
+        "Standard_B1s",
+        1,
+        1024,
+        &["westeurope", "northeurope", "eastus"],
+    ),
+    (
+        "Standard_B2s",
+        2,
+        4096,
+        &["westeurope", "northeurope", "eastus"],
+    ),
     ("Standard_D2s_v5", 2, 8192, &["westeurope", "eastus"]),
     ("Standard_D4s_v5", 4, 16384, &["eastus"]),
 ];
 
 /// Whether `name` is a physical location.
 pub(crate) fn is_physical(name: &str) -> bool {
-    LOCATIONS.iter().any(|(n, _, t)| *n == name && *t == "Physical")
+    LOCATIONS
+        .iter()
+        .any(|(n, _, t)| *n == name && *t == "Physical")
 }
 
 /// Whether `size` is sold in `location`.
 pub(crate) fn sold(size: &str, location: &str) -> bool {
-    SIZES.iter().any(|(n, _, _, at)| *n == size && at.contains(&location))
+    SIZES
+        .iter()
+        .any(|(n, _, _, at)| *n == size && at.contains(&location))
 }
 
 /// `GET /subscriptions/{sub}/locations`.

@@ -23,6 +23,7 @@ mod aad;
 mod arm;
 mod catalog;
 mod compute;
+mod deletes;
 mod network;
 mod state;
 
@@ -72,7 +73,10 @@ impl Default for FakeAzureConfig {
 
 impl std::fmt::Debug for FakeAzureConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeAzureConfig").field("subscription_id", &self.subscription_id).field("state_step", &self.state_step).finish_non_exhaustive()
+        f.debug_struct("FakeAzureConfig")
+            .field("subscription_id", &self.subscription_id)
+            .field("state_step", &self.state_step)
+            .finish_non_exhaustive()
     }
 }
 
@@ -116,12 +120,33 @@ impl Cloud for Shared {
 
     fn fault_reply(&self, fault: &Fault, call: &Call) -> Option<Reply> {
         Some(match fault {
-            Fault::RateLimited { retry_after_secs } => Reply::json(429, error("TooManyRequests", "The request is being throttled.")).header("retry-after", retry_after_secs.to_string()),
-            Fault::InternalError => Reply::json(500, error("InternalServerError", "An internal server error occurred.")),
-            Fault::Unavailable => Reply::json(503, error("ServiceUnavailable", "The service is unavailable.")),
+            Fault::RateLimited { retry_after_secs } => Reply::json(
+                429,
+                error("TooManyRequests", "The request is being throttled."),
+            )
+            .header("retry-after", retry_after_secs.to_string()),
+            Fault::InternalError => Reply::json(
+                500,
+                error("InternalServerError", "An internal server error occurred."),
+            ),
+            Fault::Unavailable => Reply::json(
+                503,
+                error("ServiceUnavailable", "The service is unavailable."),
+            ),
             // VM creates fail asynchronously (the operation reports AllocationFailed).
-            Fault::Capacity if call.method == "PUT" && call.path.to_ascii_lowercase().contains("/virtualmachines/") => return None,
-            Fault::Capacity if call.method == "PUT" => Reply::json(409, error("SkuNotAvailable", "The requested size is currently not available.")),
+            Fault::Capacity
+                if call.method == "PUT"
+                    && call.path.to_ascii_lowercase().contains("/virtualmachines/") =>
+            {
+                return None;
+            }
+            Fault::Capacity if call.method == "PUT" => Reply::json(
+                409,
+                error(
+                    "SkuNotAvailable",
+                    "The requested size is currently not available.",
+                ),
+            ),
             _ => return None,
         })
     }
@@ -170,15 +195,27 @@ impl FakeAzure {
             faults: FaultPlan::default(),
             log: Mutex::default(),
             inventory: Mutex::new(inventory),
-            settings: Mutex::new(Settings { subscription_reader: true, contributor: true, cascade_network: true, accepted_assertions: None }),
+            settings: Mutex::new(Settings {
+                subscription_reader: true,
+                contributor: true,
+                cascade_network: true,
+                accepted_assertions: None,
+            }),
             tasks: Mutex::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let _ = shared.base.set(format!("https://{addr}"));
-        let app = axum::Router::new().fallback(edge::entry::<Shared>).with_state(shared.clone());
+        let app = axum::Router::new()
+            .fallback(edge::entry::<Shared>)
+            .with_state(shared.clone());
         let server = ca.serve(listener, app);
-        Ok(FakeAzureHandle { addr, ca, shared, server })
+        Ok(FakeAzureHandle {
+            addr,
+            ca,
+            shared,
+            server,
+        })
     }
 }
 
@@ -193,7 +230,9 @@ pub struct FakeAzureHandle {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("cfg", &self.cfg).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
     }
 }
 
@@ -237,7 +276,10 @@ impl FakeAzureHandle {
     pub fn mint_token(&self) -> String {
         let mut inv = lock(&self.shared.inventory);
         let token = format!("fake-aad-minted-{}", uuid::Uuid::new_v4().simple());
-        inv.tokens.insert(token.clone(), SystemTime::now() + self.shared.cfg.token_lifetime);
+        inv.tokens.insert(
+            token.clone(),
+            SystemTime::now() + self.shared.cfg.token_lifetime,
+        );
         token
     }
 
@@ -263,12 +305,20 @@ impl FakeAzureHandle {
 
     /// (type, name, tags) of every resource (subnets included).
     pub fn resources(&self) -> Vec<(String, String, BTreeMap<String, String>)> {
-        lock(&self.shared.inventory).resources.values().map(|r| (r.kind.clone(), r.name.clone(), r.tags.clone())).collect()
+        lock(&self.shared.inventory)
+            .resources
+            .values()
+            .map(|r| (r.kind.clone(), r.name.clone(), r.tags.clone()))
+            .collect()
     }
 
     /// How many VMs were ever created with tag `key=value` (deleted ones included).
     pub fn create_count_by_tag(&self, key: &str, value: &str) -> usize {
-        lock(&self.shared.inventory).created_vm_tags.iter().filter(|t| t.get(key).is_some_and(|v| v == value)).count()
+        lock(&self.shared.inventory)
+            .created_vm_tags
+            .iter()
+            .filter(|t| t.get(key).is_some_and(|v| v == value))
+            .count()
     }
 
     /// Whether deleting a VM also deletes its NIC and public IP (`deleteOption: Delete`).
@@ -293,7 +343,10 @@ impl FakeAzureHandle {
 
     /// Adds a subnet to a VNet, as an operator would in the portal. False without the VNet.
     pub fn add_subnet(&self, group: &str, vnet: &str, subnet: &str, prefix: &str) -> bool {
-        let vnet_id = format!("/subscriptions/{}/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{vnet}", self.shared.cfg.subscription_id);
+        let vnet_id = format!(
+            "/subscriptions/{}/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{vnet}",
+            self.shared.cfg.subscription_id
+        );
         let mut inv = lock(&self.shared.inventory);
         if inv.get(&vnet_id).is_none() {
             return false;
@@ -313,8 +366,18 @@ impl FakeAzureHandle {
     /// Sets a VM's power state (`stopped`, `deallocated`, …), as if changed in the portal.
     pub fn set_power(&self, vm: &str, power: &str) -> bool {
         let mut inv = lock(&self.shared.inventory);
-        let Some(id) = inv.resources.values().find(|r| r.kind == "Microsoft.Compute/virtualMachines" && r.name == vm).map(|r| r.id.to_ascii_lowercase()) else { return false };
-        inv.vms.get_mut(&id).map(|x| x.power = power.to_owned()).is_some()
+        let Some(id) = inv
+            .resources
+            .values()
+            .find(|r| r.kind == "Microsoft.Compute/virtualMachines" && r.name == vm)
+            .map(|r| r.id.to_ascii_lowercase())
+        else {
+            return false;
+        };
+        inv.vms
+            .get_mut(&id)
+            .map(|x| x.power = power.to_owned())
+            .is_some()
     }
 }
 

@@ -39,7 +39,10 @@ impl Resource {
 
     /// `properties.provisioningState`.
     pub(crate) fn state(&self) -> &str {
-        self.properties.get("provisioningState").and_then(Value::as_str).unwrap_or("Succeeded")
+        self.properties
+            .get("provisioningState")
+            .and_then(Value::as_str)
+            .unwrap_or("Succeeded")
     }
 
     pub(crate) fn set_state(&mut self, state: &str) {
@@ -123,13 +126,24 @@ impl Inventory {
     pub(crate) fn start_operation(&mut self, done: bool) -> String {
         let id = format!("{:08x}-0000-4000-8000-{:012x}", self.next(), self.next());
         let status = if done { "Succeeded" } else { "InProgress" };
-        self.operations.insert(id.clone(), Operation { status: status.into(), error: None });
+        self.operations.insert(
+            id.clone(),
+            Operation {
+                status: status.into(),
+                error: None,
+            },
+        );
         id
     }
 
     pub(crate) fn finish_operation(&mut self, id: &str, error: Option<(&str, &str)>) {
         if let Some(op) = self.operations.get_mut(id) {
-            op.status = if error.is_some() { "Failed" } else { "Succeeded" }.into();
+            op.status = if error.is_some() {
+                "Failed"
+            } else {
+                "Succeeded"
+            }
+            .into();
             op.error = error.map(|(c, m)| (c.to_owned(), m.to_owned()));
         }
     }
@@ -138,7 +152,10 @@ impl Inventory {
 /// Whether any `"id"` inside `v` equals `needle` (lowercase).
 fn references(v: &Value, needle: &str) -> bool {
     match v {
-        Value::Object(m) => m.iter().any(|(k, x)| (k == "id" && x.as_str().is_some_and(|s| s.to_ascii_lowercase() == needle)) || references(x, needle)),
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            (k == "id" && x.as_str().is_some_and(|s| s.to_ascii_lowercase() == needle))
+                || references(x, needle)
+        }),
         Value::Array(a) => a.iter().any(|x| references(x, needle)),
         _ => false,
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::state::{error, operation_json};
-use super::{Shared, auth, catalog, instances};
+use super::{Shared, auth, catalog, instances, listing};
 use crate::fakes::edge::{Call, Reply, lock};
 
 pub(crate) fn handle(shared: &Arc<Shared>, call: &Call, capacity: bool) -> Reply {
@@ -17,13 +17,31 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call, capacity: bool) -> Reply
     }
     let segs = call.segments();
     let rest: Vec<&str> = match segs.as_slice() {
-        ["compute", "v1", "projects", project, rest @ ..] if *project == shared.cfg.project_id => rest.to_vec(),
-        ["compute", "v1", "projects", project, ..] => return Reply::json(404, error(404, "notFound", &format!("The resource 'projects/{project}' was not found"))),
+        ["compute", "v1", "projects", project, rest @ ..] if *project == shared.cfg.project_id => {
+            rest.to_vec()
+        }
+        ["compute", "v1", "projects", project, ..] => {
+            return Reply::json(
+                404,
+                error(
+                    404,
+                    "notFound",
+                    &format!("The resource 'projects/{project}' was not found"),
+                ),
+            );
+        }
         _ => return Reply::json(404, error(404, "notFound", "Not Found")),
     };
     if let Some(id) = call.param("requestId") {
         if uuid::Uuid::parse_str(id).map_or(true, |u| u.is_nil()) {
-            return Reply::json(400, error(400, "invalid", "Invalid value for field 'requestId': must be a valid UUID other than the zero UUID."));
+            return Reply::json(
+                400,
+                error(
+                    400,
+                    "invalid",
+                    "Invalid value for field 'requestId': must be a valid UUID other than the zero UUID.",
+                ),
+            );
         }
         let seen = lock(&shared.inventory).request_ids.get(id).cloned();
         if let Some(op) = seen {
@@ -32,39 +50,71 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call, capacity: bool) -> Reply
     }
     let (base, project) = (shared.compute_base(), shared.cfg.project_id.clone());
     match (call.method.as_str(), rest.as_slice()) {
-        ("GET", []) => Reply::json(200, json!({
-            "kind": "compute#project", "id": "4815162342", "name": project, "defaultNetworkTier": "PREMIUM",
-            "xpnProjectStatus": "UNSPECIFIED_XPN_PROJECT_STATUS", "selfLink": format!("{base}/projects/{project}"),
-            "commonInstanceMetadata": { "kind": "compute#metadata", "fingerprint": "fp", "items": [] },
-        })),
-        ("GET", ["zones"]) => page(shared, call, "compute#zoneList", catalog::zones(&base, &project)),
-        ("GET", ["zones", zone]) => match catalog::zones(&base, &project).into_iter().find(|z| z["name"] == *zone) {
+        ("GET", []) => Reply::json(
+            200,
+            json!({
+                "kind": "compute#project", "id": "4815162342", "name": project, "defaultNetworkTier": "PREMIUM",
+                "xpnProjectStatus": "UNSPECIFIED_XPN_PROJECT_STATUS", "selfLink": format!("{base}/projects/{project}"),
+                "commonInstanceMetadata": { "kind": "compute#metadata", "fingerprint": "fp", "items": [] },
+            }),
+        ),
+        ("GET", ["zones"]) => page(
+            shared,
+            call,
+            "compute#zoneList",
+            catalog::zones(&base, &project),
+        ),
+        ("GET", ["zones", zone]) => match catalog::zones(&base, &project)
+            .into_iter()
+            .find(|z| z["name"] == *zone)
+        {
             Some(z) => Reply::json(200, z),
             None => not_found(&format!("projects/{project}/zones/{zone}")),
         },
-        ("GET", ["zones", zone, "machineTypes"]) if catalog::zone_exists(zone) => page(shared, call, "compute#machineTypeList", catalog::machine_types(&base, &project, zone)),
-        ("GET", ["global", "networks", "default"]) if lock(&shared.inventory).default_network => Reply::json(200, json!({
-            "kind": "compute#network", "id": "77", "name": "default", "autoCreateSubnetworks": true,
-            "selfLink": format!("{base}/projects/{project}/global/networks/default"), "routingConfig": { "routingMode": "REGIONAL" },
-        })),
+        ("GET", ["zones", zone, "machineTypes"]) if catalog::zone_exists(zone) => page(
+            shared,
+            call,
+            "compute#machineTypeList",
+            catalog::machine_types(&base, &project, zone),
+        ),
+        ("GET", ["global", "networks", "default"]) if lock(&shared.inventory).default_network => {
+            Reply::json(
+                200,
+                json!({
+                    "kind": "compute#network", "id": "77", "name": "default", "autoCreateSubnetworks": true,
+                    "selfLink": format!("{base}/projects/{project}/global/networks/default"), "routingConfig": { "routingMode": "REGIONAL" },
+                }),
+            )
+        }
         ("GET", ["global", "firewalls"]) => {
-            let items: Vec<Value> = lock(&shared.inventory).firewalls.values().cloned().collect();
+            let items: Vec<Value> = lock(&shared.inventory)
+                .firewalls
+                .values()
+                .cloned()
+                .collect();
             page(shared, call, "compute#firewallList", items)
         }
         ("POST", ["global", "firewalls"]) => super::firewalls::insert(shared, call),
-        ("GET", ["global", "firewalls", name]) => match lock(&shared.inventory).firewalls.get(*name) {
-            Some(f) => Reply::json(200, f.clone()),
-            None => not_found(&format!("projects/{project}/global/firewalls/{name}")),
-        },
+        ("GET", ["global", "firewalls", name]) => {
+            match lock(&shared.inventory).firewalls.get(*name) {
+                Some(f) => Reply::json(200, f.clone()),
+                None => not_found(&format!("projects/{project}/global/firewalls/{name}")),
+            }
+        }
         ("PUT", ["global", "firewalls", name]) => super::firewalls::update(shared, call, name),
         ("DELETE", ["global", "firewalls", name]) => super::firewalls::delete(shared, call, name),
         ("POST", ["zones", zone, "instances"]) => instances::insert(shared, call, zone, capacity),
-        ("GET", ["zones", zone, "instances"]) => instances::list(shared, call, zone),
-        ("GET", ["zones", zone, "instances", name]) => instances::get(shared, zone, name),
-        ("DELETE", ["zones", zone, "instances", name]) => instances::delete(shared, call, zone, name),
-        ("GET", ["aggregated", "instances"]) => instances::aggregated(shared, call),
-        ("GET", ["zones", _, "operations", op]) | ("GET", ["global", "operations", op]) => operation(shared, op, false),
-        ("POST", ["zones", _, "operations", op, "wait"]) | ("POST", ["global", "operations", op, "wait"]) => operation(shared, op, true),
+        ("GET", ["zones", zone, "instances"]) => listing::list(shared, call, zone),
+        ("GET", ["zones", zone, "instances", name]) => listing::get(shared, zone, name),
+        ("DELETE", ["zones", zone, "instances", name]) => {
+            instances::delete(shared, call, zone, name)
+        }
+        ("GET", ["aggregated", "instances"]) => listing::aggregated(shared, call),
+        ("GET", ["zones", _, "operations", op]) | ("GET", ["global", "operations", op]) => {
+            operation(shared, op, false)
+        }
+        ("POST", ["zones", _, "operations", op, "wait"])
+        | ("POST", ["global", "operations", op, "wait"]) => operation(shared, op, true),
         _ => not_found(&format!("projects/{project}/{}", rest.join("/"))),
     }
 }
@@ -73,11 +123,18 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call, capacity: bool) -> Reply
 pub(crate) fn operation(shared: &Shared, name: &str, wait: bool) -> Reply {
     let inv = lock(&shared.inventory);
     let Some(op) = inv.operations.get(name) else {
-        return not_found(&format!("projects/{}/operations/{name}", shared.cfg.project_id));
+        return not_found(&format!(
+            "projects/{}/operations/{name}",
+            shared.cfg.project_id
+        ));
     };
-    let reply = Reply::json(200, operation_json(&shared.compute_base(), &shared.cfg.project_id, op));
+    let reply = Reply::json(
+        200,
+        operation_json(&shared.compute_base(), &shared.cfg.project_id, op),
+    );
     if wait && op.status != "DONE" {
-        let poll = (shared.cfg.state_step / 4).clamp(Duration::from_millis(5), Duration::from_millis(200));
+        let poll =
+            (shared.cfg.state_step / 4).clamp(Duration::from_millis(5), Duration::from_millis(200));
         return reply.again_after(poll);
     }
     reply
@@ -86,18 +143,30 @@ pub(crate) fn operation(shared: &Shared, name: &str, wait: bool) -> Reply {
 /// Records `request_id` (if any) as naming `op`.
 pub(crate) fn remember(shared: &Shared, call: &Call, op: &str) {
     if let Some(id) = call.param("requestId") {
-        lock(&shared.inventory).request_ids.insert(id.to_owned(), op.to_owned());
+        lock(&shared.inventory)
+            .request_ids
+            .insert(id.to_owned(), op.to_owned());
     }
 }
 
 /// A page of `items` by `maxResults` (capped) and `pageToken`.
 pub(crate) fn page(shared: &Shared, call: &Call, kind: &str, items: Vec<Value>) -> Reply {
-    let max = call.param("maxResults").and_then(|m| m.parse::<usize>().ok()).unwrap_or(500).clamp(1, 500).min(shared.cfg.max_results.max(1));
+    let max = call
+        .param("maxResults")
+        .and_then(|m| m.parse::<usize>().ok())
+        .unwrap_or(500)
+        .clamp(1, 500)
+        .min(shared.cfg.max_results.max(1));
     let offset = match call.param("pageToken") {
         None => 0,
         Some(t) => match t.strip_prefix("pt-").and_then(|n| n.parse::<usize>().ok()) {
             Some(n) => n,
-            None => return Reply::json(400, error(400, "invalid", "Invalid value for field 'pageToken'.")),
+            None => {
+                return Reply::json(
+                    400,
+                    error(400, "invalid", "Invalid value for field 'pageToken'."),
+                );
+            }
         },
     };
     let total = items.len();
@@ -110,11 +179,23 @@ pub(crate) fn page(shared: &Shared, call: &Call, kind: &str, items: Vec<Value>) 
 }
 
 pub(crate) fn not_found(resource: &str) -> Reply {
-    Reply::json(404, error(404, "notFound", &format!("The resource '{resource}' was not found")))
+    Reply::json(
+        404,
+        error(
+            404,
+            "notFound",
+            &format!("The resource '{resource}' was not found"),
+        ),
+    )
 }
 
 /// Whether `name` is an RFC 1035 resource name of at most 63 characters.
 pub(crate) fn valid_name(name: &str) -> bool {
     let b = name.as_bytes();
-    !b.is_empty() && b.len() <= 63 && b[0].is_ascii_lowercase() && !name.ends_with('-') && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_lowercase()
+        && !name.ends_with('-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }

@@ -11,7 +11,20 @@ use super::compute::{not_found, operation, remember, valid_name};
 use super::state::error;
 use crate::fakes::edge::{Call, Reply, lock};
 
-const FIELDS: [&str; 12] = ["name", "description", "network", "direction", "priority", "sourceRanges", "targetTags", "allowed", "denied", "disabled", "destinationRanges", "logConfig"];
+const FIELDS: [&str; 12] = [
+    "name",
+    "description",
+    "network",
+    "direction",
+    "priority",
+    "sourceRanges",
+    "targetTags",
+    "allowed",
+    "denied",
+    "disabled",
+    "destinationRanges",
+    "logConfig",
+];
 
 pub(crate) fn insert(shared: &Arc<Shared>, call: &Call) -> Reply {
     let firewall = match validate(shared, &call.json) {
@@ -21,7 +34,17 @@ pub(crate) fn insert(shared: &Arc<Shared>, call: &Call) -> Reply {
     let name = firewall["name"].as_str().unwrap_or_default().to_owned();
     let mut inv = lock(&shared.inventory);
     if inv.firewalls.contains_key(&name) {
-        return Reply::json(409, error(409, "alreadyExists", &format!("The resource 'projects/{}/global/firewalls/{name}' already exists", shared.cfg.project_id)));
+        return Reply::json(
+            409,
+            error(
+                409,
+                "alreadyExists",
+                &format!(
+                    "The resource 'projects/{}/global/firewalls/{name}' already exists",
+                    shared.cfg.project_id
+                ),
+            ),
+        );
     }
     inv.firewalls.insert(name.clone(), firewall);
     let op = inv.start("", "insert", &format!("global/firewalls/{name}"), true);
@@ -36,9 +59,21 @@ pub(crate) fn update(shared: &Arc<Shared>, call: &Call, name: &str) -> Reply {
         Err(r) => return r,
     };
     let mut inv = lock(&shared.inventory);
-    let Some(old) = inv.firewalls.get(name) else { return not_found(&format!("projects/{}/global/firewalls/{name}", shared.cfg.project_id)) };
+    let Some(old) = inv.firewalls.get(name) else {
+        return not_found(&format!(
+            "projects/{}/global/firewalls/{name}",
+            shared.cfg.project_id
+        ));
+    };
     if firewall["name"] != json!(name) {
-        return Reply::json(400, error(400, "invalid", "Invalid value for field 'resource.name': the name cannot change."));
+        return Reply::json(
+            400,
+            error(
+                400,
+                "invalid",
+                "Invalid value for field 'resource.name': the name cannot change.",
+            ),
+        );
     }
     firewall["id"] = old["id"].clone();
     firewall["creationTimestamp"] = old["creationTimestamp"].clone();
@@ -52,7 +87,10 @@ pub(crate) fn update(shared: &Arc<Shared>, call: &Call, name: &str) -> Reply {
 pub(crate) fn delete(shared: &Arc<Shared>, call: &Call, name: &str) -> Reply {
     let mut inv = lock(&shared.inventory);
     if inv.firewalls.remove(name).is_none() {
-        return not_found(&format!("projects/{}/global/firewalls/{name}", shared.cfg.project_id));
+        return not_found(&format!(
+            "projects/{}/global/firewalls/{name}",
+            shared.cfg.project_id
+        ));
     }
     let op = inv.start("", "delete", &format!("global/firewalls/{name}"), true);
     drop(inv);
@@ -62,33 +100,90 @@ pub(crate) fn delete(shared: &Arc<Shared>, call: &Call, name: &str) -> Reply {
 
 /// The rule as stored and rendered, or the API's refusal.
 fn validate(shared: &Shared, b: &Value) -> Result<Value, Reply> {
-    let invalid = |field: &str, why: &str| Reply::json(400, error(400, "invalid", &format!("Invalid value for field 'resource.{field}': {why}")));
-    let Some(obj) = b.as_object() else { return Err(invalid("", "the body must be a Firewall")) };
-    if let Some(k) = obj.keys().find(|k| !FIELDS.contains(&k.as_str()) && !["id", "kind", "selfLink", "creationTimestamp"].contains(&k.as_str())) {
-        return Err(Reply::json(400, error(400, "invalid", &format!("Invalid JSON payload received. Unknown name \"{k}\" at 'resource': Cannot find field."))));
+    let invalid = |field: &str, why: &str| {
+        Reply::json(
+            400,
+            error(
+                400,
+                "invalid",
+                &format!("Invalid value for field 'resource.{field}': {why}"),
+            ),
+        )
+    };
+    let Some(obj) = b.as_object() else {
+        return Err(invalid("", "the body must be a Firewall"));
+    };
+    if let Some(k) = obj.keys().find(|k| {
+        !FIELDS.contains(&k.as_str())
+            && !["id", "kind", "selfLink", "creationTimestamp"].contains(&k.as_str())
+    }) {
+        return Err(Reply::json(
+            400,
+            error(
+                400,
+                "invalid",
+                &format!(
+                    "Invalid JSON payload received. Unknown name \"{k}\" at 'resource': Cannot find field."
+                ),
+            ),
+        ));
     }
     let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
     if !valid_name(name) {
-        return Err(invalid("name", "must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"));
+        return Err(invalid(
+            "name",
+            "must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'",
+        ));
     }
-    let network = b.get("network").and_then(Value::as_str).unwrap_or("global/networks/default");
+    let network = b
+        .get("network")
+        .and_then(Value::as_str)
+        .unwrap_or("global/networks/default");
     if !network.ends_with("global/networks/default") || !lock(&shared.inventory).default_network {
-        return Err(Reply::json(404, error(404, "notFound", &format!("The resource '{network}' was not found"))));
+        return Err(Reply::json(
+            404,
+            error(
+                404,
+                "notFound",
+                &format!("The resource '{network}' was not found"),
+            ),
+        ));
     }
-    let direction = b.get("direction").and_then(Value::as_str).unwrap_or("INGRESS");
+    let direction = b
+        .get("direction")
+        .and_then(Value::as_str)
+        .unwrap_or("INGRESS");
     if !["INGRESS", "EGRESS"].contains(&direction) {
         return Err(invalid("direction", "must be INGRESS or EGRESS"));
     }
     let count = |k: &str| b.get(k).and_then(Value::as_array).map_or(0, Vec::len);
     if (count("allowed") > 0) == (count("denied") > 0) {
-        return Err(invalid("allowed", "exactly one of allowed or denied must be set"));
+        return Err(invalid(
+            "allowed",
+            "exactly one of allowed or denied must be set",
+        ));
     }
-    let priority = b.get("priority").map_or(Some(1000), Value::as_i64).unwrap_or(-1);
+    let priority = b
+        .get("priority")
+        .map_or(Some(1000), Value::as_i64)
+        .unwrap_or(-1);
     if !(0..=65535).contains(&priority) {
         return Err(invalid("priority", "must be between 0 and 65535"));
     }
-    let cidr = |v: &Value| v.as_str().and_then(|s| s.split_once('/')).is_some_and(|(ip, bits)| ip.parse::<std::net::IpAddr>().is_ok() && bits.parse::<u8>().is_ok_and(|b| b <= 128));
-    if !b.get("sourceRanges").and_then(Value::as_array).into_iter().flatten().all(cidr) {
+    let cidr = |v: &Value| {
+        v.as_str()
+            .and_then(|s| s.split_once('/'))
+            .is_some_and(|(ip, bits)| {
+                ip.parse::<std::net::IpAddr>().is_ok() && bits.parse::<u8>().is_ok_and(|b| b <= 128)
+            })
+    };
+    if !b
+        .get("sourceRanges")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(cidr)
+    {
         return Err(invalid("sourceRanges", "must be CIDR ranges"));
     }
     let base = shared.compute_base();

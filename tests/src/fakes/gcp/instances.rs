@@ -3,21 +3,35 @@
 //! network with `ONE_TO_ONE_NAT`, metadata items, label syntax), the life cycle
 //! `PROVISIONING → STAGING → RUNNING` (the insert operation is `DONE` at `STAGING`, the
 //! boot hook runs at `RUNNING` with the `user-data` metadata value), a `Capacity` fault
-//! failing the operation with `ZONE_RESOURCE_POOL_EXHAUSTED`, delete through `STOPPING`,
-//! zonal and aggregated lists with a `labels.KEY = "VALUE"` filter.
+//! failing the operation with `ZONE_RESOURCE_POOL_EXHAUSTED`, and delete through
+//! `STOPPING`. Reads and lists are in `listing`.
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::compute::{not_found, operation, page, remember, valid_name};
+use super::compute::{not_found, operation, remember, valid_name};
 use super::state::{Instance, error, nat_ip};
 use super::{Shared, catalog};
 use crate::fakes::BootEvent;
 use crate::fakes::edge::{Call, Reply, lock};
 
-const IMAGES: [&str; 2] = ["projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64", "projects/debian-cloud/global/images/family/debian-12"];
-const FIELDS: [&str; 10] = ["name", "machineType", "disks", "networkInterfaces", "metadata", "labels", "tags", "description", "scheduling", "serviceAccounts"];
+const IMAGES: [&str; 2] = [
+    "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
+    "projects/debian-cloud/global/images/family/debian-12",
+];
+const FIELDS: [&str; 10] = [
+    "name",
+    "machineType",
+    "disks",
+    "networkInterfaces",
+    "metadata",
+    "labels",
+    "tags",
+    "description",
+    "scheduling",
+    "serviceAccounts",
+];
 
 pub(crate) fn insert(shared: &Arc<Shared>, call: &Call, zone: &str, capacity: bool) -> Reply {
     if !catalog::zone_exists(zone) {
@@ -31,12 +45,39 @@ pub(crate) fn insert(shared: &Arc<Shared>, call: &Call, zone: &str, capacity: bo
     let key = format!("{zone}/{name}");
     let mut inv = lock(&shared.inventory);
     if inv.instances.contains_key(&key) {
-        return Reply::json(409, error(409, "alreadyExists", &format!("The resource 'projects/{}/zones/{zone}/instances/{name}' already exists", shared.cfg.project_id)));
+        return Reply::json(
+            409,
+            error(
+                409,
+                "alreadyExists",
+                &format!(
+                    "The resource 'projects/{}/zones/{zone}/instances/{name}' already exists",
+                    shared.cfg.project_id
+                ),
+            ),
+        );
     }
     let id = inv.next();
-    inv.instances.insert(key.clone(), Instance { id, name: name.clone(), zone: zone.to_owned(), status: "PROVISIONING".into(), body: b.clone(), labels: labels.clone(), nat_ip: String::new(), booted: false });
+    inv.instances.insert(
+        key.clone(),
+        Instance {
+            id,
+            name: name.clone(),
+            zone: zone.to_owned(),
+            status: "PROVISIONING".into(),
+            body: b.clone(),
+            labels: labels.clone(),
+            nat_ip: String::new(),
+            booted: false,
+        },
+    );
     inv.created_labels.push(labels);
-    let op = inv.start(zone, "insert", &format!("zones/{zone}/instances/{name}"), false);
+    let op = inv.start(
+        zone,
+        "insert",
+        &format!("zones/{zone}/instances/{name}"),
+        false,
+    );
     drop(inv);
     remember(shared, call, &op);
     spawn_life_cycle(shared, key, op.clone(), capacity);
@@ -44,57 +85,149 @@ pub(crate) fn insert(shared: &Arc<Shared>, call: &Call, zone: &str, capacity: bo
 }
 
 fn validate(b: &Value, zone: &str) -> Result<(String, BTreeMap<String, String>), Reply> {
-    let invalid = |field: &str, why: &str| Reply::json(400, error(400, "invalid", &format!("Invalid value for field 'resource.{field}': {why}")));
-    let Some(obj) = b.as_object() else { return Err(invalid("", "the body must be an Instance")) };
+    let invalid = |field: &str, why: &str| {
+        Reply::json(
+            400,
+            error(
+                400,
+                "invalid",
+                &format!("Invalid value for field 'resource.{field}': {why}"),
+            ),
+        )
+    };
+    let Some(obj) = b.as_object() else {
+        return Err(invalid("", "the body must be an Instance"));
+    };
     if let Some(k) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(Reply::json(400, error(400, "invalid", &format!("Invalid JSON payload received. Unknown name \"{k}\" at 'resource': Cannot find field."))));
+        return Err(Reply::json(
+            400,
+            error(
+                400,
+                "invalid",
+                &format!(
+                    "Invalid JSON payload received. Unknown name \"{k}\" at 'resource': Cannot find field."
+                ),
+            ),
+        ));
     }
     let s = |p: &str| b.pointer(p).and_then(Value::as_str).unwrap_or_default();
     let name = s("/name");
     if !valid_name(name) {
-        return Err(invalid("name", "must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'"));
+        return Err(invalid(
+            "name",
+            "must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'",
+        ));
     }
     let machine = s("/machineType");
     let short = machine.rsplit('/').next().unwrap_or_default();
-    if !machine.ends_with(&format!("zones/{zone}/machineTypes/{short}")) || !catalog::machine_type_exists(short) {
-        return Err(invalid("machineType", "Machine type with name is not found or is not in the instance's zone."));
+    if !machine.ends_with(&format!("zones/{zone}/machineTypes/{short}"))
+        || !catalog::machine_type_exists(short)
+    {
+        return Err(invalid(
+            "machineType",
+            "Machine type with name is not found or is not in the instance's zone.",
+        ));
     }
-    let disks = b.get("disks").and_then(Value::as_array).cloned().unwrap_or_default();
-    let boot: Vec<&Value> = disks.iter().filter(|d| d.get("boot").and_then(Value::as_bool) == Some(true)).collect();
-    if boot.len() != 1 || !boot[0].pointer("/initializeParams/sourceImage").and_then(Value::as_str).is_some_and(|i| IMAGES.contains(&i)) {
-        return Err(invalid("disks", "exactly one boot disk with a known source image is required"));
+    let disks = b
+        .get("disks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let boot: Vec<&Value> = disks
+        .iter()
+        .filter(|d| d.get("boot").and_then(Value::as_bool) == Some(true))
+        .collect();
+    if boot.len() != 1
+        || !boot[0]
+            .pointer("/initializeParams/sourceImage")
+            .and_then(Value::as_str)
+            .is_some_and(|i| IMAGES.contains(&i))
+    {
+        return Err(invalid(
+            "disks",
+            "exactly one boot disk with a known source image is required",
+        ));
     }
     if let Some(size) = boot[0].pointer("/initializeParams/diskSizeGb")
-        && !size.as_str().is_some_and(|s| s.parse::<u64>().is_ok_and(|n| n >= 10))
+        && !size
+            .as_str()
+            .is_some_and(|s| s.parse::<u64>().is_ok_and(|n| n >= 10))
     {
-        return Err(invalid("disks[0].initializeParams.diskSizeGb", "must be an int64 string of at least 10"));
+        return Err(invalid(
+            "disks[0].initializeParams.diskSizeGb",
+            "must be an int64 string of at least 10",
+        ));
     }
     let nic = b.pointer("/networkInterfaces/0");
-    let network_ok = nic.and_then(|n| n.get("network")).and_then(Value::as_str).is_some_and(|n| n.ends_with("global/networks/default"));
-    let nat_ok = nic.and_then(|n| n.pointer("/accessConfigs")).and_then(Value::as_array).is_none_or(|a| a.iter().all(|c| c.get("type").and_then(Value::as_str).is_none_or(|t| t == "ONE_TO_ONE_NAT")));
+    let network_ok = nic
+        .and_then(|n| n.get("network"))
+        .and_then(Value::as_str)
+        .is_some_and(|n| n.ends_with("global/networks/default"));
+    let nat_ok = nic
+        .and_then(|n| n.pointer("/accessConfigs"))
+        .and_then(Value::as_array)
+        .is_none_or(|a| {
+            a.iter().all(|c| {
+                c.get("type")
+                    .and_then(Value::as_str)
+                    .is_none_or(|t| t == "ONE_TO_ONE_NAT")
+            })
+        });
     if !network_ok || !nat_ok {
-        return Err(invalid("networkInterfaces[0]", "the default network with ONE_TO_ONE_NAT access configs is required"));
+        return Err(invalid(
+            "networkInterfaces[0]",
+            "the default network with ONE_TO_ONE_NAT access configs is required",
+        ));
     }
     let mut keys = Vec::new();
-    for item in b.pointer("/metadata/items").and_then(Value::as_array).into_iter().flatten() {
-        let (Some(k), Some(_)) = (item.get("key").and_then(Value::as_str), item.get("value").and_then(Value::as_str)) else {
-            return Err(invalid("metadata", "every item needs a string key and value"));
+    for item in b
+        .pointer("/metadata/items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(k), Some(_)) = (
+            item.get("key").and_then(Value::as_str),
+            item.get("value").and_then(Value::as_str),
+        ) else {
+            return Err(invalid(
+                "metadata",
+                "every item needs a string key and value",
+            ));
         };
         if keys.contains(&k) {
             return Err(invalid("metadata", "duplicate metadata key"));
         }
         keys.push(k);
     }
-    let labels: BTreeMap<String, String> = match b.get("labels").map(|l| serde_json::from_value(l.clone())) {
-        None => BTreeMap::new(),
-        Some(Ok(l)) => l,
-        Some(Err(_)) => return Err(invalid("labels", "must be a map of strings")),
+    let labels: BTreeMap<String, String> =
+        match b.get("labels").map(|l| serde_json::from_value(l.clone())) {
+            None => BTreeMap::new(),
+            Some(Ok(l)) => l,
+            Some(Err(_)) => return Err(invalid("labels", "must be a map of strings")),
+        };
+    let label_ok = |s: &str, key: bool| {
+        s.len() <= 63
+            && (!key || s.starts_with(|c: char| c.is_ascii_lowercase()))
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
     };
-    let label_ok = |s: &str, key: bool| s.len() <= 63 && (!key || s.starts_with(|c: char| c.is_ascii_lowercase())) && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-    if !labels.iter().all(|(k, v)| label_ok(k, true) && label_ok(v, false)) {
-        return Err(invalid("labels", "keys and values must be lowercase letters, digits, _ or -"));
+    if !labels
+        .iter()
+        .all(|(k, v)| label_ok(k, true) && label_ok(v, false))
+    {
+        return Err(invalid(
+            "labels",
+            "keys and values must be lowercase letters, digits, _ or -",
+        ));
     }
-    if !b.pointer("/tags/items").and_then(Value::as_array).into_iter().flatten().all(|t| t.as_str().is_some_and(valid_name)) {
+    if !b
+        .pointer("/tags/items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(|t| t.as_str().is_some_and(valid_name))
+    {
         return Err(invalid("tags.items", "network tags must be RFC 1035 names"));
     }
     Ok((name.to_owned(), labels))
@@ -133,34 +266,52 @@ fn boot(weak: &Weak<Shared>, key: &str) {
     let Some(s) = weak.upgrade() else { return };
     let event = {
         let mut inv = lock(&s.inventory);
-        let Some(i) = inv.instances.get_mut(key).filter(|i| i.status == "STAGING") else { return };
+        let Some(i) = inv.instances.get_mut(key).filter(|i| i.status == "STAGING") else {
+            return;
+        };
         i.status = "RUNNING".into();
         if i.booted {
             return;
         }
         i.booted = true;
-        let user_data = i.body.pointer("/metadata/items").and_then(Value::as_array).into_iter().flatten().find(|m| m["key"] == "user-data").and_then(|m| m["value"].as_str()).unwrap_or_default().to_owned();
-        BootEvent { server_id: key.to_owned(), name: i.name.clone(), user_data, ipv4: i.nat_ip.clone() }
+        let user_data = i
+            .body
+            .pointer("/metadata/items")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|m| m["key"] == "user-data")
+            .and_then(|m| m["value"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        BootEvent {
+            server_id: key.to_owned(),
+            name: i.name.clone(),
+            user_data,
+            ipv4: i.nat_ip.clone(),
+        }
     };
     if let Some(hook) = &s.cfg.boot_hook {
         hook(event);
     }
 }
 
-pub(crate) fn get(shared: &Shared, zone: &str, name: &str) -> Reply {
-    let inv = lock(&shared.inventory);
-    match inv.instances.get(&format!("{zone}/{name}")) {
-        Some(i) => Reply::json(200, render(shared, i)),
-        None => not_found(&format!("projects/{}/zones/{zone}/instances/{name}", shared.cfg.project_id)),
-    }
-}
-
 pub(crate) fn delete(shared: &Arc<Shared>, call: &Call, zone: &str, name: &str) -> Reply {
     let key = format!("{zone}/{name}");
     let mut inv = lock(&shared.inventory);
-    let Some(i) = inv.instances.get_mut(&key) else { return not_found(&format!("projects/{}/zones/{zone}/instances/{name}", shared.cfg.project_id)) };
+    let Some(i) = inv.instances.get_mut(&key) else {
+        return not_found(&format!(
+            "projects/{}/zones/{zone}/instances/{name}",
+            shared.cfg.project_id
+        ));
+    };
     i.status = "STOPPING".into();
-    let op = inv.start(zone, "delete", &format!("zones/{zone}/instances/{name}"), false);
+    let op = inv.start(
+        zone,
+        "delete",
+        &format!("zones/{zone}/instances/{name}"),
+        false,
+    );
     drop(inv);
     remember(shared, call, &op);
     let (weak, step, op2) = (Arc::downgrade(shared), shared.cfg.state_step, op.clone());
@@ -173,74 +324,4 @@ pub(crate) fn delete(shared: &Arc<Shared>, call: &Call, zone: &str, name: &str) 
         }
     });
     operation(shared, &op, false)
-}
-
-pub(crate) fn list(shared: &Shared, call: &Call, zone: &str) -> Reply {
-    let filter = match call.param("filter").map(parse_filter) {
-        Some(None) => return Reply::json(400, error(400, "invalid", "Invalid value for field 'filter'.")),
-        other => other.flatten(),
-    };
-    let items: Vec<Value> = lock(&shared.inventory).instances.values().filter(|i| i.zone == zone && matches(&filter, i)).map(|i| render(shared, i)).collect();
-    page(shared, call, "compute#instanceList", items)
-}
-
-/// `GET aggregated/instances`: every zone, instances grouped under `zones/<zone>`.
-pub(crate) fn aggregated(shared: &Shared, call: &Call) -> Reply {
-    let filter = match call.param("filter").map(parse_filter) {
-        Some(None) => return Reply::json(400, error(400, "invalid", "Invalid value for field 'filter'.")),
-        other => other.flatten(),
-    };
-    let inv = lock(&shared.inventory);
-    let mut items = serde_json::Map::new();
-    for (zone, _, _) in catalog::ZONES {
-        let found: Vec<Value> = inv.instances.values().filter(|i| i.zone == zone && matches(&filter, i)).map(|i| render(shared, i)).collect();
-        let scoped = if found.is_empty() {
-            json!({ "warning": { "code": "NO_RESULTS_ON_PAGE", "message": "There are no results for scope 'zones/' on this page.", "data": [{ "key": "scope", "value": format!("zones/{zone}") }] } })
-        } else {
-            json!({ "instances": found })
-        };
-        items.insert(format!("zones/{zone}"), scoped);
-    }
-    Reply::json(200, json!({ "kind": "compute#instanceAggregatedList", "id": format!("projects/{}/aggregated/instances", shared.cfg.project_id), "items": items }))
-}
-
-/// `labels.KEY = "VALUE"` (quotes optional).
-fn parse_filter(f: &str) -> Option<(String, String)> {
-    let (lhs, rhs) = f.split_once('=')?;
-    let key = lhs.trim().strip_prefix("labels.")?.trim();
-    let value = rhs.trim().trim_matches('"');
-    (!key.is_empty()).then(|| (key.to_owned(), value.to_owned()))
-}
-
-fn matches(filter: &Option<(String, String)>, i: &Instance) -> bool {
-    filter.as_ref().is_none_or(|(k, v)| i.labels.get(k) == Some(v))
-}
-
-fn render(shared: &Shared, i: &Instance) -> Value {
-    let base = shared.compute_base();
-    let project = &shared.cfg.project_id;
-    let zone_url = format!("{base}/projects/{project}/zones/{}", i.zone);
-    let mut nic = json!({ "kind": "compute#networkInterface", "name": "nic0", "network": format!("{base}/projects/{project}/global/networks/default"), "networkIP": format!("10.128.0.{}", 2 + i.id % 250), "stackType": "IPV4_ONLY" });
-    let configs: Vec<Value> = i.body.pointer("/networkInterfaces/0/accessConfigs").and_then(Value::as_array).into_iter().flatten().map(|c| {
-        let mut c = c.clone();
-        c["kind"] = json!("compute#accessConfig");
-        c["networkTier"] = json!("PREMIUM");
-        if !i.nat_ip.is_empty() {
-            c["natIP"] = json!(i.nat_ip);
-        }
-        c
-    }).collect();
-    nic["accessConfigs"] = json!(configs);
-    json!({
-        "kind": "compute#instance", "id": format!("{}", 9_000_000 + i.id), "name": i.name, "zone": zone_url, "status": i.status,
-        "creationTimestamp": "2026-01-01T00:00:00.000-08:00",
-        "machineType": format!("{base}/projects/{project}/{}", i.body["machineType"].as_str().unwrap_or_default().trim_start_matches('/')),
-        "networkInterfaces": [nic],
-        "disks": [{ "kind": "compute#attachedDisk", "type": "PERSISTENT", "mode": "READ_WRITE", "boot": true, "autoDelete": true, "deviceName": "persistent-disk-0", "index": 0,
-                    "source": format!("{zone_url}/disks/{}", i.name), "diskSizeGb": i.body.pointer("/disks/0/initializeParams/diskSizeGb").cloned().unwrap_or(json!("10")) }],
-        "metadata": { "kind": "compute#metadata", "fingerprint": "fp", "items": i.body.pointer("/metadata/items").cloned().unwrap_or(json!([])) },
-        "labels": i.labels, "labelFingerprint": "fp",
-        "tags": { "items": i.body.pointer("/tags/items").cloned().unwrap_or(json!([])), "fingerprint": "fp" },
-        "selfLink": format!("{zone_url}/instances/{}", i.name),
-    })
 }

@@ -21,6 +21,7 @@ mod catalog;
 mod compute;
 mod firewalls;
 mod instances;
+mod listing;
 mod state;
 
 use super::edge::{self, Call, Cloud, LoggedRequest, Reply, lock};
@@ -74,7 +75,10 @@ impl Default for FakeGcpConfig {
 
 impl std::fmt::Debug for FakeGcpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeGcpConfig").field("project_id", &self.project_id).field("state_step", &self.state_step).finish_non_exhaustive()
+        f.debug_struct("FakeGcpConfig")
+            .field("project_id", &self.project_id)
+            .field("state_step", &self.state_step)
+            .finish_non_exhaustive()
     }
 }
 
@@ -101,7 +105,9 @@ pub(crate) struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("cfg", &self.cfg).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
     }
 }
 
@@ -135,12 +141,25 @@ impl Cloud for Shared {
 
     fn fault_reply(&self, fault: &Fault, call: &Call) -> Option<Reply> {
         Some(match fault {
-            Fault::RateLimited { retry_after_secs } => Reply::json(429, error(429, "rateLimitExceeded", "Rate Limit Exceeded")).header("retry-after", retry_after_secs.to_string()),
-            Fault::InternalError => Reply::json(500, error(500, "backendError", "Internal error. Please try again.")),
-            Fault::Unavailable => Reply::json(503, error(503, "backendError", "The service is currently unavailable.")),
+            Fault::RateLimited { retry_after_secs } => {
+                Reply::json(429, error(429, "rateLimitExceeded", "Rate Limit Exceeded"))
+                    .header("retry-after", retry_after_secs.to_string())
+            }
+            Fault::InternalError => Reply::json(
+                500,
+                error(500, "backendError", "Internal error. Please try again."),
+            ),
+            Fault::Unavailable => Reply::json(
+                503,
+                error(503, "backendError", "The service is currently unavailable."),
+            ),
             // Instance inserts fail asynchronously (the operation reports the stockout).
-            Fault::Capacity if call.method == "POST" && call.path.ends_with("/instances") => return None,
-            Fault::Capacity if call.method == "POST" => Reply::json(403, error(403, "quotaExceeded", "Quota exceeded.")),
+            Fault::Capacity if call.method == "POST" && call.path.ends_with("/instances") => {
+                return None;
+            }
+            Fault::Capacity if call.method == "POST" => {
+                Reply::json(403, error(403, "quotaExceeded", "Quota exceeded."))
+            }
             _ => return None,
         })
     }
@@ -150,10 +169,12 @@ impl Cloud for Shared {
         match segs.as_slice() {
             ["token"] => auth::oauth_token(self, call),
             ["v1", "token"] => auth::sts_token(self, call),
-            ["v1", "projects", "-", "serviceAccounts", target] if call.method == "POST" => match target.strip_suffix(":generateAccessToken") {
-                Some(email) => auth::generate_access_token(self, call, email),
-                None => Reply::json(404, error(404, "notFound", "Not Found")),
-            },
+            ["v1", "projects", "-", "serviceAccounts", target] if call.method == "POST" => {
+                match target.strip_suffix(":generateAccessToken") {
+                    Some(email) => auth::generate_access_token(self, call, email),
+                    None => Reply::json(404, error(404, "notFound", "Not Found")),
+                }
+            }
             ["compute", "v1", ..] => compute::handle(self, call, capacity),
             _ => Reply::json(404, error(404, "notFound", "Not Found")),
         }
@@ -182,7 +203,9 @@ pub struct FakeGcp;
 impl FakeGcp {
     /// Binds `127.0.0.1:0` and serves on a tokio task until the handle is dropped.
     pub async fn start(config: FakeGcpConfig) -> std::io::Result<FakeGcpHandle> {
-        let der = pem_body(&config.private_key_pem).ok_or_else(|| std::io::Error::other("the service-account key is not a PEM PKCS#8 key"))?;
+        let der = pem_body(&config.private_key_pem).ok_or_else(|| {
+            std::io::Error::other("the service-account key is not a PEM PKCS#8 key")
+        })?;
         let key = RsaKeyPair::from_pkcs8(&der).map_err(|e| std::io::Error::other(e.to_string()))?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -195,10 +218,15 @@ impl FakeGcp {
             faults: FaultPlan::default(),
             log: Mutex::default(),
             inventory: Mutex::new(inventory),
-            settings: Mutex::new(Settings { federated_direct_access: false, trusted_subjects: None }),
+            settings: Mutex::new(Settings {
+                federated_direct_access: false,
+                trusted_subjects: None,
+            }),
             tasks: Mutex::default(),
         });
-        let app = axum::Router::new().fallback(edge::entry::<Shared>).with_state(shared.clone());
+        let app = axum::Router::new()
+            .fallback(edge::entry::<Shared>)
+            .with_state(shared.clone());
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -273,22 +301,44 @@ impl FakeGcpHandle {
 
     /// Every instance.
     pub fn instances(&self) -> Vec<FakeInstance> {
-        lock(&self.shared.inventory).instances.iter().map(|(k, i)| FakeInstance { id: k.clone(), name: i.name.clone(), status: i.status.clone(), labels: i.labels.clone(), body: i.body.clone() }).collect()
+        lock(&self.shared.inventory)
+            .instances
+            .iter()
+            .map(|(k, i)| FakeInstance {
+                id: k.clone(),
+                name: i.name.clone(),
+                status: i.status.clone(),
+                labels: i.labels.clone(),
+                body: i.body.clone(),
+            })
+            .collect()
     }
 
     /// Every firewall, as the API renders it.
     pub fn firewalls(&self) -> Vec<Value> {
-        lock(&self.shared.inventory).firewalls.values().cloned().collect()
+        lock(&self.shared.inventory)
+            .firewalls
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Replaces a firewall's fields, as if edited in the console. False when absent.
     pub fn edit_firewall(&self, name: &str, edit: impl FnOnce(&mut Value)) -> bool {
-        lock(&self.shared.inventory).firewalls.get_mut(name).map(edit).is_some()
+        lock(&self.shared.inventory)
+            .firewalls
+            .get_mut(name)
+            .map(edit)
+            .is_some()
     }
 
     /// How many instances were ever created with label `key=value` (deleted ones included).
     pub fn create_count_by_label(&self, key: &str, value: &str) -> usize {
-        lock(&self.shared.inventory).created_labels.iter().filter(|l| l.get(key).is_some_and(|v| v == value)).count()
+        lock(&self.shared.inventory)
+            .created_labels
+            .iter()
+            .filter(|l| l.get(key).is_some_and(|v| v == value))
+            .count()
     }
 
     /// Whether the project has its `default` network.
@@ -308,7 +358,11 @@ impl FakeGcpHandle {
 
     /// Sets an instance's status (`TERMINATED`, …), as if changed in the console.
     pub fn set_status(&self, id: &str, status: &str) -> bool {
-        lock(&self.shared.inventory).instances.get_mut(id).map(|i| i.status = status.to_owned()).is_some()
+        lock(&self.shared.inventory)
+            .instances
+            .get_mut(id)
+            .map(|i| i.status = status.to_owned())
+            .is_some()
     }
 }
 
@@ -324,6 +378,10 @@ impl Drop for FakeGcpHandle {
 /// The DER inside a PEM block.
 fn pem_body(pem: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
-    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).map(str::trim).collect();
+    let body: String = pem
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .map(str::trim)
+        .collect();
     base64::engine::general_purpose::STANDARD.decode(body).ok()
 }

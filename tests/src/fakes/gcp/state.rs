@@ -69,9 +69,23 @@ impl Inventory {
 
     /// A new operation on `target`; returns its name.
     pub(crate) fn start(&mut self, zone: &str, kind: &str, target: &str, done: bool) -> String {
-        let name = format!("operation-{}-{:016x}", 1_700_000_000 + self.next(), self.next() * 0x9e37_79b9);
+        let name = format!(
+            "operation-{}-{:016x}",
+            1_700_000_000 + self.next(),
+            self.next() * 0x9e37_79b9
+        );
         let status = if done { "DONE" } else { "RUNNING" };
-        self.operations.insert(name.clone(), Operation { name: name.clone(), zone: zone.to_owned(), kind: kind.to_owned(), target: target.to_owned(), status: status.into(), error: None });
+        self.operations.insert(
+            name.clone(),
+            Operation {
+                name: name.clone(),
+                zone: zone.to_owned(),
+                kind: kind.to_owned(),
+                target: target.to_owned(),
+                status: status.into(),
+                error: None,
+            },
+        );
         name
     }
 
@@ -85,7 +99,11 @@ impl Inventory {
 
 /// `operation` as the API renders it.
 pub(crate) fn operation_json(base: &str, project: &str, o: &Operation) -> Value {
-    let scope = if o.zone.is_empty() { "global".to_owned() } else { format!("zones/{}", o.zone) };
+    let scope = if o.zone.is_empty() {
+        "global".to_owned()
+    } else {
+        format!("zones/{}", o.zone)
+    };
     let mut v = json!({
         "kind": "compute#operation",
         "id": format!("{}", o.name.len() as u64 * 1_000_003),
@@ -103,7 +121,11 @@ pub(crate) fn operation_json(base: &str, project: &str, o: &Operation) -> Value 
     if let Some((code, message, status)) = &o.error {
         v["error"] = json!({ "errors": [{ "code": code, "message": message }] });
         v["httpErrorStatusCode"] = json!(status);
-        v["httpErrorMessage"] = json!(if *status == 409 { "CONFLICT" } else { "SERVICE UNAVAILABLE" });
+        v["httpErrorMessage"] = json!(if *status == 409 {
+            "CONFLICT"
+        } else {
+            "SERVICE UNAVAILABLE"
+        });
     }
     v
 }

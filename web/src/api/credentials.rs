@@ -1,0 +1,163 @@
+//! CredentialsService calls: the provider cards' data and the write-only credential forms.
+use levelrail_proto::credentials::v1::{
+    ApiToken, AwsCredential, DeleteCredentialRequest, JsonDocument, ListProvidersRequest, Provider,
+    ProviderStatus, SetCredentialRequest, VerificationResult, VerifyCredentialRequest,
+    set_credential_request::Credential,
+};
+
+use super::{Api, ApiError};
+
+/// What a provider form submits. The secrets live only as long as the call; `Debug` never
+/// shows them.
+#[derive(Clone)]
+pub enum CredentialInput {
+    /// Hetzner or DigitalOcean API token.
+    Token {
+        /// Which of the two.
+        provider: Provider,
+        /// The token.
+        token: String,
+    },
+    /// AWS static key or ambient identity.
+    Aws {
+        /// Access key id (empty with ambient credentials).
+        access_key_id: String,
+        /// Secret access key (empty with ambient credentials).
+        secret_access_key: String,
+        /// Optional session token.
+        session_token: String,
+        /// Optional default region.
+        region: String,
+        /// Optional role to assume.
+        role_arn: String,
+        /// Use the control plane's own identity.
+        use_ambient_credentials: bool,
+    },
+    /// Azure service principal, single-line JSON.
+    Azure {
+        /// The JSON document.
+        json: String,
+    },
+    /// GCP service-account key, or a workload identity federation file.
+    Gcp {
+        /// The JSON document.
+        json: String,
+        /// The project, for an `external_account` file (which names none); else empty.
+        project_id: String,
+    },
+}
+
+impl std::fmt::Debug for CredentialInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CredentialInput({:?}, <redacted>)", self.provider())
+    }
+}
+
+impl CredentialInput {
+    /// The provider the input is for.
+    pub fn provider(&self) -> Provider {
+        match self {
+            Self::Token { provider, .. } => *provider,
+            Self::Aws { .. } => Provider::Aws,
+            Self::Azure { .. } => Provider::Azure,
+            Self::Gcp { .. } => Provider::Gcp,
+        }
+    }
+
+    fn into_request(self) -> SetCredentialRequest {
+        let provider = self.provider();
+        let credential = match self {
+            Self::Token {
+                provider: Provider::Digitalocean,
+                token,
+            } => Credential::Digitalocean(ApiToken { token }),
+            Self::Token { token, .. } => Credential::Hetzner(ApiToken { token }),
+            Self::Aws {
+                access_key_id,
+                secret_access_key,
+                session_token,
+                region,
+                role_arn,
+                use_ambient_credentials,
+            } => Credential::Aws(AwsCredential {
+                access_key_id,
+                secret_access_key,
+                session_token,
+                region,
+                role_arn,
+                use_ambient_credentials,
+            }),
+            Self::Azure { json } => Credential::Azure(JsonDocument {
+                json,
+                ..Default::default()
+            }),
+            Self::Gcp { json, project_id } => Credential::Gcp(JsonDocument { json, project_id }),
+        };
+        SetCredentialRequest {
+            provider: provider as i32,
+            credential: Some(credential),
+        }
+    }
+}
+
+impl Api {
+    /// The five provider cards, in fixed order.
+    pub async fn list_providers(&self) -> Result<Vec<ProviderStatus>, ApiError> {
+        let mut c = self.credentials()?;
+        match c.list_providers(ListProvidersRequest {}).await {
+            Ok(r) => Ok(r.into_inner().providers),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Stores (or replaces) a credential; returns the updated card.
+    pub async fn set_credential(&self, input: CredentialInput) -> Result<ProviderStatus, ApiError> {
+        let mut c = self.credentials()?;
+        match c.set_credential(input.into_request()).await {
+            Ok(r) => r.into_inner().provider.ok_or_else(missing),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Removes a provider's credential; returns the updated card.
+    pub async fn delete_credential(&self, provider: Provider) -> Result<ProviderStatus, ApiError> {
+        let mut c = self.credentials()?;
+        let req = DeleteCredentialRequest {
+            provider: provider as i32,
+        };
+        match c.delete_credential(req).await {
+            Ok(r) => r.into_inner().provider.ok_or_else(missing),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Probes the stored credential at the provider; returns the outcome and the card.
+    pub async fn verify_credential(
+        &self,
+        provider: Provider,
+    ) -> Result<(VerificationResult, ProviderStatus), ApiError> {
+        let mut c = self.credentials()?;
+        let req = VerifyCredentialRequest {
+            provider: provider as i32,
+        };
+        match c.verify_credential(req).await {
+            Ok(r) => {
+                let r = r.into_inner();
+                Ok((
+                    r.result.unwrap_or_default(),
+                    r.provider.ok_or_else(missing)?,
+                ))
+            }
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+}
+
+/// A response without the message the contract promises.
+pub(super) fn missing() -> ApiError {
+    ApiError {
+        kind: super::ErrorKind::Other,
+        message: "The control plane sent an incomplete response.".into(),
+        field: None,
+    }
+}

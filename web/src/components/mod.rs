@@ -1,0 +1,10 @@
+//! Reusable views.
+pub mod error_view;
+pub mod field;
+pub mod identity;
+pub mod nodes_table;
+pub mod provider_card;
+pub mod provider_form;
+pub mod provision_progress;
+pub mod provisions_table;
+pub mod wizard;

@@ -1,0 +1,75 @@
+//! Step 2: the region, from the provider's (cached) catalog.
+use leptos::prelude::*;
+
+use super::{Draft, Step, StepNav, StepTitle};
+use crate::api::use_api;
+use crate::components::error_view::error_fallback;
+use crate::logic::providers::label;
+
+/// The region choice.
+#[component]
+pub fn RegionStep(draft: Draft) -> impl IntoView {
+    let api = use_api();
+    let regions = LocalResource::new(move || {
+        let provider = draft.provider.get();
+        async move {
+            match provider {
+                Some(p) => api.list_regions(p).await,
+                None => Ok(Vec::new()),
+            }
+        }
+    });
+    let select = move || {
+        Suspend::new(async move {
+            regions.await.map(|list| {
+                let on_change = {
+                    let list = list.clone();
+                    move |ev| {
+                        let id = event_target_value(&ev);
+                        let region = list.iter().find(|r| r.id == id).cloned();
+                        if draft.region.get_untracked().map(|r| r.id) != region.as_ref().map(|r| r.id.clone()) {
+                            draft.size.set(None);
+                        }
+                        draft.region.set(region);
+                    }
+                };
+                let chosen = draft.region.get_untracked().map(|r| r.id).unwrap_or_default();
+                view! {
+                    <div class="field">
+                        <label for="wizard-region">"Region"</label>
+                        <select id="wizard-region" on:change=on_change prop:value=chosen.clone()>
+                            <option value="" selected=chosen.is_empty()>"Choose a region"</option>
+                            {list
+                                .into_iter()
+                                .map(|r| {
+                                    let text = match r.name.is_empty() {
+                                        true => r.id.clone(),
+                                        false => format!("{} ({})", r.name, r.id),
+                                    };
+                                    let selected = r.id == chosen;
+                                    view! { <option value=r.id.clone() selected=selected>{text}</option> }
+                                })
+                                .collect_view()}
+                        </select>
+                    </div>
+                }
+            })
+        })
+    };
+    let provider_name = move || draft.provider.get().map(label).unwrap_or_default();
+    view! {
+        <StepTitle>"Region"</StepTitle>
+        <p class="lead">{move || format!("Where {} should create the server.", provider_name())}</p>
+        <Transition fallback=|| view! { <p class="loading">"Loading regions…"</p> }>
+            <ErrorBoundary fallback=error_fallback(move || regions.refetch())>
+                {select}
+            </ErrorBoundary>
+        </Transition>
+        <StepNav
+            back=Callback::new(move |()| draft.go(Step::Provider))
+            next=Callback::new(move |()| draft.go(Step::Size))
+            can_next=Signal::derive(move || draft.region.with(Option::is_some))
+            hint=Signal::derive(move || draft.region.with(Option::is_none).then(|| "Select a region to continue.".to_owned()))
+        />
+    }
+}

@@ -1,0 +1,85 @@
+//! Step 3: the size, with CPU, memory, disk and the live monthly price for the region.
+use leptos::prelude::*;
+
+use super::{Draft, Step, StepNav, StepTitle};
+use crate::api::use_api;
+use crate::components::error_view::error_fallback;
+use crate::logic::format::{price, size_specs};
+use crate::logic::name::suggest_name;
+use crate::logic::providers::slug;
+
+/// The size choice (radio buttons: arrow keys move between sizes).
+#[component]
+pub fn SizeStep(draft: Draft) -> impl IntoView {
+    let api = use_api();
+    let sizes = LocalResource::new(move || {
+        let provider = draft.provider.get();
+        let region = draft.region.get().map(|r| r.id);
+        async move {
+            match (provider, region) {
+                (Some(p), Some(r)) => api.list_sizes(p, r).await,
+                _ => Ok(Vec::new()),
+            }
+        }
+    });
+    let list = move || {
+        Suspend::new(async move {
+            sizes.await.map(|list| {
+                if list.is_empty() {
+                    return view! { <p class="note">"This region offers no sizes. Go back and choose another region."</p> }.into_any();
+                }
+                list.into_iter()
+                    .map(|s| {
+                        let id = format!("wizard-size-{}", s.id);
+                        let size = s.clone();
+                        let checked = {
+                            let sid = s.id.clone();
+                            move || draft.size.with(|c| c.as_ref().is_some_and(|c| c.id == sid))
+                        };
+                        view! {
+                            <label class="choice radio" for=id.clone()>
+                                <input type="radio" name="wizard-size" id=id.clone() value=s.id.clone()
+                                    prop:checked=checked
+                                    on:change=move |_| draft.size.set(Some(size.clone()))/>
+                                <span class="choice-title">{if s.name.is_empty() { s.id.clone() } else { s.name.clone() }}</span>
+                                <span class="specs">{size_specs(&s)}</span>
+                                <span class="price" data-testid=format!("wizard-price-{}", s.id)>{price(&s)}</span>
+                            </label>
+                        }
+                    })
+                    .collect_view()
+                    .into_any()
+            })
+        })
+    };
+    let next = Callback::new(move |()| {
+        if draft.name.get_untracked().is_empty() {
+            let p = draft.provider.get_untracked().map(slug).unwrap_or_default();
+            let r = draft
+                .region
+                .get_untracked()
+                .map(|r| r.id)
+                .unwrap_or_default();
+            draft.name.set(suggest_name(p, &r));
+        }
+        draft.go(Step::Details);
+    });
+    view! {
+        <StepTitle>"Size"</StepTitle>
+        <p class="lead">"A build node benefits from more CPU and memory. Prices are per month in this region, as the provider publishes them."</p>
+        <Transition fallback=|| view! { <p class="loading">"Loading sizes…"</p> }>
+            <ErrorBoundary fallback=error_fallback(move || sizes.refetch())>
+                <fieldset class="choices sizes">
+                    <legend class="sr-only">"Size"</legend>
+                    {list}
+                </fieldset>
+            </ErrorBoundary>
+        </Transition>
+        <StepNav
+            back=Callback::new(move |()| draft.go(Step::Region))
+            next=next
+            can_next=Signal::derive(move || draft.size.with(Option::is_some))
+            hint=Signal::derive(move || draft.size.with(Option::is_none).then(|| "Select a size to continue.".to_owned()))
+        />
+    }
+}

@@ -1,0 +1,10 @@
+//! One file per route.
+pub mod node_providers;
+pub mod nodes;
+pub mod not_found;
+pub mod sign_in;
+
+pub use node_providers::NodeProvidersPage;
+pub use nodes::NodesPage;
+pub use not_found::NotFoundPage;
+pub use sign_in::SignInPage;

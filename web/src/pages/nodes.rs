@@ -1,0 +1,79 @@
+//! `/nodes`: the node list, the provisions list, and the Add node wizard.
+use leptos::prelude::*;
+
+use crate::api::types::Provision;
+use crate::api::use_api;
+use crate::components::error_view::error_fallback;
+use crate::components::nodes_table::NodesTable;
+use crate::components::provisions_table::ProvisionsTable;
+use crate::components::wizard::{AddNodeWizard, WizardStart};
+use crate::logic::stages::status_word;
+
+/// The Nodes page.
+#[component]
+pub fn NodesPage() -> impl IntoView {
+    let api = use_api();
+    let nodes = LocalResource::new(move || async move { api.list_nodes().await });
+    let provisions = LocalResource::new(move || async move { api.list_provisions().await });
+    let dialog = RwSignal::new(None::<WizardStart>);
+    // The status last seen per watched provision: lists refresh when it changes, not on
+    // every install sub-step.
+    let last_status = StoredValue::new(None::<(String, &'static str)>);
+    let on_change = Callback::new(move |p: Provision| {
+        let key = (p.id.clone(), status_word(p.status()));
+        if last_status.get_value().as_ref() != Some(&key) {
+            last_status.set_value(Some(key));
+            provisions.refetch();
+            if p.status() == crate::api::types::ProvisionStatus::Ready {
+                nodes.refetch();
+            }
+        }
+    });
+    let on_close = Callback::new(move |()| {
+        dialog.set(None);
+        provisions.refetch();
+        nodes.refetch();
+        crate::browser::focus_later("add-node");
+    });
+    let on_open = Callback::new(move |id: String| dialog.set(Some(WizardStart::Watch(id))));
+    let refresh = move |_| {
+        nodes.refetch();
+        provisions.refetch();
+    };
+    let node_list =
+        move || Suspend::new(async move { nodes.await.map(|n| view! { <NodesTable nodes=n/> }) });
+    let provision_list = move || {
+        Suspend::new(async move {
+            provisions
+                .await
+                .map(|p| view! { <ProvisionsTable provisions=p on_open=on_open/> })
+        })
+    };
+    view! {
+        <div class="page-head row">
+            <div>
+                <h1>"Nodes"</h1>
+                <p class="lead">"Machines that run apps and builds. Add one at a connected cloud, and follow it until it enrolls."</p>
+            </div>
+            <div class="actions">
+                <button type="button" class="button" id="refresh-lists" on:click=refresh>"Refresh"</button>
+                <button type="button" class="button primary" id="add-node" on:click=move |_| dialog.set(Some(WizardStart::New))>
+                    "Add node"
+                </button>
+            </div>
+        </div>
+        <section aria-labelledby="nodes-title">
+            <h2 id="nodes-title">"Nodes"</h2>
+            <Transition fallback=|| view! { <p class="loading">"Loading nodes…"</p> }>
+                <ErrorBoundary fallback=error_fallback(move || nodes.refetch())>{node_list}</ErrorBoundary>
+            </Transition>
+        </section>
+        <section aria-labelledby="provisions-title">
+            <h2 id="provisions-title">"Provisions"</h2>
+            <Transition fallback=|| view! { <p class="loading">"Loading provisions…"</p> }>
+                <ErrorBoundary fallback=error_fallback(move || provisions.refetch())>{provision_list}</ErrorBoundary>
+            </Transition>
+        </section>
+        {move || dialog.get().map(|start| view! { <AddNodeWizard start=start on_close=on_close on_change=on_change/> })}
+    }
+}
