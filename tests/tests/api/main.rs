@@ -7,4 +7,5 @@ mod listener;
 mod nodes;
 mod provision;
 mod provision_aws;
+mod provision_azure_gcp;
 mod tamper;
