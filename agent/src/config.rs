@@ -37,15 +37,18 @@ pub const CA_FINGERPRINT: &str = "APP_CA_FINGERPRINT";
 pub const IDENTITY_FILE: &str = "APP_AGENT_IDENTITY_FILE";
 /// Retry budget, in seconds, for reaching the control plane.
 pub const ENROLL_RETRY_SECONDS: &str = "APP_ENROLL_RETRY_SECONDS";
+/// The progress credential's header file the cloud-init wrote; deleted after enrolling.
+pub const PROGRESS_CREDENTIAL_FILE: &str = "APP_PROGRESS_CREDENTIAL_FILE";
 /// The tracing filter (process environment only).
 pub const LOG_FILTER: &str = "LEVELRAIL_LOG";
 
 /// Default of `APP_AGENT_IDENTITY_FILE`.
-pub const DEFAULT_IDENTITY_FILE: &str = "/var/lib/levelrail-agent-data/identity.json";
-/// Default of `APP_ENROLL_RETRY_SECONDS`.
-pub const DEFAULT_ENROLL_RETRY_SECONDS: u64 = 300;
+pub const DEFAULT_IDENTITY_FILE: &str = "/var/lib/levelrail-agent/identity.json";
+/// Default of `APP_ENROLL_RETRY_SECONDS`: the life of a provision's join token (60 min), so
+/// a node keeps trying as long as its token could still be redeemed.
+pub const DEFAULT_ENROLL_RETRY_SECONDS: u64 = 3600;
 
-const KNOWN: [&str; 7] = [
+const KNOWN: [&str; 8] = [
     ADDR,
     JOIN_TOKEN,
     JOIN_TOKEN_FILE,
@@ -53,6 +56,7 @@ const KNOWN: [&str; 7] = [
     CA_FINGERPRINT,
     IDENTITY_FILE,
     ENROLL_RETRY_SECONDS,
+    PROGRESS_CREDENTIAL_FILE,
 ];
 
 /// Command-line flags of `levelrail-agent`.
@@ -66,8 +70,9 @@ const KNOWN: [&str; 7] = [
         from process environment variables of the same names (the process environment wins): \
         APP_CONTROL_PLANE_ADDR, APP_JOIN_TOKEN or APP_JOIN_TOKEN_FILE, APP_NODE_NAME, \
         APP_CA_FINGERPRINT (optional: the token carries it), APP_AGENT_IDENTITY_FILE \
-        (default /var/lib/levelrail-agent-data/identity.json), APP_ENROLL_RETRY_SECONDS \
-        (default 300). Logs go to stderr, filtered by LEVELRAIL_LOG (default info).",
+        (default /var/lib/levelrail-agent/identity.json), APP_ENROLL_RETRY_SECONDS \
+        (default 3600), APP_PROGRESS_CREDENTIAL_FILE (deleted, with the join-token file, once \
+        enrolled). Logs go to stderr, filtered by LEVELRAIL_LOG (default info).",
     after_help = EXIT_CODES_HELP
 )]
 pub struct Args {
@@ -103,6 +108,9 @@ pub struct Config {
     pub identity_file: PathBuf,
     /// How long to keep retrying an unreachable control plane.
     pub enroll_retry: Duration,
+    /// Bootstrap secrets to delete once enrolled: the join-token file and the progress
+    /// credential's header file (a node holds no bootstrap secret after it enrolled).
+    pub bootstrap_files: Vec<PathBuf>,
 }
 
 /// Everything an enrollment needs, validated.
@@ -186,6 +194,13 @@ impl Config {
                 AgentError::config(ENROLL_RETRY_SECONDS, "must be a whole number of seconds")
             })?,
         };
+        let mut bootstrap_files: Vec<PathBuf> = get(PROGRESS_CREDENTIAL_FILE)
+            .map(PathBuf::from)
+            .into_iter()
+            .collect();
+        if let Some(TokenSource::File(path)) = &token {
+            bootstrap_files.insert(0, path.clone());
+        }
         Ok(Self {
             control_plane_addr,
             token,
@@ -193,6 +208,7 @@ impl Config {
             ca_fingerprint,
             identity_file,
             enroll_retry: Duration::from_secs(seconds),
+            bootstrap_files,
         })
     }
 

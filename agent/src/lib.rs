@@ -58,6 +58,7 @@ pub async fn run_with(config: &Config, once: bool) -> Result<(), AgentError> {
             let identity = enroll::enroll(&enrollment, config.enroll_retry).await?;
             identity.save(&config.identity_file)?;
             info!(node_id = %identity.node_id, path = %config.identity_file.display(), "node identity saved");
+            remove_bootstrap_files(&config.bootstrap_files);
             identity
         }
     };
@@ -76,6 +77,18 @@ pub async fn run_with(config: &Config, once: bool) -> Result<(), AgentError> {
         budget: config.enroll_retry,
     })
     .await
+}
+
+/// Deletes the join token and the progress credential once the identity is saved: the
+/// token is spent and the credential is refused from now on, so neither stays on disk.
+fn remove_bootstrap_files(paths: &[std::path::PathBuf]) {
+    for path in paths {
+        match std::fs::remove_file(path) {
+            Ok(()) => info!(path = %path.display(), "bootstrap secret deleted"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => warn!(path = %path.display(), error = %e, "could not delete a bootstrap secret"),
+        }
+    }
 }
 
 async fn shutdown_signal() {

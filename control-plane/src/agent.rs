@@ -1,9 +1,11 @@
 //! The agent listener (`--agent-listen`): TLS with a server certificate from the
 //! control-plane CA, client certificates optional at the TLS layer (Enroll has none yet;
 //! Heartbeat requires the node's certificate, checked by the handler). Serves the
-//! `EnrollmentService` and the cloud-init progress endpoint `POST /v1/provision-progress`
-//! (`Authorization: Bearer <join token>`, body `{"step": "docker_ready"}`), which plain
-//! `curl` on a booting VM can call.
+//! `EnrollmentService`, the agent binaries (`agent_binaries.rs`) and the cloud-init
+//! progress endpoint `POST /v1/provision-progress` (`Authorization: Bearer <progress
+//! credential>`, body `{"step":"docker_ready"}` or `{"step":"agent_verified","error":"…"}`),
+//! which plain `curl` on a booting VM can call. A join token is refused there: its only use
+//! is Enroll.
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -38,8 +40,11 @@ pub fn router(nodes: Arc<Nodes>) -> axum::Router {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ProgressBody {
     step: String,
+    #[serde(default)]
+    error: Option<String>,
 }
 
 async fn report_progress(
@@ -54,18 +59,21 @@ async fn report_progress(
     else {
         return (
             StatusCode::UNAUTHORIZED,
-            "missing bearer join token\n".into(),
+            "missing bearer progress credential\n".into(),
         );
     };
     let step = match InstallStep::parse(&body.step) {
         Ok(s) => s,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")),
     };
-    match nodes.report_progress(token.trim(), step).await {
+    match nodes
+        .report_progress(token.trim(), step, body.error.as_deref())
+        .await
+    {
         Ok(()) => (StatusCode::NO_CONTENT, String::new()),
         Err(NodesError::Unauthenticated { reason }) => {
             debug!(?reason, "progress report refused");
-            (StatusCode::UNAUTHORIZED, "join token refused\n".into())
+            (StatusCode::UNAUTHORIZED, format!("{}\n", reason.message()))
         }
         Err(NodesError::InvalidArgument { field, message }) => {
             (StatusCode::BAD_REQUEST, format!("{field}: {message}\n"))

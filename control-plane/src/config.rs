@@ -91,12 +91,26 @@ pub struct ServeConfig {
         value_delimiter = ','
     )]
     pub aws_subnets: Vec<String>,
-    /// The address provisioned VMs dial to enroll (`host:port` of the agent listener as
-    /// seen from the VMs). Default: the bound agent address.
+    /// The address provisioned VMs dial to enroll and download the agent (`host:port` of
+    /// the agent listener as seen from the VMs; a DNS name or an IP, which the listener's
+    /// certificate always holds). Default: the bound agent address, which provisioning
+    /// refuses while it is a wildcard or loopback.
     #[arg(long, env = "LEVELRAIL_AGENT_ADVERTISE")]
     pub agent_advertise: Option<String>,
-    /// The agent container image provisioned VMs run (`repo:tag` or `repo@sha256:…`).
-    /// Default: the release tag of this version.
+    /// Accept a loopback `--agent-advertise` (the nodes run on this machine, as in a lab).
+    #[arg(long, env = "LEVELRAIL_ALLOW_LOOPBACK_AGENT_ADVERTISE")]
+    pub allow_loopback_agent_advertise: bool,
+    /// The `levelrail-agent` binary provisioned VMs download, verify and run (repeat it
+    /// once per CPU architecture). Default: the `levelrail-agent` beside this executable.
+    #[arg(
+        long = "agent-binary",
+        env = "LEVELRAIL_AGENT_BINARIES",
+        value_delimiter = ','
+    )]
+    pub agent_binaries: Vec<PathBuf>,
+    /// Run the agent from a registry image instead of the served binary:
+    /// `repository@sha256:<digest>` (a digest is required; tags are refused). Build it
+    /// with `agent/Containerfile`.
     #[arg(long, env = "LEVELRAIL_AGENT_IMAGE")]
     pub agent_image: Option<String>,
     /// How long a provision may take before it fails and is cleaned up (Go duration,

@@ -1,26 +1,27 @@
 //! Demo mode (`levelrail serve --demo`): the simulated Hetzner, DigitalOcean, AWS (EC2 +
 //! STS), Azure (AAD + ARM, over HTTPS with a demo CA) and GCP (OAuth + Compute) clouds run
 //! in-process, with demo credentials stored for them, so a newcomer can run the whole Add
-//! node wizard without a cloud account. A simulated boot reads the user-data the server
-//! was created with, reports the cloud-init progress steps to the control plane, and starts
-//! a real `levelrail-agent` process with the env file the cloud-init would have written.
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+//! node wizard without a cloud account. Each server that reaches `running` boots through
+//! the boot harness (`levelrail_tests::boot`): its user-data runs as cloud-init would run
+//! it, so the node downloads the control plane's agent binary over TLS, checks its SHA-256,
+//! reports its steps with the real `report-progress` script and starts the downloaded
+//! binary, which enrolls.
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderKind};
-use levelrail_provisioner::cloudinit::{self, AgentBootstrap};
 use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_tests::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
 use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
 use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
 use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
-use levelrail_tests::fakes::{BootEvent, BootHook};
-use secrecy::{ExposeSecret as _, SecretString};
-use tokio::process::{Child, Command};
-use tracing::{info, warn};
+use levelrail_tests::boot::{BootHarness, BootOptions};
+use levelrail_tests::fakes::BootHook;
+use secrecy::SecretString;
+use tracing::info;
 
 use crate::config::AzureGcpEndpoints;
 use crate::providers::{AzureGcp, Endpoints};
@@ -47,14 +48,20 @@ pub struct Demo {
     _aws: FakeAwsHandle,
     azure: FakeAzureHandle,
     gcp: FakeGcpHandle,
-    agents: Arc<Mutex<Vec<Child>>>,
+    harness: Option<Arc<BootHarness>>,
 }
 
 impl Demo {
-    /// Starts both demo clouds; booted servers run agents that dial `agent_addr`.
-    pub async fn start(data_dir: &Path, agent_addr: String) -> anyhow::Result<Self> {
-        let agents = Arc::new(Mutex::new(Vec::new()));
-        let hook = boot_hook(data_dir.join("demo-nodes"), agent_addr, agents.clone());
+    /// Starts the demo clouds; servers boot through the boot harness (nodes under
+    /// `<data dir>/demo-nodes`), or through `boot` when given (the real-boot tests).
+    pub async fn start(data_dir: &Path, boot: Option<BootHook>) -> anyhow::Result<Self> {
+        let (hook, harness) = match boot {
+            Some(hook) => (hook, None),
+            None => {
+                let harness = BootHarness::new(data_dir.join("demo-nodes"), BootOptions::default());
+                (harness.hook(), Some(harness))
+            }
+        };
         let hetzner = FakeHetzner::start(FakeHetznerConfig {
             token: DEMO_HETZNER_TOKEN.into(),
             boot_hook: Some(hook.clone()),
@@ -100,7 +107,7 @@ impl Demo {
             _aws: aws,
             azure,
             gcp,
-            agents,
+            harness,
         })
     }
 
@@ -167,9 +174,14 @@ impl Demo {
         Ok(())
     }
 
-    /// How many agent processes the demo has started.
+    /// How many agents the demo's boots have started.
     pub fn agent_count(&self) -> usize {
-        self.agents.lock().map(|a| a.len()).unwrap_or(0)
+        self.harness.as_ref().map_or(0, |h| h.agent_count())
+    }
+
+    /// The boot harness, unless the servers boot elsewhere.
+    pub fn harness(&self) -> Option<&Arc<BootHarness>> {
+        self.harness.as_ref()
     }
 }
 
@@ -206,118 +218,4 @@ async fn start_azure_gcp(
         ca_pem: Some(azure.ca_pem().to_owned()),
     };
     Ok((azure, gcp, endpoints))
-}
-
-fn boot_hook(dir: PathBuf, agent_addr: String, agents: Arc<Mutex<Vec<Child>>>) -> BootHook {
-    let runtime = tokio::runtime::Handle::current();
-    Arc::new(move |event: BootEvent| {
-        let (dir, addr, agents) = (dir.clone(), agent_addr.clone(), agents.clone());
-        runtime.spawn(async move {
-            let name = event.name.clone();
-            if let Err(e) = boot(&dir, &addr, event, &agents).await {
-                warn!(server = %name, error = format!("{e:#}"), "simulated boot failed");
-            }
-        });
-    })
-}
-
-/// What cloud-init would do on the VM, done locally.
-async fn boot(
-    dir: &Path,
-    agent_addr: &str,
-    event: BootEvent,
-    agents: &Mutex<Vec<Child>>,
-) -> anyhow::Result<()> {
-    let boot =
-        cloudinit::extract_agent_bootstrap(&event.user_data).context("reading the user-data")?;
-    let node_dir = dir.join(format!("{}-{}", event.name, event.server_id));
-    std::fs::create_dir_all(&node_dir)?;
-    let progress = progress_client(&boot)?;
-    report(&progress, &boot, "docker_ready").await;
-    report(&progress, &boot, "image_pulled").await;
-    let env = write_env(&node_dir, agent_addr, &boot)?;
-    let agent = agent_binary()?;
-    let log = std::fs::File::create(node_dir.join("agent.log"))?;
-    let child = Command::new(agent)
-        .arg("--env-file")
-        .arg(&env)
-        .env_remove("APP_JOIN_TOKEN")
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting levelrail-agent")?;
-    info!(server = %event.server_id, name = %event.name, "demo agent started");
-    if let Ok(mut a) = agents.lock() {
-        a.push(child);
-    }
-    report(&progress, &boot, "agent_started").await;
-    Ok(())
-}
-
-/// The env file as cloud-init writes it, with paths local to this machine.
-fn write_env(dir: &Path, agent_addr: &str, boot: &AgentBootstrap) -> anyhow::Result<PathBuf> {
-    let token_path = dir.join("join-token");
-    levelrail_provisioner::enroll::ca::write_private(
-        &token_path,
-        boot.join_token.expose_secret().as_bytes(),
-    )?;
-    let mut lines = String::from("# written by the demo cloud's simulated cloud-init\n");
-    for (k, v) in &boot.env {
-        let v = match k.as_str() {
-            "APP_JOIN_TOKEN_FILE" => token_path.display().to_string(),
-            "APP_AGENT_IDENTITY_FILE" => dir.join("data/identity.json").display().to_string(),
-            "APP_CONTROL_PLANE_ADDR" => agent_addr.to_owned(),
-            _ => v.clone(),
-        };
-        lines.push_str(&format!("{k}={v}\n"));
-    }
-    let env = dir.join("agent.env");
-    levelrail_provisioner::enroll::ca::write_private(&env, lines.as_bytes())?;
-    Ok(env)
-}
-
-fn progress_client(boot: &AgentBootstrap) -> anyhow::Result<reqwest::Client> {
-    let ca = reqwest::Certificate::from_pem(boot.ca_pem.as_bytes())?;
-    Ok(reqwest::Client::builder()
-        .tls_certs_only([ca])
-        .timeout(Duration::from_secs(10))
-        .build()?)
-}
-
-/// Posts one progress step like the document's `report-progress` script; never fails the
-/// boot.
-async fn report(client: &reqwest::Client, boot: &AgentBootstrap, step: &str) {
-    let result = client
-        .post(&boot.progress_url)
-        .bearer_auth(boot.join_token.expose_secret())
-        .json(&serde_json::json!({ "step": step }))
-        .send()
-        .await;
-    match result {
-        Ok(r) if r.status().is_success() => {}
-        Ok(r) => warn!(
-            step,
-            status = r.status().as_u16(),
-            "progress report refused"
-        ),
-        Err(e) => warn!(step, error = %e, "progress report failed"),
-    }
-    tokio::time::sleep(Duration::from_millis(400)).await;
-}
-
-/// `levelrail-agent` next to this binary.
-fn agent_binary() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let path = exe
-        .parent()
-        .context("binary directory")?
-        .join("levelrail-agent");
-    anyhow::ensure!(
-        path.exists(),
-        "{} not found: build it with `cargo build -p levelrail-agent`",
-        path.display()
-    );
-    Ok(path)
 }

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use levelrail_provisioner::cloudinit::AgentImage;
-use levelrail_provisioner::domain::provision::{SealingKey, parse_go_duration};
+use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
+use levelrail_provisioner::domain::provision::{SealingKey, host_port, parse_go_duration};
 use levelrail_provisioner::domain::{
-    DEFAULT_PROVISION_TIMEOUT, Nodes, Provisioner, ProvisionerConfig, ProvisionerDeps,
-    WorkflowTuning,
+    AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, Nodes, ProgressAuthority, Provisioner,
+    ProvisionerConfig, ProvisionerDeps, WorkflowTuning,
 };
 use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::providers::catalog::{CatalogCache, CatalogTtl};
@@ -23,6 +23,7 @@ use secrecy::ExposeSecret as _;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
+use crate::agent_binaries::AgentBinaries;
 use crate::config::ServeConfig;
 
 /// The assembled provisioner side.
@@ -34,6 +35,8 @@ pub struct Provisioning {
     pub provisioner: Arc<Provisioner>,
     /// The recovery loop (resumes in-flight provisions, also those of a dead replica).
     pub recovery: JoinHandle<()>,
+    /// The agent listener's address as new servers dial it (`host:port`).
+    pub advertised: String,
 }
 
 /// Builds the provisioner side.
@@ -42,14 +45,28 @@ pub async fn build(
     ca: Arc<ControlPlaneCa>,
     registry: Arc<ProviderRegistry>,
     agent_addr: SocketAddr,
+    binaries: &AgentBinaries,
 ) -> anyhow::Result<Provisioning> {
+    let advertise = advertised_agent_addr(cfg, agent_addr)?;
+    let agent = agent_source(cfg, binaries, &advertise)?;
+    let policy = if cfg.demo || cfg.allow_loopback_agent_advertise {
+        AgentAddrPolicy::AllowLoopback
+    } else {
+        AgentAddrPolicy::Routable
+    };
+    if let Err(e) = policy.check(&advertise) {
+        warn!(reason = %e, "provisioning is refused until the agent address is reachable");
+    }
     let store = open_provisioner_store(&dsn(cfg))
         .await
         .context("opening the provisioner database")?;
     let node_store: Arc<dyn NodeStore> = store.clone();
     let provision_store: Arc<dyn ProvisionStore> = store.clone();
-    let sealing_key = SealingKey::load_or_create(&cfg.data_dir.join("provision-seal.key"))
-        .context("the provision sealing key")?;
+    let seal_path = cfg.data_dir.join("provision-seal.key");
+    let sealing_key =
+        SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
+    // The same key again: it also derives the progress credentials the agent listener checks.
+    let progress_key = SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
     let control_plane_id = control_plane_id(&cfg.data_dir)?;
     let events = Arc::new(ProvisionEvents::new());
     let teardown = Arc::new(ProvisionTeardown::new(
@@ -60,21 +77,17 @@ pub async fn build(
     let nodes = Arc::new(
         Nodes::new(node_store, ca)
             .with_enrollment_listener(events.clone())
-            .with_server_teardown(teardown),
+            .with_server_teardown(teardown)
+            .with_progress_authority(ProgressAuthority::new(
+                progress_key,
+                provision_store.clone(),
+            )),
     );
-    let advertise = advertised_agent_addr(cfg, agent_addr);
     let timeout = match &cfg.provision_timeout {
         Some(t) => {
             parse_go_duration(t).map_err(|e| anyhow::anyhow!("APP_NODE_PROVISION_TIMEOUT: {e}"))?
         }
         None => DEFAULT_PROVISION_TIMEOUT,
-    };
-    let agent_image = match &cfg.agent_image {
-        Some(image) => {
-            AgentImage::parse(image).map_err(|e| anyhow::anyhow!("--agent-image: {e}"))?
-        }
-        None => AgentImage::default_for_version(env!("CARGO_PKG_VERSION"))
-            .map_err(|e| anyhow::anyhow!("agent image: {e}"))?,
     };
     let provisioner = Arc::new(Provisioner::new(ProvisionerDeps {
         store: provision_store,
@@ -86,7 +99,8 @@ pub async fn build(
         config: ProvisionerConfig {
             control_plane_id,
             default_control_plane_addr: Some(advertise.clone()),
-            agent_image,
+            agent_addr_policy: policy,
+            agent,
             timeout,
             progress_url: format!("https://{advertise}/v1/provision-progress"),
             sealing_key,
@@ -101,6 +115,7 @@ pub async fn build(
         nodes,
         provisioner,
         recovery,
+        advertised: advertise,
     })
 }
 
@@ -113,19 +128,37 @@ fn dsn(cfg: &ServeConfig) -> String {
     }
 }
 
-/// The address new VMs dial: `--agent-advertise`, else the bound agent address (an
-/// unspecified bind address is replaced by loopback, with a warning).
-fn advertised_agent_addr(cfg: &ServeConfig, bound: SocketAddr) -> String {
-    if let Some(a) = &cfg.agent_advertise {
-        return a.clone();
+/// The address new VMs dial: `--agent-advertise` (validated), else the bound agent
+/// address as it is (a wildcard or loopback address is then refused per provision, naming
+/// `--agent-advertise`).
+fn advertised_agent_addr(cfg: &ServeConfig, bound: SocketAddr) -> anyhow::Result<String> {
+    match &cfg.agent_advertise {
+        Some(a) => host_port(a.trim()).map_err(|e| {
+            anyhow::anyhow!("--agent-advertise: {}", e.message)
+        }),
+        None => Ok(bound.to_string()),
     }
-    if bound.ip().is_unspecified() {
-        warn!(
-            "--agent-listen is a wildcard address and --agent-advertise is not set: provisioned VMs would dial 127.0.0.1; set --agent-advertise HOST:PORT"
-        );
-        return format!("127.0.0.1:{}", bound.port());
+}
+
+/// What the nodes run: the digest-pinned image of `--agent-image`, else the served
+/// binaries, of which there must be at least one.
+fn agent_source(
+    cfg: &ServeConfig,
+    binaries: &AgentBinaries,
+    advertise: &str,
+) -> anyhow::Result<AgentSource> {
+    if let Some(image) = &cfg.agent_image {
+        let image = AgentImage::parse(image).map_err(|e| anyhow::anyhow!("--agent-image: {e}"))?;
+        return Ok(AgentSource::Image(image));
     }
-    bound.to_string()
+    anyhow::ensure!(
+        !binaries.is_empty(),
+        "no levelrail-agent binary to serve to new nodes: none was given with --agent-binary \
+         PATH and there is none beside this executable (build it with `cargo build -p \
+         levelrail-agent`), or run a digest-pinned image with --agent-image \
+         repository@sha256:<digest>"
+    );
+    Ok(AgentSource::Binary(binaries.download(advertise)))
 }
 
 /// A stable id for this control plane, created once in the data directory; it goes into

@@ -14,6 +14,7 @@ use levelrail_credentials::domain::probe::ProbeRegistry;
 use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_provisioner::providers::registry::ProviderRegistry;
 
+use crate::agent_binaries::AgentBinaries;
 use crate::bridge::{InProcessBroker, RegistryProbe};
 use crate::demo::Demo;
 use crate::providers::Endpoints;
@@ -59,6 +60,15 @@ impl App {
     /// Opens the data directory (creating the master keyring, CA and admin token on first
     /// start), builds the services and binds the public listener.
     pub async fn build(cfg: ServeConfig) -> anyhow::Result<Self> {
+        Self::build_with_boot(cfg, None).await
+    }
+
+    /// [`App::build`], with the demo clouds' servers booting through `boot` instead of the
+    /// boot harness (the real-boot tests boot them in a system container).
+    pub async fn build_with_boot(
+        cfg: ServeConfig,
+        boot: Option<levelrail_tests::fakes::BootHook>,
+    ) -> anyhow::Result<Self> {
         tls::install_crypto_provider();
         startup::ensure_data_dir(&cfg.data_dir)?;
         let (ca, created) = ControlPlaneCa::load_or_create(&cfg.data_dir)?;
@@ -72,7 +82,7 @@ impl App {
             .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
         let agent_addr = agent_listener.local_addr()?;
         let demo = match cfg.demo {
-            true => Some(Demo::start(&cfg.data_dir, agent_addr.to_string()).await?),
+            true => Some(Demo::start(&cfg.data_dir, boot).await?),
             false => None,
         };
         let endpoints = match &demo {
@@ -118,8 +128,15 @@ impl App {
         if let Some(token) = &admin_token {
             write_admin_token(&cfg.data_dir, token)?;
         }
-        let provisioning =
-            crate::provisioning::build(&cfg, ca.clone(), registry.clone(), agent_addr).await?;
+        let binaries = AgentBinaries::load(&cfg.agent_binaries)?;
+        let provisioning = crate::provisioning::build(
+            &cfg,
+            ca.clone(),
+            registry.clone(),
+            agent_addr,
+            &binaries,
+        )
+        .await?;
         let nodes = provisioning.nodes.clone();
         let grpc = grpc_routes(&credentials, &nodes, &provisioning.provisioner);
         let web_dir = cfg.web_dir.clone().or_else(default_web_dir);
@@ -134,8 +151,14 @@ impl App {
             .await
             .with_context(|| format!("binding the public listener {}", cfg.listen))?;
         let local_addr = listener.local_addr()?;
-        let agent_tls = crate::agent::tls(&ca, &server_hosts(&cfg, cfg.agent_listen))?;
-        let agent_router = crate::agent::router(nodes.clone());
+        let mut agent_hosts = server_hosts(&cfg, cfg.agent_listen);
+        // curl on the node checks the advertised host against the certificate.
+        let advertised_host = host_of(&provisioning.advertised);
+        if !agent_hosts.iter().any(|h| h == advertised_host) {
+            agent_hosts.push(advertised_host.to_owned());
+        }
+        let agent_tls = crate::agent::tls(&ca, &agent_hosts)?;
+        let agent_router = crate::agent::router(nodes.clone()).merge(binaries.router());
         let (shutdown, _) = watch::channel(false);
         Ok(Self {
             listener,
@@ -297,6 +320,14 @@ fn server_hosts(cfg: &ServeConfig, addr: SocketAddr) -> Vec<String> {
     }
     hosts.extend(cfg.tls_sans.iter().cloned());
     hosts
+}
+
+/// The host of `host:port` or `[v6]:port`, without brackets.
+fn host_of(addr: &str) -> &str {
+    match addr.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or(rest, |(host, _)| host),
+        None => addr.rsplit_once(':').map_or(addr, |(host, _)| host),
+    }
 }
 
 /// `web/dist` of the workspace, when the binary runs from a checkout and it was built.

@@ -1,5 +1,6 @@
 //! The Levelrail provisioner: provider clients, the provision workflow, nodes, join tokens,
 //! enrollment and the control-plane CA.
+pub mod arch;
 pub mod cloudinit;
 pub mod domain;
 pub mod enroll;

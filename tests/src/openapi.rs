@@ -1,5 +1,5 @@
 //! A small OpenAPI 3.0 validator for contract tests: checks the request and response bodies
-//! exchanged with a fake cloud against the provider's own API description in `shared/specs/`.
+//! exchanged with a fake cloud against the provider's own API description in `tests/specs/`.
 //!
 //! ```ignore
 //! let api = levelrail_tests::openapi::hcloud();
@@ -26,28 +26,22 @@ use params::percent_decode;
 mod params;
 mod schema;
 
-/// The Hetzner Cloud API description (path relative to the `tests` crate).
-pub const HCLOUD_SPEC: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/specs/hcloud-openapi.json"
-);
+/// The Hetzner Cloud API description (a file of `tests/specs/`).
+pub const HCLOUD_SPEC: &str = "hcloud-openapi.json";
 
-/// The DigitalOcean API description (path relative to the `tests` crate).
-pub const DIGITALOCEAN_SPEC: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/specs/digitalocean-public.v2.bundled.json"
-);
+/// The DigitalOcean API description (a file of `tests/specs/`).
+pub const DIGITALOCEAN_SPEC: &str = "digitalocean-public.v2.bundled.json";
 
 /// The Hetzner description, loaded once per process.
 pub fn hcloud() -> &'static OpenApi {
     static SPEC: OnceLock<OpenApi> = OnceLock::new();
-    SPEC.get_or_init(|| OpenApi::load(HCLOUD_SPEC))
+    SPEC.get_or_init(|| OpenApi::load_spec(HCLOUD_SPEC))
 }
 
 /// The DigitalOcean description, loaded once per process.
 pub fn digitalocean() -> &'static OpenApi {
     static SPEC: OnceLock<OpenApi> = OnceLock::new();
-    SPEC.get_or_init(|| OpenApi::load(DIGITALOCEAN_SPEC))
+    SPEC.get_or_init(|| OpenApi::load_spec(DIGITALOCEAN_SPEC))
 }
 
 /// Whether a body is sent to the provider or returned by it (`readOnly` / `writeOnly`).
@@ -73,6 +67,12 @@ impl OpenApi {
         let path = path.as_ref();
         Self::try_load(path)
             .unwrap_or_else(|e| panic!("cannot load OpenAPI document {}: {e}", path.display()))
+    }
+
+    /// Loads a JSON OpenAPI document of `tests/specs/` (plain or gzip-compressed).
+    pub fn load_spec(file: &str) -> OpenApi {
+        Self::from_value(crate::specs::json(file))
+            .unwrap_or_else(|e| panic!("cannot load OpenAPI document {file}: {e}"))
     }
 
     /// Loads a JSON OpenAPI document.

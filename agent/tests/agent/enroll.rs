@@ -57,8 +57,13 @@ async fn an_agent_enrolls_once_persists_its_identity_and_reuses_it_on_restart() 
         issued_der.to_vec()
     );
 
-    // Act: restart without the token (cloud-init may remove it); the identity suffices.
-    std::fs::remove_file(node.token_path()).unwrap();
+    // The spent join token is gone from the disk.
+    assert!(
+        !node.token_path().exists(),
+        "the agent deletes the join-token file once enrolled"
+    );
+
+    // Act: restart without the token; the identity suffices.
     let second = run_once(&env_file, &[]).await;
 
     // Assert: no second enrollment, one more heartbeat with the same certificate.

@@ -75,7 +75,7 @@ pub(crate) fn happy_path(id: &str) -> Vec<Provision> {
     let g1 = creating(id, "web-1", 0);
     let g2 = next(&g1, Booting, 4, |p| p.ip_address = "203.0.113.7".into());
     let g3 = next(&g2, Installing, 31, step(InstallStep::DockerReady));
-    let g4 = next(&g3, Installing, 45, step(InstallStep::ImagePulled));
+    let g4 = next(&g3, Installing, 45, step(InstallStep::AgentVerified));
     let g5 = next(&g4, Installing, 50, step(InstallStep::AgentStarted));
     let g6 = next(&g5, Enrolling, 52, |_| {});
     let g7 = next(&g6, Ready, 53, |p| p.node_id = "node_1".into());

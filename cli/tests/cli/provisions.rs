@@ -24,7 +24,7 @@ fn three() -> Vec<Provision> {
         230,
         |p| {
             p.role = Role::Build as i32;
-            p.install_step = InstallStep::ImagePulled as i32;
+            p.install_step = InstallStep::AgentVerified as i32;
         },
     );
     vec![installing, failed, ready]
@@ -210,7 +210,7 @@ async fn show_of_an_installing_provision_shows_the_install_step_and_no_failure()
         out.stdout
     );
     assert!(
-        out.stdout.contains("\ninstall step:     image pulled\n"),
+        out.stdout.contains("\ninstall step:     agent verified\n"),
         "{}",
         out.stdout
     );

@@ -219,6 +219,6 @@ async fn watch_json_prints_one_json_line_per_change() {
         .map(|d| d["provision"]["generation"].as_u64().expect("generation"))
         .collect();
     assert_eq!(generations, [1, 2, 3, 4, 5, 6, 7]);
-    assert_eq!(docs[3]["provision"]["install_step"], "image_pulled");
+    assert_eq!(docs[3]["provision"]["install_step"], "agent_verified");
     assert_eq!(docs[6]["provision"]["status"], "ready");
 }

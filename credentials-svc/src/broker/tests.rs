@@ -1,6 +1,6 @@
 //! The token exchanges against a recording HTTP endpoint: every request the Azure and GCP
 //! issuers send is compared field by field with what the official SDKs sent
-//! (`shared/specs/golden-*.jsonl`), the federated token files are re-read on every
+//! (`tests/specs/golden-*.jsonl`), the federated token files are re-read on every
 //! exchange, and refusals become errors that never echo the secret. This module holds the
 //! recorder; the tests are in `azure` and `gcp`.
 use std::sync::{Arc, Mutex};
@@ -141,7 +141,7 @@ pub(super) fn form_pairs(s: &str) -> Vec<(String, String)> {
 }
 
 pub(super) fn golden(file: &str) -> Vec<Value> {
-    let path = format!("{}/../../shared/specs/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../tests/specs/{file}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{path}: {e}"))
         .lines()

@@ -1,138 +1,69 @@
-//! The agent's container image: a release tag or a digest pin, with the reference
-//! grammar checked (a lowercase subset of the distribution reference grammar).
+//! The agent's container image, for operators who run the agent from a registry: always a
+//! digest pin, with the reference grammar checked (a lowercase subset of the distribution
+//! reference grammar).
 use std::fmt;
 
 use super::RenderError;
 use super::params::plain_ascii;
 
-/// The repository of the released agent images.
-pub const DEFAULT_AGENT_REPOSITORY: &str = "ghcr.io/glincker/levelrail-agent";
-
 const PARAM: &str = "agent_image";
 const MAX_REPOSITORY_LEN: usize = 255;
-const MAX_TAG_LEN: usize = 128;
 const DIGEST_PREFIX: &str = "sha256:";
-/// Tags that move between releases; the default image never uses them.
-const MUTABLE_TAGS: [&str; 2] = ["edge", "latest"];
 
-/// The container image the node runs as its agent.
+/// A registry image of the agent, pinned by digest (`--agent-image repo@sha256:<digest>`):
+/// the exact image, immune to a moved tag. Tags are refused, and no default names any
+/// image: without one the node runs the control plane's own binary.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum AgentImage {
-    /// `repository:tag`.
-    Tag {
-        /// e.g. `ghcr.io/glincker/levelrail-agent`.
-        repository: String,
-        /// e.g. `0.4.0`.
-        tag: String,
-    },
-    /// `repository@sha256:<64 hex>`: the exact image, immune to a moved tag.
-    Digest {
-        /// e.g. `ghcr.io/glincker/levelrail-agent`.
-        repository: String,
-        /// `sha256:` followed by 64 lowercase hex digits.
-        digest: String,
-    },
+pub struct AgentImage {
+    /// e.g. `registry.example.com/ops/levelrail-agent`.
+    pub repository: String,
+    /// `sha256:` followed by 64 lowercase hex digits.
+    pub digest: String,
 }
 
 impl AgentImage {
-    /// The released agent image of control-plane version `version`:
-    /// `ghcr.io/glincker/levelrail-agent:<version>`. A development build (`dev` or an empty
-    /// version) has no released image, and `edge`/`latest` are mutable: both are errors
-    /// asking the operator to configure an image.
-    pub fn default_for_version(version: &str) -> Result<Self, RenderError> {
-        if version.is_empty() || version == "dev" {
-            return Err(RenderError::invalid(
-                PARAM,
-                "this control plane is a development build with no released agent image; \
-                 configure one (repository:tag or repository@sha256:<digest>)",
-            ));
-        }
-        if MUTABLE_TAGS.contains(&version) {
-            return Err(RenderError::invalid(
-                PARAM,
-                "the version names a mutable tag; configure an agent image with a release tag \
-                 or a digest",
-            ));
-        }
-        let image = AgentImage::Tag {
-            repository: DEFAULT_AGENT_REPOSITORY.into(),
-            tag: version.into(),
-        };
-        image.validate()?;
-        Ok(image)
-    }
-
-    /// Parses `repository:tag` or `repository@sha256:<64 hex>`. A reference with neither
-    /// (which would mean the mutable `latest`) or with both is rejected.
+    /// Parses `repository@sha256:<64 hex>`. A tag (`repository:tag`, even next to a
+    /// digest) is refused: a tag can move, a digest cannot.
     pub fn parse(reference: &str) -> Result<Self, RenderError> {
         plain_ascii(
             PARAM,
             reference,
             MAX_REPOSITORY_LEN + 1 + DIGEST_PREFIX.len() + 64,
         )?;
-        let image = if let Some((repository, digest)) = reference.split_once('@') {
-            if last_component(repository).contains(':') {
-                return Err(RenderError::invalid(
-                    PARAM,
-                    "give either a tag or a digest, not both",
-                ));
-            }
-            AgentImage::Digest {
-                repository: repository.into(),
-                digest: digest.into(),
-            }
-        } else {
-            match reference.rsplit_once(':') {
-                Some((repository, tag)) if !tag.contains('/') => AgentImage::Tag {
-                    repository: repository.into(),
-                    tag: tag.into(),
-                },
-                _ => {
-                    return Err(RenderError::invalid(
-                        PARAM,
-                        "needs an explicit tag (repository:tag) or digest \
-                         (repository@sha256:<digest>)",
-                    ));
-                }
-            }
+        let Some((repository, digest)) = reference.split_once('@') else {
+            return Err(RenderError::invalid(
+                PARAM,
+                "needs a digest (repository@sha256:<64 hex digits>); tags are refused because \
+                 they can move",
+            ));
+        };
+        if last_component(repository).contains(':') {
+            return Err(RenderError::invalid(
+                PARAM,
+                "give a digest only (repository@sha256:<digest>), not a tag",
+            ));
+        }
+        let image = AgentImage {
+            repository: repository.into(),
+            digest: digest.into(),
         };
         image.validate()?;
         Ok(image)
     }
 
-    /// The repository part.
-    pub fn repository(&self) -> &str {
-        match self {
-            AgentImage::Tag { repository, .. } | AgentImage::Digest { repository, .. } => {
-                repository
-            }
-        }
-    }
-
-    /// Checks the repository, tag and digest grammar. The error names `agent_image`.
+    /// Checks the repository and digest grammar. The error names `agent_image`.
     pub fn validate(&self) -> Result<(), RenderError> {
-        let repository = self.repository();
-        plain_ascii(PARAM, repository, MAX_REPOSITORY_LEN)?;
-        check_repository(repository).map_err(|reason| RenderError::invalid(PARAM, reason))?;
-        match self {
-            AgentImage::Tag { tag, .. } => {
-                plain_ascii(PARAM, tag, MAX_TAG_LEN)?;
-                check_tag(tag).map_err(|reason| RenderError::invalid(PARAM, reason))
-            }
-            AgentImage::Digest { digest, .. } => {
-                plain_ascii(PARAM, digest, DIGEST_PREFIX.len() + 64)?;
-                check_digest(digest).map_err(|reason| RenderError::invalid(PARAM, reason))
-            }
-        }
+        plain_ascii(PARAM, &self.repository, MAX_REPOSITORY_LEN)?;
+        check_repository(&self.repository)
+            .map_err(|reason| RenderError::invalid(PARAM, reason))?;
+        plain_ascii(PARAM, &self.digest, DIGEST_PREFIX.len() + 64)?;
+        check_digest(&self.digest).map_err(|reason| RenderError::invalid(PARAM, reason))
     }
 }
 
 impl fmt::Display for AgentImage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AgentImage::Tag { repository, tag } => write!(f, "{repository}:{tag}"),
-            AgentImage::Digest { repository, digest } => write!(f, "{repository}@{digest}"),
-        }
+        write!(f, "{}@{}", self.repository, self.digest)
     }
 }
 
@@ -210,21 +141,6 @@ fn is_path_component(component: &str) -> bool {
     true
 }
 
-/// `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
-fn check_tag(tag: &str) -> Result<(), &'static str> {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let bytes = tag.as_bytes();
-    let ok = !bytes.is_empty()
-        && bytes.len() <= MAX_TAG_LEN
-        && word(bytes[0])
-        && bytes.iter().all(|&b| word(b) || b == b'.' || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err("the tag must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-    }
-}
-
 /// `sha256:` + 64 lowercase hex digits.
 fn check_digest(digest: &str) -> Result<(), &'static str> {
     let ok = digest.strip_prefix(DIGEST_PREFIX).is_some_and(|hex| {
@@ -247,37 +163,19 @@ mod tests {
     const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
     #[test]
-    fn the_default_image_is_the_release_tag_and_never_a_mutable_one() {
-        let image = AgentImage::default_for_version("0.4.0").unwrap();
-        assert_eq!(image.to_string(), "ghcr.io/glincker/levelrail-agent:0.4.0");
-        for version in ["", "dev", "edge", "latest", "1.0.0+build", "0.1\n"] {
-            let err = AgentImage::default_for_version(version).unwrap_err();
-            assert_eq!(err.param(), "agent_image", "{version:?}");
-        }
-        let dev = AgentImage::default_for_version("dev")
-            .unwrap_err()
-            .to_string();
-        assert!(dev.contains("configure"), "{dev}");
-    }
-
-    #[test]
-    fn references_parse_into_tags_and_digest_pins_and_print_back() {
-        let cases = [
-            "ghcr.io/glincker/levelrail-agent:0.4.0",
-            "registry.example:5000/team/agent:v1_2.3-rc.1",
-            "localhost/agent:dev",
-            "agent:1",
-            &format!("ghcr.io/glincker/levelrail-agent@{DIGEST}"),
-            &format!("localhost:5000/a__b.c-d--e/f@{DIGEST}"),
-        ];
-        for reference in cases {
-            let image = AgentImage::parse(reference).unwrap();
+    fn digest_references_parse_and_print_back() {
+        for reference in [
+            format!("ghcr.io/example/levelrail-agent@{DIGEST}"),
+            format!("localhost:5000/a__b.c-d--e/f@{DIGEST}"),
+            format!("agent@{DIGEST}"),
+        ] {
+            let image = AgentImage::parse(&reference).unwrap();
             assert_eq!(image.to_string(), reference);
         }
         let pinned = AgentImage::parse(&format!("ghcr.io/x/agent@{DIGEST}")).unwrap();
         assert_eq!(
             pinned,
-            AgentImage::Digest {
+            AgentImage {
                 repository: "ghcr.io/x/agent".into(),
                 digest: DIGEST.into()
             }
@@ -285,33 +183,39 @@ mod tests {
     }
 
     #[test]
+    fn tags_are_refused_with_a_reason_naming_the_digest() {
+        for reference in [
+            "ghcr.io/example/levelrail-agent:0.4.0".to_owned(),
+            "ghcr.io/example/levelrail-agent".to_owned(),
+            "agent:latest".to_owned(),
+            format!("ghcr.io/x/agent:1@{DIGEST}"),
+        ] {
+            let err = AgentImage::parse(&reference).unwrap_err();
+            assert_eq!(err.param(), "agent_image", "{reference}");
+            assert!(err.to_string().contains("digest"), "{err}");
+        }
+    }
+
+    #[test]
     fn malformed_references_are_rejected_naming_the_parameter() {
         let bad = [
-            "",
-            "ghcr.io/glincker/levelrail-agent",
-            "registry:5000/agent",
-            "Ghcr.io/x/agent:1",
-            "ghcr.io/X/agent:1",
-            "ghcr.io/x/agent:",
-            "ghcr.io/x/agent:.hidden",
-            "ghcr.io/x/agent:tag with space",
-            "ghcr.io/x//agent:1",
-            "ghcr.io/x/-agent:1",
-            "ghcr.io/x/a..b:1",
-            "ghcr.io/x/a___b:1",
-            "ghcr.io/x/agent:1@sha256:0",
-            &format!("ghcr.io/x/agent:1@{DIGEST}"),
-            &format!("ghcr.io/x/agent@{}", DIGEST.to_uppercase()),
-            "ghcr.io/x/agent@sha256:abc",
-            "ghcr.io/x/agent@md5:0123456789abcdef0123456789abcdef",
-            &format!("ghcr.io/x/agent:{}", "a".repeat(129)),
-            "ghcr.io/x/agent:1\nExecStart=/bin/sh",
-            "ghcr.io/x/agent:1'",
-            "ghcr.io/x/agent:1$(id)",
-            "ghcr.io/x/agént:1",
+            String::new(),
+            format!("Ghcr.io/x/agent@{DIGEST}"),
+            format!("ghcr.io/X/agent@{DIGEST}"),
+            format!("ghcr.io/x//agent@{DIGEST}"),
+            format!("ghcr.io/x/-agent@{DIGEST}"),
+            format!("ghcr.io/x/a..b@{DIGEST}"),
+            format!("ghcr.io/x/a___b@{DIGEST}"),
+            format!("ghcr.io/x/agent@{}", DIGEST.to_uppercase()),
+            "ghcr.io/x/agent@sha256:abc".to_owned(),
+            "ghcr.io/x/agent@md5:0123456789abcdef0123456789abcdef".to_owned(),
+            format!("ghcr.io/x/agent@{DIGEST}\nExecStart=/bin/sh"),
+            format!("ghcr.io/x/agent@{DIGEST}'"),
+            format!("ghcr.io/x/ag$(id)ent@{DIGEST}"),
+            format!("ghcr.io/x/agént@{DIGEST}"),
         ];
         for reference in bad {
-            let err = AgentImage::parse(reference).unwrap_err();
+            let err = AgentImage::parse(&reference).unwrap_err();
             assert_eq!(err.param(), "agent_image", "{reference:?}");
         }
     }

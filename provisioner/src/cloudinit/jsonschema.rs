@@ -24,10 +24,10 @@ pub(super) struct Schema {
 }
 
 impl Schema {
-    /// Loads `shared/specs/<file>` (the repository is a sibling of `shared/`).
+    /// Loads `tests/specs/<file>` of this repository.
     pub(super) fn load(file: &str) -> Schema {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/specs")
+            .join("../tests/specs")
             .join(file);
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));

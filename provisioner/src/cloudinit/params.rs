@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use secrecy::{ExposeSecret as _, SecretString};
 
-use super::{AgentImage, RenderError};
+use super::{AgentSource, RenderError};
 use crate::enroll::ca::fingerprint_der;
 
 const NODE_NAME_MAX: usize = 63;
@@ -21,8 +21,11 @@ pub struct CloudInitParams {
     /// The agent listener of the control plane: `host:port` or `[v6]:port`.
     pub control_plane_addr: String,
     /// The provision's join token, `LR1.<ca fingerprint>.<token id>.<secret>`; its CA pin
-    /// must be `ca_fingerprint`.
+    /// must be `ca_fingerprint`. Used once, by the agent's Enroll.
     pub join_token: SecretString,
+    /// The provision's progress credential (`LRP1.<provision id>.<secret>`), the bearer of
+    /// the progress reports.
+    pub progress_credential: SecretString,
     /// The node's name: `^[a-z][a-z0-9-]*$`, at most 63 characters, no trailing `-`.
     pub node_name: String,
     /// Hex SHA-256 of the control-plane CA certificate's DER (64 digits, either case;
@@ -30,8 +33,8 @@ pub struct CloudInitParams {
     pub ca_fingerprint: String,
     /// The control-plane CA certificate(s), PEM; one must have `ca_fingerprint`.
     pub ca_pem: String,
-    /// The agent image.
-    pub agent_image: AgentImage,
+    /// The agent the node runs: the control plane's binary or a digest-pinned image.
+    pub agent: AgentSource,
     /// The `https://` URL of the control plane's progress endpoint, e.g.
     /// `https://cp.example:9443/v1/provision-progress`.
     pub progress_url: String,
@@ -42,9 +45,10 @@ impl fmt::Debug for CloudInitParams {
         f.debug_struct("CloudInitParams")
             .field("control_plane_addr", &self.control_plane_addr)
             .field("join_token", &"<redacted>")
+            .field("progress_credential", &"<redacted>")
             .field("node_name", &self.node_name)
             .field("ca_fingerprint", &self.ca_fingerprint)
-            .field("agent_image", &self.agent_image)
+            .field("agent", &self.agent)
             .field("progress_url", &self.progress_url)
             .finish_non_exhaustive()
     }
@@ -54,13 +58,13 @@ impl fmt::Debug for CloudInitParams {
 pub(super) struct Checked<'a> {
     pub(super) control_plane_addr: &'a str,
     pub(super) join_token: &'a str,
+    pub(super) progress_credential: &'a str,
     pub(super) node_name: &'a str,
     /// Lowercase.
     pub(super) ca_fingerprint: String,
     /// `\n`-terminated lines.
     pub(super) ca_pem: String,
-    /// `repository:tag` or `repository@digest`.
-    pub(super) image: String,
+    pub(super) agent: &'a AgentSource,
     pub(super) progress_url: &'a str,
 }
 
@@ -71,10 +75,12 @@ impl CloudInitParams {
         check_addr(&self.control_plane_addr)?;
         let token = self.join_token.expose_secret();
         let token_pin = check_token(token)?;
+        let progress_credential = self.progress_credential.expose_secret();
+        check_progress_credential(progress_credential)?;
         check_node_name(&self.node_name)?;
         let fingerprint = check_fingerprint("ca_fingerprint", &self.ca_fingerprint)?;
         let ca_pem = check_ca_pem(&self.ca_pem, &fingerprint)?;
-        self.agent_image.validate()?;
+        self.agent.validate()?;
         check_progress_url(&self.progress_url)?;
         if !token_pin.eq_ignore_ascii_case(&fingerprint) {
             return Err(RenderError::invalid(
@@ -85,10 +91,11 @@ impl CloudInitParams {
         Ok(Checked {
             control_plane_addr: &self.control_plane_addr,
             join_token: token,
+            progress_credential,
             node_name: &self.node_name,
             ca_fingerprint: fingerprint,
             ca_pem,
-            image: self.agent_image.to_string(),
+            agent: &self.agent,
             progress_url: &self.progress_url,
         })
     }
@@ -317,13 +324,18 @@ fn well_wrapped(lengths: &[usize]) -> bool {
 
 /// `https://<host[:port]>/<path>` with an unreserved-character path and no query.
 pub(super) fn check_progress_url(url: &str) -> Result<(), RenderError> {
-    const PARAM: &str = "progress_url";
-    plain_ascii(PARAM, url, URL_MAX)?;
+    check_https_url("progress_url", url)
+}
+
+/// `https://<host[:port]>/<path>` with an unreserved-character path and no query; the
+/// error names `param`.
+pub(super) fn check_https_url(param: &'static str, url: &str) -> Result<(), RenderError> {
+    plain_ascii(param, url, URL_MAX)?;
     let rest = url
         .strip_prefix("https://")
-        .ok_or_else(|| RenderError::invalid(PARAM, "must be an https:// URL"))?;
+        .ok_or_else(|| RenderError::invalid(param, "must be an https:// URL"))?;
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    check_authority(authority, false).map_err(|reason| RenderError::invalid(PARAM, reason))?;
+    check_authority(authority, false).map_err(|reason| RenderError::invalid(param, reason))?;
     let path_ok = path
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"/-._~%".contains(&b))
@@ -332,8 +344,27 @@ pub(super) fn check_progress_url(url: &str) -> Result<(), RenderError> {
         Ok(())
     } else {
         Err(RenderError::invalid(
-            PARAM,
+            param,
             "needs a path of letters, digits and - . _ ~ % / (no query or fragment)",
+        ))
+    }
+}
+
+/// `LRP1.<id>.<base64url>`: the shape only (the control plane verifies the secret).
+pub(super) fn check_progress_credential(credential: &str) -> Result<(), RenderError> {
+    const PARAM: &str = "progress_credential";
+    plain_ascii(PARAM, credential, TOKEN_MAX)?;
+    let parts: Vec<&str> = credential.split('.').collect();
+    let ok = matches!(parts[..], ["LRP1", id, secret]
+        if !id.is_empty() && !secret.is_empty()
+            && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            && secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::invalid(
+            PARAM,
+            "is not a progress credential (LRP1.<provision id>.<secret>)",
         ))
     }
 }

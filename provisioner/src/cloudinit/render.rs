@@ -2,10 +2,12 @@
 use zeroize::Zeroizing;
 
 use super::params::Checked;
+use super::scripts::{install_agent_script, install_docker_script, report_progress_script};
 use super::yaml::{block, flow_seq, quote};
 use super::{
-    CA_PEM_PATH, CloudInitParams, DATA_DIR, ENV_FILE_PATH, IDENTITY_FILE_PATH, JOIN_TOKEN_PATH,
-    PROGRESS_HEADER_PATH, REPORT_PROGRESS_PATH, RenderError, UNIT_NAME, UNIT_PATH,
+    AGENT_BINARY_PATH, AgentSource, CA_PEM_PATH, CloudInitParams, ENV_FILE_PATH,
+    IDENTITY_FILE_PATH, INSTALL_AGENT_PATH, INSTALL_DOCKER_PATH, JOIN_TOKEN_PATH,
+    PROGRESS_HEADER_PATH, REPORT_PROGRESS_PATH, RenderError, STATE_DIR, UNIT_NAME, UNIT_PATH,
 };
 use crate::domain::InstallStep;
 
@@ -17,40 +19,46 @@ pub(super) const ENV_NODE_NAME: &str = "APP_NODE_NAME";
 pub(super) const ENV_CA_FINGERPRINT: &str = "APP_CA_FINGERPRINT";
 pub(super) const ENV_JOIN_TOKEN_FILE: &str = "APP_JOIN_TOKEN_FILE";
 pub(super) const ENV_IDENTITY_FILE: &str = "APP_AGENT_IDENTITY_FILE";
-/// The header line of the progress header file, before the token.
+pub(super) const ENV_PROGRESS_FILE: &str = "APP_PROGRESS_CREDENTIAL_FILE";
+pub(super) const ENV_DOCKER_HOST: &str = "DOCKER_HOST";
+/// The local Docker socket the agent uses.
+pub(super) const DOCKER_HOST: &str = "unix:///var/run/docker.sock";
+/// The header line of the progress header file, before the credential.
 pub(super) const BEARER_PREFIX: &str = "Authorization: Bearer ";
-/// The script line that holds the progress URL, before the single-quoted URL.
-pub(super) const URL_LINE_PREFIX: &str = "url=";
-/// The unit line that pulls the image, before the image reference.
-pub(super) const PULL_LINE_PREFIX: &str = "ExecStartPre=/usr/bin/docker pull ";
 
 /// One `write_files` entry.
 struct WriteFile {
     path: &'static str,
     permissions: &'static str,
-    /// Zeroized on drop: two of the files hold the join token.
+    /// Zeroized on drop: two of the files hold secrets.
     content: Zeroizing<String>,
 }
 
 /// Renders the user-data of one provision: a `#cloud-config` document. Every parameter is
-/// validated first; the error names the parameter and never contains the token.
+/// validated first; the error names the parameter and never contains a secret.
 pub fn render(params: &CloudInitParams) -> Result<String, RenderError> {
     let checked = params.check()?;
     let files = [
         file(ENV_FILE_PATH, "0600", env_file(&checked)),
         file(JOIN_TOKEN_PATH, "0600", format!("{}\n", checked.join_token)),
-        file(CA_PEM_PATH, "0644", checked.ca_pem.clone()),
         file(
             PROGRESS_HEADER_PATH,
             "0600",
-            format!("{BEARER_PREFIX}{}\n", checked.join_token),
+            format!("{BEARER_PREFIX}{}\n", checked.progress_credential),
         ),
+        file(CA_PEM_PATH, "0644", checked.ca_pem.clone()),
         file(
             REPORT_PROGRESS_PATH,
             "0755",
             report_progress_script(checked.progress_url),
         ),
-        file(UNIT_PATH, "0644", unit_file(&checked.image)),
+        file(INSTALL_DOCKER_PATH, "0755", install_docker_script()),
+        file(
+            INSTALL_AGENT_PATH,
+            "0755",
+            install_agent_script(checked.agent),
+        ),
+        file(UNIT_PATH, "0644", unit_file(checked.agent)),
     ];
     let mut out = format!("{HEADER}\nwrite_files:\n");
     for f in &files {
@@ -63,7 +71,7 @@ pub fn render(params: &CloudInitParams) -> Result<String, RenderError> {
         ));
     }
     out.push_str("runcmd:\n");
-    for command in runcmd(&checked.image) {
+    for command in runcmd() {
         out.push_str(&format!("  - {command}\n"));
     }
     Ok(out)
@@ -77,7 +85,8 @@ fn file(path: &'static str, permissions: &'static str, content: String) -> Write
     }
 }
 
-/// The agent's environment: no secret, the token is referenced by path.
+/// The agent's environment: no secret, the token and the progress credential are
+/// referenced by path (the agent deletes both files once it has enrolled).
 fn env_file(p: &Checked<'_>) -> String {
     [
         (ENV_ADDR, p.control_plane_addr),
@@ -85,89 +94,98 @@ fn env_file(p: &Checked<'_>) -> String {
         (ENV_CA_FINGERPRINT, p.ca_fingerprint.as_str()),
         (ENV_JOIN_TOKEN_FILE, JOIN_TOKEN_PATH),
         (ENV_IDENTITY_FILE, IDENTITY_FILE_PATH),
+        (ENV_PROGRESS_FILE, PROGRESS_HEADER_PATH),
+        (ENV_DOCKER_HOST, DOCKER_HOST),
     ]
     .iter()
     .map(|(key, value)| format!("{key}={value}\n"))
     .collect()
 }
 
-/// `report-progress <step>`: POSTs `{"step":"<step>"}` with the bearer header read from a
-/// root-only file (never on a command line), trusting only the control-plane CA. It never
-/// fails the boot.
-fn report_progress_script(progress_url: &str) -> String {
-    format!(
-        r#"#!/bin/sh
-# report-progress <step>: tells the Levelrail control plane how far this boot got.
-# The token is read by curl from {PROGRESS_HEADER_PATH}, never from the command line.
-# A report that cannot be delivered is dropped: it never fails the boot.
-{URL_LINE_PREFIX}'{progress_url}'
-step="${{1:-}}"
-case "$step" in
-  ''|*[!a-z_]*) echo "report-progress: invalid step name" >&2; exit 0 ;;
-esac
-curl -fsS --retry 5 --retry-all-errors --retry-max-time 60 --connect-timeout 5 --max-time 15 \
-  --cacert {CA_PEM_PATH} \
-  -H @{PROGRESS_HEADER_PATH} \
-  -H 'Content-Type: application/json' \
-  --data "{{\"step\":\"$step\"}}" \
-  "$url" >/dev/null || true
-exit 0
-"#
-    )
-}
+/// The hardening shared by both ways of running the agent's unit.
+const HARDENING: &str = "NoNewPrivileges=yes
+ProtectSystem=strict
+ReadWritePaths=/var/lib/levelrail-agent
+ProtectHome=yes
+PrivateTmp=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+RestrictSUIDSGID=yes
+RestrictRealtime=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+UMask=0077
+";
 
-/// The agent as a systemd-managed container. The token reaches it as a read-only file
-/// mount, so `docker inspect` shows only the path. `--user 0:0` (as in the original's
-/// newer unit) lets an image whose default user is unprivileged read the root-only token
-/// and write the `0700` data directory.
-fn unit_file(image: &str) -> String {
+/// The agent's systemd unit. The binary runs directly, without capabilities, on a
+/// read-only system where only its state directory is writable. The image variant runs
+/// the pinned image through the local Docker (which needs the Docker socket and so keeps
+/// the capabilities Docker's client needs).
+pub(super) fn unit_file(agent: &AgentSource) -> String {
+    let service = match agent {
+        AgentSource::Binary(_) => format!(
+            "ExecStart={AGENT_BINARY_PATH} --env-file {ENV_FILE_PATH}
+PrivateDevices=yes
+ProtectHostname=yes
+RestrictNamespaces=yes
+MemoryDenyWriteExecute=yes
+SystemCallFilter=@system-service
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK
+CapabilityBoundingSet=
+AmbientCapabilities=
+"
+        ),
+        AgentSource::Image(image) => format!(
+            "ExecStartPre=-/usr/bin/docker rm -f {UNIT_NAME}
+ExecStart=/usr/bin/docker run --rm --name {UNIT_NAME} --user 0:0 --network host \
+--env-file {ENV_FILE_PATH} -v {STATE_DIR}:{STATE_DIR} {image}
+ExecStop=/usr/bin/docker stop {UNIT_NAME}
+"
+        ),
+    };
+    let requires = match agent {
+        AgentSource::Binary(_) => "Wants=network-online.target docker.service",
+        AgentSource::Image(_) => "Wants=network-online.target\nRequires=docker.service",
+    };
     format!(
         "[Unit]
 Description=Levelrail node agent
+Documentation=levelrail-agent --help
+{requires}
 After=network-online.target docker.service
-Requires=docker.service
-Wants=network-online.target
 
 [Service]
-ExecStartPre=-/usr/bin/docker rm -f {UNIT_NAME}
-{PULL_LINE_PREFIX}{image}
-ExecStart=/usr/bin/docker run --rm --name {UNIT_NAME} --user 0:0 --network host \
---env-file {ENV_FILE_PATH} \
--v {JOIN_TOKEN_PATH}:{JOIN_TOKEN_PATH}:ro \
--v {DATA_DIR}:{DATA_DIR} {image}
-Restart=on-failure
+Type=exec
+{service}Restart=on-failure
 RestartSec=5
-TimeoutStartSec=300
-
+StateDirectory=levelrail-agent
+StateDirectoryMode=0700
+{HARDENING}
 [Install]
 WantedBy=multi-user.target
 "
     )
 }
 
-/// The boot commands. Values go in list form (no shell parsing); shell strings hold only
-/// fixed text.
-fn runcmd(image: &str) -> Vec<String> {
+/// The boot commands. Shell strings hold only fixed text; a failed step reports why.
+fn runcmd() -> Vec<String> {
     let report = |step: InstallStep| format!("{REPORT_PROGRESS_PATH} {}", step.as_str());
     vec![
-        quote("command -v docker >/dev/null 2>&1 || (curl -fsSL https://get.docker.com | sh)"),
         quote(&format!(
-            "systemctl enable --now docker && {}",
-            report(InstallStep::DockerReady)
+            "command -v docker >/dev/null 2>&1 || {INSTALL_DOCKER_PATH}"
         )),
-        flow_seq(&["mkdir", "-p", DATA_DIR]),
-        flow_seq(&["chmod", "0700", DATA_DIR]),
-        flow_seq(&[
-            "sh",
-            "-c",
-            &format!("docker pull \"$1\" && {}", report(InstallStep::ImagePulled)),
-            "levelrail-pull",
-            image,
-        ]),
-        flow_seq(&["systemctl", "daemon-reload"]),
         quote(&format!(
-            "systemctl enable --now {UNIT_NAME} && {}",
-            report(InstallStep::AgentStarted)
+            "systemctl enable --now docker && {ready} || {ready} 'Docker is not installed or does not start'",
+            ready = report(InstallStep::DockerReady)
+        )),
+        flow_seq(&["chmod", "0700", STATE_DIR]),
+        quote(&format!(
+            "{INSTALL_AGENT_PATH} && {{ systemctl daemon-reload && systemctl enable --now {UNIT_NAME} \
+             && {started} || {started} 'the levelrail-agent unit did not start'; }}",
+            started = report(InstallStep::AgentStarted)
         )),
     ]
 }

@@ -1,6 +1,6 @@
 //! Test-only checks of rendered documents: the header, quoted `permissions` that both
 //! YAML 1.1 and 1.2 read as strings, cloud-init's JSON schemas (upstream and Debian
-//! 22.4.2, read from `shared/specs/` with [`Schema`]), and the real `cloud-init schema` and
+//! 22.4.2, read from `tests/specs/` with [`Schema`]), and the real `cloud-init schema` and
 //! PyYAML when installed.
 use std::path::Path;
 use std::process::{Command, Stdio};

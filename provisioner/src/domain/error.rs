@@ -23,6 +23,10 @@ pub enum AuthFailure {
     Fingerprint,
     /// No usable client certificate was presented.
     ClientCertificate,
+    /// The progress credential is unknown, malformed, or a join token (which only enrolls).
+    ProgressUnknown,
+    /// The progress credential's provision is `ready` or finished: it no longer reports.
+    ProgressClosed,
 }
 
 impl AuthFailure {
@@ -36,6 +40,8 @@ impl AuthFailure {
             AuthFailure::WrongName => "wrong_name",
             AuthFailure::Fingerprint => "fingerprint",
             AuthFailure::ClientCertificate => "client_certificate",
+            AuthFailure::ProgressUnknown => "progress_unknown",
+            AuthFailure::ProgressClosed => "progress_closed",
         }
     }
 
@@ -51,6 +57,12 @@ impl AuthFailure {
                 "join token was issued by another control plane (CA fingerprint mismatch)"
             }
             AuthFailure::ClientCertificate => "a valid node client certificate is required",
+            AuthFailure::ProgressUnknown => {
+                "progress credential unknown (a join token is only valid for Enroll)"
+            }
+            AuthFailure::ProgressClosed => {
+                "progress credential no longer valid: the provision is ready or finished"
+            }
         }
     }
 }

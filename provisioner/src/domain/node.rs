@@ -130,9 +130,10 @@ impl Role {
 pub enum InstallStep {
     /// Docker is installed and running.
     DockerReady,
-    /// The agent image was pulled.
-    ImagePulled,
-    /// The agent container was started.
+    /// The agent was fetched and verified: the control plane's binary downloaded and its
+    /// SHA-256 checked, or the digest-pinned image pulled.
+    AgentVerified,
+    /// The agent's systemd unit was started.
     AgentStarted,
 }
 
@@ -140,7 +141,7 @@ impl InstallStep {
     /// Every step, in the order cloud-init reports them.
     pub const ALL: [InstallStep; 3] = [
         InstallStep::DockerReady,
-        InstallStep::ImagePulled,
+        InstallStep::AgentVerified,
         InstallStep::AgentStarted,
     ];
 
@@ -148,7 +149,7 @@ impl InstallStep {
     pub fn as_str(self) -> &'static str {
         match self {
             InstallStep::DockerReady => "docker_ready",
-            InstallStep::ImagePulled => "image_pulled",
+            InstallStep::AgentVerified => "agent_verified",
             InstallStep::AgentStarted => "agent_started",
         }
     }
@@ -161,10 +162,21 @@ impl InstallStep {
             .ok_or_else(|| {
                 FieldError::new(
                     "step",
-                    "must be one of docker_ready, image_pulled, agent_started",
+                    "must be one of docker_ready, agent_verified, agent_started",
                 )
             })
     }
+}
+
+/// One install step as the node's cloud-init reported it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InstallReport {
+    /// The step.
+    pub step: InstallStep,
+    /// When it was first reported.
+    pub reported_at: OffsetDateTime,
+    /// Why it failed, when the node reported a failure (one clean line).
+    pub error: Option<String>,
 }
 
 /// Whether a node has heartbeated recently.

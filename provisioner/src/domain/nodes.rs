@@ -2,6 +2,7 @@
 //! gRPC handlers call its methods; it holds the store, the control-plane CA and the clock.
 mod enroll;
 mod listener;
+mod progress;
 mod validate;
 
 use std::fmt;
@@ -14,12 +15,13 @@ use tracing::info;
 use super::error::NodesError;
 use super::join_token::{JoinTokenId, MintedJoinToken, constant_time_eq};
 use super::names::{FieldError, NodeName};
-use super::node::{InstallStep, Node, NodeId, Role};
+use super::node::{Node, NodeId, Role};
 use super::teardown::ServerTeardown;
 use crate::enroll::ControlPlaneCa;
 use crate::store::{JoinTokenRecord, NodeStore};
 
 pub use listener::EnrollmentListener;
+pub use progress::ProgressAuthority;
 
 /// The TTL of a join token when none is asked for (CAPI's kubeadm bootstrap uses 15 min).
 pub const DEFAULT_JOIN_TOKEN_TTL: Duration = Duration::minutes(15);
@@ -67,6 +69,7 @@ pub struct Nodes {
     clock: Clock,
     teardown: Option<Arc<dyn ServerTeardown>>,
     listener: Option<Arc<dyn EnrollmentListener>>,
+    progress: Option<Arc<ProgressAuthority>>,
 }
 
 impl fmt::Debug for Nodes {
@@ -92,6 +95,7 @@ impl Nodes {
             clock,
             teardown: None,
             listener: None,
+            progress: None,
         }
     }
 
@@ -287,14 +291,6 @@ impl Nodes {
             return Ok(None);
         };
         Ok(self.store.get_node(&node_id).await?)
-    }
-
-    /// The install steps a provision's node reported, in step order.
-    pub async fn install_progress(
-        &self,
-        provision_id: &str,
-    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, NodesError> {
-        Ok(self.store.list_install_progress(provision_id).await?)
     }
 }
 

@@ -6,6 +6,7 @@
 mod catalog;
 mod config;
 mod page;
+mod reachability;
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use time::OffsetDateTime;
 use tracing::info;
 
 pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, WorkflowTuning};
+pub use reachability::AgentAddrPolicy;
 
 use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
 use super::{Clock, Nodes};
@@ -125,6 +127,9 @@ impl Provisioner {
     /// server in the background. A repeated `request_id` returns the original provision.
     pub async fn provision(&self, input: ProvisionInput) -> Result<Provision, ProvisionError> {
         let spec = input.validate(self.config.default_control_plane_addr.as_deref())?;
+        self.config
+            .agent_addr_policy
+            .check(&spec.control_plane_addr)?;
         if let Some(request) = &spec.request_id
             && let Some(existing) = self.store.get_provision_by_request(request).await?
         {

@@ -1,6 +1,6 @@
-//! `EnrollmentService`: the agent-facing RPCs on the agent listener. `Enroll` and
-//! `ReportProgress` are authenticated by a join token, `Heartbeat` by the node's client
-//! certificate ([`super::PeerCertificates`]).
+//! `EnrollmentService`: the agent-facing RPCs on the agent listener. `Enroll` is
+//! authenticated by a join token, `ReportProgress` by a provision's progress credential,
+//! `Heartbeat` by the node's client certificate ([`super::PeerCertificates`]).
 use std::sync::Arc;
 
 use levelrail_proto::nodes::v1 as pb;
@@ -86,11 +86,16 @@ impl EnrollmentService for EnrollmentGrpc {
         &self,
         request: Request<pb::ReportProgressRequest>,
     ) -> Result<Response<pb::ReportProgressResponse>, Status> {
-        let pb::ReportProgressRequest { join_token, step } = request.into_inner();
-        let join_token = SecretString::from(join_token);
+        let pb::ReportProgressRequest {
+            credential,
+            step,
+            error,
+        } = request.into_inner();
+        let credential = SecretString::from(credential);
         let step = InstallStep::parse(&step).map_err(NodesError::from)?;
+        let error = Some(error.as_str()).filter(|e| !e.is_empty());
         self.nodes
-            .report_progress(join_token.expose_secret(), step)
+            .report_progress(credential.expose_secret(), step, error)
             .await?;
         Ok(Response::new(pb::ReportProgressResponse {}))
     }

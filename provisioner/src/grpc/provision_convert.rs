@@ -61,7 +61,7 @@ fn install_step_to_pb(s: Option<InstallStep>) -> pb::InstallStep {
     match s {
         None => pb::InstallStep::Unspecified,
         Some(InstallStep::DockerReady) => pb::InstallStep::DockerReady,
-        Some(InstallStep::ImagePulled) => pb::InstallStep::ImagePulled,
+        Some(InstallStep::AgentVerified) => pb::InstallStep::AgentVerified,
         Some(InstallStep::AgentStarted) => pb::InstallStep::AgentStarted,
     }
 }

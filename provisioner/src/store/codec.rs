@@ -7,7 +7,7 @@ use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
 use super::{JoinTokenRecord, RedeemError, StoreError};
-use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind};
+use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind};
 
 /// Normalises a timestamp to what every backend stores: UTC, truncated to microseconds
 /// (PostgreSQL's precision). Years outside 1..=9999 are refused.
@@ -141,13 +141,18 @@ where
 
 /// Decodes `install_progress` rows (step name, RFC 3339 time) into step order.
 pub(crate) fn decode_progress(
-    rows: Vec<(String, String)>,
-) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError> {
+    rows: Vec<(String, String, Option<String>)>,
+) -> Result<Vec<InstallReport>, StoreError> {
     let mut steps = rows
         .into_iter()
-        .map(|(step, at)| {
+        .map(|(step, at, error)| {
             let step = InstallStep::parse(&step).map_err(|_| corrupt("install_progress.step"))?;
-            Ok((step, parse_timestamp(&at, "install_progress.reported_at")?))
+            let reported_at = parse_timestamp(&at, "install_progress.reported_at")?;
+            Ok(InstallReport {
+                step,
+                reported_at,
+                error,
+            })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
     steps.sort();

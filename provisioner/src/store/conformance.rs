@@ -10,7 +10,7 @@ use time::Duration;
 use self::fixtures::{T0, T0_STORED, get, name, new_node, put, token};
 pub use self::fixtures::{assert_dump_holds_no_secret, store_canary_tokens};
 use super::{NodeStore, StoreError};
-use crate::domain::{InstallStep, JoinTokenId, NodeId, Role};
+use crate::domain::{InstallReport, InstallStep, JoinTokenId, NodeId, Role};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
 /// database). Needs a multi-thread Tokio runtime (the concurrency checks spawn tasks).
@@ -287,27 +287,35 @@ async fn install_progress_is_recorded_once_per_step(store: &dyn NodeStore) {
     let p = "prv_progress";
     let later = T0 + Duration::minutes(1);
     store
-        .record_install_progress(p, InstallStep::ImagePulled, later)
+        .record_install_progress(p, InstallStep::AgentVerified, later, Some("bad checksum"))
         .await
         .expect("record");
     store
-        .record_install_progress(p, InstallStep::DockerReady, T0)
+        .record_install_progress(p, InstallStep::DockerReady, T0, None)
         .await
         .expect("record");
     store
-        .record_install_progress(p, InstallStep::DockerReady, later)
+        .record_install_progress(p, InstallStep::DockerReady, later, Some("late"))
         .await
         .expect("record again");
     store
-        .record_install_progress("prv_elsewhere", InstallStep::AgentStarted, T0)
+        .record_install_progress("prv_elsewhere", InstallStep::AgentStarted, T0, None)
         .await
         .expect("record");
 
     let got = store.list_install_progress(p).await.expect("list progress");
 
     let want = vec![
-        (InstallStep::DockerReady, T0_STORED),
-        (InstallStep::ImagePulled, T0_STORED + Duration::minutes(1)),
+        InstallReport {
+            step: InstallStep::DockerReady,
+            reported_at: T0_STORED,
+            error: None,
+        },
+        InstallReport {
+            step: InstallStep::AgentVerified,
+            reported_at: T0_STORED + Duration::minutes(1),
+            error: Some("bad checksum".into()),
+        },
     ];
     assert_eq!(
         got, want,

@@ -13,13 +13,14 @@ use super::{
     ClaimHolder, JoinTokenRecord, NewNode, NodeStore, ProvisionRecord, RedeemError, StoreError,
 };
 use crate::domain::provision::ProvisionId;
-use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
     tokens: BTreeMap<JoinTokenId, JoinTokenRecord>,
     nodes: BTreeMap<NodeId, Node>,
-    progress: BTreeMap<(String, InstallStep), OffsetDateTime>,
+    certificates: BTreeMap<NodeId, String>,
+    progress: BTreeMap<(String, InstallStep), (OffsetDateTime, Option<String>)>,
     /// Provisions (see `provisions::memory`).
     pub(crate) provisions: BTreeMap<ProvisionId, ProvisionRecord>,
     /// Node-name claims: name → holder.
@@ -161,11 +162,23 @@ impl NodeStore for MemoryStore {
             t.used_by_node = Some(node.id.clone());
         }
         state.nodes.insert(node.id.clone(), node.clone());
+        state
+            .certificates
+            .insert(node.id.clone(), new_node.certificate_pem.clone());
         Ok(node)
     }
 
     async fn get_node(&self, id: &NodeId) -> Result<Option<Node>, StoreError> {
         Ok(self.lock().nodes.get(id).cloned())
+    }
+
+    async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError> {
+        let state = self.lock();
+        Ok(state
+            .nodes
+            .contains_key(id)
+            .then(|| state.certificates.get(id).cloned())
+            .flatten())
     }
 
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError> {
@@ -205,25 +218,30 @@ impl NodeStore for MemoryStore {
         provision_id: &str,
         step: InstallStep,
         now: OffsetDateTime,
+        error: Option<&str>,
     ) -> Result<(), StoreError> {
         let now = to_stored_precision(now)?;
         self.lock()
             .progress
             .entry((provision_id.to_owned(), step))
-            .or_insert(now);
+            .or_insert((now, error.map(str::to_owned)));
         Ok(())
     }
 
     async fn list_install_progress(
         &self,
         provision_id: &str,
-    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError> {
+    ) -> Result<Vec<InstallReport>, StoreError> {
         let state = self.lock();
         Ok(state
             .progress
             .iter()
             .filter(|((p, _), _)| p == provision_id)
-            .map(|((_, step), at)| (*step, *at))
+            .map(|((_, step), (at, error))| InstallReport {
+                step: *step,
+                reported_at: *at,
+                error: error.clone(),
+            })
             .collect())
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
 
 mod claims;
 mod codec;
@@ -98,6 +98,8 @@ pub trait NodeStore: Send + Sync + Debug {
     ) -> Result<Node, RedeemError>;
     /// A node by id.
     async fn get_node(&self, id: &NodeId) -> Result<Option<Node>, StoreError>;
+    /// The client certificate (PEM) issued to a node, when it exists and one was kept.
+    async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError>;
     /// Every node, ordered by name.
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError>;
     /// Deletes a node; `true` when it existed.
@@ -111,19 +113,20 @@ pub trait NodeStore: Send + Sync + Debug {
         addresses: &[String],
         agent_version: &str,
     ) -> Result<bool, StoreError>;
-    /// Records that a provision reached an install step. Idempotent: a repeated report
-    /// keeps the first time.
+    /// Records that a provision reached an install step, or (with `error`) that the step
+    /// failed. Idempotent: a repeated report keeps the first one.
     async fn record_install_progress(
         &self,
         provision_id: &str,
         step: InstallStep,
         now: OffsetDateTime,
+        error: Option<&str>,
     ) -> Result<(), StoreError>;
     /// The install steps a provision reported, in step order.
     async fn list_install_progress(
         &self,
         provision_id: &str,
-    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError>;
+    ) -> Result<Vec<InstallReport>, StoreError>;
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use super::codec::{
 use super::records::explain_failed_update;
 use super::sqlite::MIGRATIONS_TABLE;
 use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, StoreError};
-use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
 
 /// Reads a TIMESTAMPTZ column as the RFC 3339 text the shared codec parses.
 macro_rules! utc_text {
@@ -157,8 +157,8 @@ async fn insert_node(
 ) -> Result<(), RedeemError> {
     let result = sqlx::query(
         "INSERT INTO nodes (id, name, addresses, agent_version, workload_kinds, provision_id, \
-             enrolled_at, last_seen_at, cert_serial, cert_fingerprint) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $7::timestamptz, $8, $9)",
+             enrolled_at, last_seen_at, cert_serial, cert_fingerprint, certificate_pem) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz, $7::timestamptz, $8, $9, $10)",
     )
     .bind(n.id.as_str())
     .bind(node_name.as_str())
@@ -169,6 +169,7 @@ async fn insert_node(
     .bind(now)
     .bind(&n.cert_serial)
     .bind(&n.cert_fingerprint)
+    .bind(&n.certificate_pem)
     .execute(conn)
     .await;
     node_insert_outcome(result)
@@ -308,6 +309,15 @@ impl NodeStore for PostgresStore {
         row.as_ref().map(read_node).transpose()
     }
 
+    async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError> {
+        let row: Option<(Option<String>,)> =
+            sqlx::query_as("SELECT certificate_pem FROM nodes WHERE id = $1")
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(pem,)| pem))
+    }
+
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError> {
         let rows = sqlx::query(select_nodes!("ORDER BY name"))
             .fetch_all(&self.pool)
@@ -355,14 +365,16 @@ impl NodeStore for PostgresStore {
         provision_id: &str,
         step: InstallStep,
         now: OffsetDateTime,
+        error: Option<&str>,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO install_progress (provision_id, step, reported_at) \
-             VALUES ($1, $2, $3::timestamptz) ON CONFLICT (provision_id, step) DO NOTHING",
+            "INSERT INTO install_progress (provision_id, step, reported_at, error) \
+             VALUES ($1, $2, $3::timestamptz, $4) ON CONFLICT (provision_id, step) DO NOTHING",
         )
         .bind(provision_id)
         .bind(step.as_str())
         .bind(format_timestamp(now)?)
+        .bind(error)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -371,11 +383,11 @@ impl NodeStore for PostgresStore {
     async fn list_install_progress(
         &self,
         provision_id: &str,
-    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError> {
-        let rows: Vec<(String, String)> = sqlx::query_as(concat!(
+    ) -> Result<Vec<InstallReport>, StoreError> {
+        let rows: Vec<(String, String, Option<String>)> = sqlx::query_as(concat!(
             "SELECT step, ",
             utc_text!("reported_at"),
-            " FROM install_progress WHERE provision_id = $1"
+            ", error FROM install_progress WHERE provision_id = $1"
         ))
         .bind(provision_id)
         .fetch_all(&self.pool)

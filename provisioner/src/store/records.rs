@@ -97,6 +97,9 @@ pub struct NewNode {
     pub cert_serial: String,
     /// SHA-256 of its client certificate's DER (lowercase hex).
     pub cert_fingerprint: String,
+    /// The client certificate as issued (PEM): a retried Enroll whose first answer was
+    /// lost gets it again.
+    pub certificate_pem: String,
 }
 
 impl NewNode {

@@ -18,7 +18,7 @@ use super::codec::{
 };
 use super::records::explain_failed_update;
 use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, StoreError};
-use crate::domain::{InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
 
 /// The migration bookkeeping table: not sqlx's default name, so the provisioner can share a
 /// database with another service's migrations without their versions colliding.
@@ -126,8 +126,8 @@ async fn insert_node(
 ) -> Result<(), RedeemError> {
     let result = sqlx::query(
         "INSERT INTO nodes (id, name, addresses, agent_version, workload_kinds, provision_id, \
-             enrolled_at, last_seen_at, cert_serial, cert_fingerprint) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)",
+             enrolled_at, last_seen_at, cert_serial, cert_fingerprint, certificate_pem) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10)",
     )
     .bind(n.id.as_str())
     .bind(node_name.as_str())
@@ -138,6 +138,7 @@ async fn insert_node(
     .bind(now)
     .bind(&n.cert_serial)
     .bind(&n.cert_fingerprint)
+    .bind(&n.certificate_pem)
     .execute(conn)
     .await;
     node_insert_outcome(result)
@@ -277,6 +278,15 @@ impl NodeStore for SqliteStore {
         row.as_ref().map(read_node).transpose()
     }
 
+    async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError> {
+        let row: Option<(Option<String>,)> =
+            sqlx::query_as("SELECT certificate_pem FROM nodes WHERE id = ?")
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(pem,)| pem))
+    }
+
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError> {
         let rows = sqlx::query(select_nodes!("ORDER BY name"))
             .fetch_all(&self.pool)
@@ -323,14 +333,16 @@ impl NodeStore for SqliteStore {
         provision_id: &str,
         step: InstallStep,
         now: OffsetDateTime,
+        error: Option<&str>,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO install_progress (provision_id, step, reported_at) VALUES (?, ?, ?) \
-             ON CONFLICT (provision_id, step) DO NOTHING",
+            "INSERT INTO install_progress (provision_id, step, reported_at, error) \
+             VALUES (?, ?, ?, ?) ON CONFLICT (provision_id, step) DO NOTHING",
         )
         .bind(provision_id)
         .bind(step.as_str())
         .bind(format_timestamp(now)?)
+        .bind(error)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -339,12 +351,13 @@ impl NodeStore for SqliteStore {
     async fn list_install_progress(
         &self,
         provision_id: &str,
-    ) -> Result<Vec<(InstallStep, OffsetDateTime)>, StoreError> {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT step, reported_at FROM install_progress WHERE provision_id = ?")
-                .bind(provision_id)
-                .fetch_all(&self.pool)
-                .await?;
+    ) -> Result<Vec<InstallReport>, StoreError> {
+        let rows: Vec<(String, String, Option<String>)> = sqlx::query_as(
+            "SELECT step, reported_at, error FROM install_progress WHERE provision_id = ?",
+        )
+        .bind(provision_id)
+        .fetch_all(&self.pool)
+        .await?;
         decode_progress(rows)
     }
 }

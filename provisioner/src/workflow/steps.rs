@@ -164,10 +164,11 @@ impl Driver {
         let params = CloudInitParams {
             control_plane_addr: r.control_plane_addr.clone(),
             join_token: token,
+            progress_credential: config.sealing_key.progress_credential(&r.id),
             node_name: r.name.to_string(),
             ca_fingerprint: ca.fingerprint(),
             ca_pem: ca.cert_pem().to_owned(),
-            agent_image: config.agent_image.clone(),
+            agent: config.agent.clone(),
             progress_url: config.progress_url.clone(),
         };
         debug_assert!(!params.join_token.expose_secret().is_empty());

@@ -128,6 +128,21 @@ impl Driver {
                 return Ok(false);
             }
         };
+        if self.record.status < ProvisionStatus::Enrolling {
+            // The agent enrolled before its start was reported (it is quick, and the report
+            // is refused once the node is ready): it went through `enrolling` all the same.
+            let at = self.stamp();
+            self.commit(move |r| {
+                for step in passed(ProvisionStatus::Enrolling) {
+                    if !r.saga.is_completed(step) {
+                        r.saga.complete(step, at.clone(), &[("via", "enrollment")]);
+                    }
+                }
+                r.status = ProvisionStatus::Enrolling;
+                r.saga_step = SagaStep::Enrolling;
+            })
+            .await?;
+        }
         let at = self.stamp();
         self.commit(move |r| {
             for step in passed(ProvisionStatus::Ready) {
@@ -163,7 +178,14 @@ impl Driver {
                 return Ok(());
             }
         };
-        let Some(latest) = steps.iter().map(|(s, _)| *s).max() else {
+        if let Some(failed) = steps.iter().find(|r| r.error.is_some()) {
+            let error = failed.error.as_deref().unwrap_or_default();
+            let reason = format!("the node reported {} failed: {error}", failed.step.as_str());
+            let mut failure = Failure::new(ProvisionStatus::Installing, reason);
+            failure.code = Some(format!("{}_failed", failed.step.as_str()));
+            return Err(failure.into());
+        }
+        let Some(latest) = steps.iter().map(|r| r.step).max() else {
             return Ok(());
         };
         if Some(latest) <= self.record.install_step {

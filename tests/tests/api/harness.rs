@@ -32,7 +32,10 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         max_concurrent_requests: 512,
         azure_gcp: Default::default(),
         agent_advertise: None,
-        agent_image: Some("ghcr.io/glincker/levelrail-agent:0.1.0".into()),
+        // The nodes of these tests boot on this machine.
+        allow_loopback_agent_advertise: true,
+        agent_binaries: vec![bin("levelrail-agent")],
+        agent_image: None,
         provision_timeout: None,
         hetzner_api_url: "http://127.0.0.1:9/v1".into(),
         digitalocean_api_url: "http://127.0.0.1:9/v2".into(),

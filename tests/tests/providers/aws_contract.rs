@@ -1,6 +1,6 @@
 //! The fake EC2 + STS answer with the official serialization: every element of every
 //! successful answer, over a run of every client path, must be a member of the operation's
-//! output shape in the botocore models of `shared/specs/` (EC2 `locationName`s and `item`
+//! output shape in the botocore models of `tests/specs/` (EC2 `locationName`s and `item`
 //! lists; STS `{Action}Result` with member names and `member` lists).
 use serde_json::Value;
 
@@ -56,9 +56,7 @@ fn element(s: &str) -> (Node, &str) {
 }
 
 fn model(file: &str) -> Value {
-    let path = format!("{}/../../shared/specs/{file}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
-        .expect("model JSON")
+    levelrail_tests::specs::json(file)
 }
 
 /// Checks `node` against shape `shape`; `ec2` picks the serialization rules.

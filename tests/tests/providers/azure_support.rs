@@ -112,18 +112,14 @@ pub(crate) fn names_of(fake: &FakeAzureHandle, kind: &str) -> Vec<String> {
         .collect()
 }
 
-/// A JSON file of `shared/specs`.
+/// A JSON file of `tests/specs`.
 pub(crate) fn spec_json(file: &str) -> Value {
-    let path = format!("{}/../../shared/specs/{file}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
-        .expect("spec JSON")
+    levelrail_tests::specs::json(file)
 }
 
-/// The requests of a `golden-*.jsonl` file of `shared/specs`.
+/// The requests of a `golden-*.jsonl` file of `tests/specs`.
 pub(crate) fn golden(file: &str) -> Vec<Value> {
-    let path = format!("{}/../../shared/specs/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
+    levelrail_tests::specs::read(file)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("golden line"))

@@ -1,7 +1,7 @@
 //! Contract: a whole provision lifecycle (probe, catalog, create, status, list, delete, and
 //! the error answers on the way) between the DigitalOcean client and its fake, with every
 //! request body the client sent and every answer the fake gave checked against DigitalOcean's
-//! own OpenAPI description (`shared/specs/digitalocean-public.v2.bundled.json`). On a paused
+//! own OpenAPI description (`tests/specs/digitalocean-public.v2.bundled.json`). On a paused
 //! clock: the injected 429 makes the client's limiter hold every later request back.
 //!
 //! Schema gaps allowed, and why:

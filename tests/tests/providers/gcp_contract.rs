@@ -171,12 +171,7 @@ async fn the_instance_body_has_the_fields_of_the_sdks_recorded_insert() {
 }
 
 fn golden_requests() -> Vec<Value> {
-    let path = format!(
-        "{}/../../shared/specs/golden-gcp-sdk-requests.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path)
-        .expect("golden")
+    levelrail_tests::specs::read("golden-gcp-sdk-requests.jsonl")
         .lines()
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_str(l).expect("line"))

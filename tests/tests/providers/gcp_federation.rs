@@ -191,11 +191,7 @@ async fn a_service_account_key_signs_an_assertion_the_fake_verifies() {
         .expect("token request");
     assert_eq!(token.status, Some(200), "{}", token.response);
     let golden: Value = serde_json::from_str(
-        std::fs::read_to_string(format!(
-            "{}/../../shared/specs/golden-gcp-sdk-requests.jsonl",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .expect("golden")
+        levelrail_tests::specs::read("golden-gcp-sdk-requests.jsonl")
         .lines()
         .next()
         .expect("line"),

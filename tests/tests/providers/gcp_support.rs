@@ -1,6 +1,6 @@
 //! Shared set-up of the GCP tests: a fake, a client pointed at it with a minted token,
 //! create requests, and a small validator of request bodies against the Compute v1
-//! discovery document in `shared/specs`.
+//! discovery document in `tests/specs`.
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -100,16 +100,7 @@ pub(crate) async fn wait_running(client: &GcpProvider, id: &str) -> ServerInfo {
 /// The Compute v1 discovery document, loaded once.
 pub(crate) fn discovery() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let path = format!(
-            "{}/../../shared/specs/gcp-compute.v1.discovery.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        serde_json::from_str(
-            &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
-        )
-        .expect("discovery JSON")
-    })
+    DOC.get_or_init(|| levelrail_tests::specs::json("gcp-compute.v1.discovery.json"))
 }
 
 /// Every way `value` breaks schema `name` of the discovery document (unknown fields, wrong

@@ -1,6 +1,6 @@
 //! Contract test: a whole Hetzner lifecycle through the real client against the fake, then
 //! every request body the client sent and every response body the fake returned is
-//! validated against `shared/specs/hcloud-openapi.json`.
+//! validated against `tests/specs/hcloud-openapi.json`.
 //!
 //! Schema gaps allowed: none. Two places where the description and the live API could
 //! disagree are avoided rather than allowed: the client names SSH keys by *name* in

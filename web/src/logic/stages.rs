@@ -167,7 +167,7 @@ pub fn status_word(s: ProvisionStatus) -> &'static str {
 /// The install sub-steps in order, with their labels.
 pub const INSTALL_STEPS: [(InstallStep, &str); 3] = [
     (InstallStep::DockerReady, "Docker ready"),
-    (InstallStep::ImagePulled, "Agent image pulled"),
+    (InstallStep::AgentVerified, "Agent downloaded and verified"),
     (InstallStep::AgentStarted, "Agent started"),
 ];
 
@@ -262,11 +262,11 @@ mod tests {
     #[test]
     fn install_sub_steps_are_done_up_to_the_latest_report() {
         assert!(install_step_done(
-            InstallStep::ImagePulled,
+            InstallStep::AgentVerified,
             InstallStep::DockerReady
         ));
         assert!(!install_step_done(
-            InstallStep::ImagePulled,
+            InstallStep::AgentVerified,
             InstallStep::AgentStarted
         ));
         assert!(!install_step_done(

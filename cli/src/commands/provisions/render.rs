@@ -37,7 +37,7 @@ pub(crate) fn role_name(value: i32) -> String {
 fn install_step(value: i32) -> Option<(&'static str, &'static str)> {
     match InstallStep::try_from(value) {
         Ok(InstallStep::DockerReady) => Some(("docker ready", "docker_ready")),
-        Ok(InstallStep::ImagePulled) => Some(("image pulled", "image_pulled")),
+        Ok(InstallStep::AgentVerified) => Some(("agent verified", "agent_verified")),
         Ok(InstallStep::AgentStarted) => Some(("agent started", "agent_started")),
         Ok(InstallStep::Unspecified) => None,
         Err(_) => Some(("unknown step", "unknown")),
@@ -49,7 +49,7 @@ pub(crate) fn is_terminal(status: i32) -> bool {
     status == ProvisionStatus::Ready as i32 || status == ProvisionStatus::Failed as i32
 }
 
-/// `installing (image pulled)` while installing; the bare status word otherwise.
+/// `installing (agent verified)` while installing; the bare status word otherwise.
 pub(crate) fn status_with_step(p: &Provision) -> String {
     let status = status_name(p.status);
     match install_step(p.install_step) {
@@ -230,10 +230,10 @@ mod tests {
     fn the_install_step_is_shown_only_while_installing() {
         let mut p = Provision {
             status: ProvisionStatus::Installing as i32,
-            install_step: InstallStep::ImagePulled as i32,
+            install_step: InstallStep::AgentVerified as i32,
             ..Provision::default()
         };
-        assert_eq!(status_with_step(&p), "installing (image pulled)");
+        assert_eq!(status_with_step(&p), "installing (agent verified)");
         p.status = ProvisionStatus::Enrolling as i32;
         assert_eq!(status_with_step(&p), "enrolling");
     }

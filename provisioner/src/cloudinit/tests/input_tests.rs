@@ -2,8 +2,9 @@
 //! rendering, the error names the parameter, and no error ever contains the token.
 use secrecy::SecretString;
 
-use super::{CA_PEM, DIGEST, FP, SECRET, params, token};
-use crate::cloudinit::{AgentImage, CloudInitParams, RenderError, render};
+use super::{AGENT_SHA, CA_PEM, DIGEST, FP, SECRET, params, progress_credential, token};
+use crate::arch::CpuArch;
+use crate::cloudinit::{AgentDownload, AgentImage, AgentSource, CloudInitParams, RenderError, render};
 
 /// Text that could end a line, start a comment or a mapping, quote, or hide as Unicode.
 const PAYLOADS: [&str; 24] = [
@@ -59,23 +60,35 @@ fn targets() -> Vec<(&'static str, Mutator)> {
         ("ca_pem", |p, x| {
             p.ca_pem = CA_PEM.replacen("\nMIIB", &format!("\nMI{x}IB"), 1)
         }),
+        ("progress_credential", |p, x| {
+            p.progress_credential = SecretString::from(format!("{}{x}", progress_credential()))
+        }),
+        ("progress_credential", |p, x| {
+            p.progress_credential = SecretString::from(progress_credential().replacen('.', x, 1))
+        }),
         ("agent_image", |p, x| {
-            p.agent_image = AgentImage::Tag {
+            p.agent = AgentSource::Image(AgentImage {
                 repository: format!("ghcr.io/x{x}"),
-                tag: "1".into(),
-            }
+                digest: DIGEST.into(),
+            })
         }),
         ("agent_image", |p, x| {
-            p.agent_image = AgentImage::Tag {
-                repository: "ghcr.io/x".into(),
-                tag: format!("1{x}"),
-            }
-        }),
-        ("agent_image", |p, x| {
-            p.agent_image = AgentImage::Digest {
+            p.agent = AgentSource::Image(AgentImage {
                 repository: "ghcr.io/x".into(),
                 digest: format!("{DIGEST}{x}"),
-            }
+            })
+        }),
+        ("agent", |p, x| {
+            p.agent = AgentSource::Binary(AgentDownload {
+                base_url: format!("https://cp.example:9443/v1/agent{x}"),
+                sha256: vec![(CpuArch::X86_64, AGENT_SHA.into())],
+            })
+        }),
+        ("agent", |p, x| {
+            p.agent = AgentSource::Binary(AgentDownload {
+                base_url: "https://cp.example:9443/v1/agent".into(),
+                sha256: vec![(CpuArch::X86_64, format!("{}{x}", &AGENT_SHA[..63]))],
+            })
         }),
         ("progress_url", |p, x| p.progress_url.push_str(x)),
         ("progress_url", |p, x| p.progress_url.insert_str(10, x)),
@@ -112,8 +125,8 @@ fn every_injection_into_every_parameter_is_rejected_naming_the_parameter() {
 fn injected_image_references_are_rejected_by_the_parser_too() {
     for payload in PAYLOADS {
         for reference in [
-            format!("ghcr.io/x/agent:1{payload}"),
-            format!("ghcr.io/x{payload}/a:1"),
+            format!("ghcr.io/x/agent@{DIGEST}{payload}"),
+            format!("ghcr.io/x{payload}/a@{DIGEST}"),
         ] {
             let err = AgentImage::parse(&reference).expect_err(&reference);
             assert_rejected(err, "agent_image", &reference);
@@ -266,4 +279,30 @@ fn the_ca_pem_must_be_certificates_matching_the_fingerprint() {
         render(&bundle).is_ok(),
         "a bundle holding the pinned CA is accepted"
     );
+}
+
+#[test]
+fn the_agent_download_needs_distinct_architectures_and_full_hashes() {
+    let with = |sha256: Vec<(CpuArch, String)>, base_url: &str| {
+        let mut p = params();
+        p.agent = AgentSource::Binary(AgentDownload {
+            base_url: base_url.into(),
+            sha256,
+        });
+        render(&p)
+    };
+    let base = "https://cp.example:9443/v1/agent/0.4.0";
+    let x86 = (CpuArch::X86_64, AGENT_SHA.to_owned());
+    let cases = [
+        with(vec![], base),
+        with(vec![x86.clone(), x86.clone()], base),
+        with(vec![(CpuArch::X86_64, AGENT_SHA.to_uppercase())], base),
+        with(vec![(CpuArch::X86_64, AGENT_SHA[..32].to_owned())], base),
+        with(vec![x86.clone()], "http://cp.example:9443/v1/agent/0.4.0"),
+        with(vec![x86.clone()], "https://cp.example:9443/v1/agent/0.4.0/"),
+    ];
+    for (i, result) in cases.into_iter().enumerate() {
+        assert_rejected(result.expect_err(&i.to_string()), "agent", &i.to_string());
+    }
+    assert!(with(vec![x86, (CpuArch::Aarch64, "0".repeat(64))], base).is_ok());
 }

@@ -1,4 +1,4 @@
-//! Enrollment and cloud-init progress: the two operations authenticated by a join token.
+//! Enrollment: the one operation a join token authenticates.
 //! A rejected token is logged with its id and the reason only, never its secret.
 use anyhow::Context as _;
 use time::OffsetDateTime;
@@ -8,7 +8,7 @@ use super::{Nodes, validate};
 use crate::domain::error::{AuthFailure, NodesError, redeem_failure};
 use crate::domain::join_token::{JoinTokenId, ParsedJoinToken, secret_hash_matches};
 use crate::domain::names::NodeName;
-use crate::domain::node::{InstallStep, Node, NodeId};
+use crate::domain::node::{Node, NodeId};
 use crate::enroll::ca::fingerprint_der;
 use crate::store::{JoinTokenRecord, NewNode, RedeemError};
 
@@ -17,6 +17,11 @@ impl Nodes {
     /// it is redeemable, signs the agent's CSR for a fresh node id, then atomically marks
     /// the token used and creates the node. Returns the node and its client certificate
     /// (PEM). A bad CSR or field is refused before the token is touched.
+    ///
+    /// Idempotent for a lost answer: the same token (unexpired, unrevoked) with a CSR for
+    /// the same key and name returns the node it enrolled and the same certificate, instead
+    /// of "token used". Another key gets "used": the identity stays with the key that
+    /// redeemed the token.
     pub async fn enroll(
         &self,
         token: &str,
@@ -29,7 +34,15 @@ impl Nodes {
         validate::report(&addresses, &agent_version)?;
         validate::csr(csr_pem)?;
         let now = self.now();
-        let record = self.redeemable_token(&parsed, &node_name, now).await?;
+        let record = match self.redeemable_token(&parsed, &node_name, now).await {
+            Ok(record) => record,
+            Err(refused) => {
+                return match self.replayed(&parsed, &node_name, csr_pem, now).await? {
+                    Some(enrolled) => Ok(enrolled),
+                    None => Err(refused),
+                };
+            }
+        };
         let node_id = NodeId::generate();
         let certificate_pem = self
             .ca
@@ -44,8 +57,9 @@ impl Nodes {
             provision_id: record.provision_id.clone(),
             cert_serial,
             cert_fingerprint,
+            certificate_pem: certificate_pem.clone(),
         };
-        let node = self
+        let redeemed = self
             .store
             .redeem_join_token(
                 &parsed.id,
@@ -54,8 +68,18 @@ impl Nodes {
                 now,
                 &new_node,
             )
-            .await
-            .map_err(|e| redeem_rejected(&parsed.id, e, &node_name))?;
+            .await;
+        let node = match redeemed {
+            Ok(node) => node,
+            // A concurrent retry of the same enrollment won the redemption.
+            Err(RedeemError::Used) => {
+                if let Some(enrolled) = self.replayed(&parsed, &node_name, csr_pem, now).await? {
+                    return Ok(enrolled);
+                }
+                return Err(redeem_rejected(&parsed.id, RedeemError::Used, &node_name));
+            }
+            Err(e) => return Err(redeem_rejected(&parsed.id, e, &node_name)),
+        };
         info!(node_id = %node.id, node_name = %node.name, token_id = %parsed.id, "node enrolled");
         if let Some(listener) = &self.listener {
             listener.node_enrolled(&node);
@@ -63,37 +87,36 @@ impl Nodes {
         Ok((node, certificate_pem))
     }
 
-    /// Records a cloud-init install step of the provision `token` is bound to. The token
-    /// must pin our CA and be neither revoked nor expired; having been used already is
-    /// fine (the agent may enroll before cloud-init reports its last step).
-    pub async fn report_progress(&self, token: &str, step: InstallStep) -> Result<(), NodesError> {
-        let parsed = self.parse_pinned(token)?;
-        let now = self.now();
-        let record = self.store.get_join_token(&parsed.id).await?;
-        let record = match record {
-            Some(r) if secret_hash_matches(&r.secret_sha256, parsed.secret_sha256()) => r,
-            _ => return Err(reject(&parsed.id, AuthFailure::Unknown)),
+    /// The enrollment a used token already made, when this request repeats it: the right
+    /// secret, still within the token's life, the same node name, and a CSR for the key the
+    /// issued certificate certifies.
+    async fn replayed(
+        &self,
+        parsed: &ParsedJoinToken,
+        node_name: &NodeName,
+        csr_pem: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<(Node, String)>, NodesError> {
+        let Some(record) = self.store.get_join_token(&parsed.id).await? else {
+            return Ok(None);
         };
-        if record.revoked_at.is_some() {
-            return Err(reject(&parsed.id, AuthFailure::Revoked));
-        }
-        if record.expires_at <= now {
-            return Err(reject(&parsed.id, AuthFailure::Expired));
-        }
-        let Some(provision_id) = record.provision_id else {
-            warn!(token_id = %parsed.id, "progress report with a token bound to no provision");
-            return Err(NodesError::PermissionDenied(
-                "join token is not bound to a provision".into(),
-            ));
+        let live = secret_hash_matches(&record.secret_sha256, parsed.secret_sha256())
+            && record.revoked_at.is_none()
+            && record.expires_at > now;
+        let Some(node_id) = record.used_by_node.filter(|_| live) else {
+            return Ok(None);
         };
-        self.store
-            .record_install_progress(&provision_id, step, now)
-            .await?;
-        info!(%provision_id, step = step.as_str(), "install progress reported");
-        if let Some(listener) = &self.listener {
-            listener.install_progress(&provision_id, step);
+        let Some(node) = self.store.get_node(&node_id).await? else {
+            return Ok(None);
+        };
+        let Some(certificate_pem) = self.store.get_node_certificate(&node_id).await? else {
+            return Ok(None);
+        };
+        if &node.name != node_name || !same_public_key(csr_pem, &certificate_pem) {
+            return Ok(None);
         }
-        Ok(())
+        info!(node_id = %node.id, token_id = %parsed.id, "enrollment repeated (the first answer was lost); same identity returned");
+        Ok(Some((node, certificate_pem)))
     }
 
     /// Parses a token string and checks that it pins this control plane's CA.
@@ -147,6 +170,28 @@ fn redeem_rejected(id: &JoinTokenId, e: RedeemError, node_name: &NodeName) -> No
         other => warn!(token_id = %id, error = %other, "join token redemption failed"),
     }
     err
+}
+
+/// Whether the CSR asks for the key the certificate certifies (their SubjectPublicKeyInfo
+/// DER is equal).
+fn same_public_key(csr_pem: &str, certificate_pem: &str) -> bool {
+    let csr_key = x509_parser::pem::parse_x509_pem(csr_pem.as_bytes())
+        .ok()
+        .and_then(|(_, pem)| {
+            use x509_parser::prelude::FromDer as _;
+            x509_parser::certification_request::X509CertificationRequest::from_der(&pem.contents)
+                .ok()
+                .map(|(_, csr)| csr.certification_request_info.subject_pki.raw.to_vec())
+        });
+    let cert_key = rustls_pemfile::certs(&mut certificate_pem.as_bytes())
+        .next()
+        .and_then(Result::ok)
+        .and_then(|der| {
+            x509_parser::parse_x509_certificate(&der)
+                .ok()
+                .map(|(_, cert)| cert.tbs_certificate.subject_pki.raw.to_vec())
+        });
+    matches!((csr_key, cert_key), (Some(a), Some(b)) if a == b)
 }
 
 /// Serial number (hex) and fingerprint (hex SHA-256 of the DER) of a PEM certificate.

@@ -6,6 +6,7 @@ use secrecy::ExposeSecret as _;
 use time::Duration;
 
 use super::*;
+use crate::domain::InstallStep;
 use crate::domain::{AuthFailure, WorkloadKind};
 use crate::enroll::ca::fingerprint_der;
 use crate::test_support::{self, START, csr, first_cert_der};
@@ -240,30 +241,57 @@ async fn a_heartbeat_with_another_certificate_of_the_node_id_is_denied() {
 }
 
 #[tokio::test]
-async fn progress_is_accepted_from_a_used_token_but_not_an_expired_or_revoked_one() {
-    let (nodes, clock) = test_support::nodes();
-    let (_, used) = token(&nodes, None, Some("prv_a"), Role::General).await;
-    let (revoked_info, revoked) = token(&nodes, None, Some("prv_b"), Role::General).await;
-    enroll(&nodes, &used, "web-1").await.expect("enroll");
-    nodes
-        .revoke_join_token(&revoked_info.id)
-        .await
-        .expect("revoke");
+async fn a_join_token_or_a_foreign_credential_is_refused_at_the_progress_endpoint() {
+    let (nodes, _clock) = test_support::nodes();
+    let key = crate::domain::provision::SealingKey::generate();
+    let store = Arc::new(crate::store::MemoryStore::new());
+    let nodes = Arc::try_unwrap(nodes)
+        .expect("sole owner")
+        .with_progress_authority(ProgressAuthority::new(
+            crate::domain::provision::SealingKey::from_bytes([1; 32]),
+            store,
+        ));
+    let (_, join_token) = token(&nodes, None, Some("prv_a"), Role::General).await;
+    let unknown = key.progress_credential(&crate::domain::provision::ProvisionId::generate());
 
-    nodes
-        .report_progress(&used, InstallStep::AgentStarted)
-        .await
-        .expect("used token reports");
-    let revoked = nodes
-        .report_progress(&revoked, InstallStep::DockerReady)
+    let by_token = nodes
+        .report_progress(&join_token, InstallStep::DockerReady, None)
         .await;
-    clock.advance(DEFAULT_JOIN_TOKEN_TTL);
-    let expired = nodes.report_progress(&used, InstallStep::ImagePulled).await;
+    let by_foreign = nodes
+        .report_progress(unknown.expose_secret(), InstallStep::DockerReady, None)
+        .await;
 
-    assert_unauthenticated(revoked, AuthFailure::Revoked);
-    assert_unauthenticated(expired, AuthFailure::Expired);
-    let progress = nodes.install_progress("prv_a").await.expect("progress");
-    assert_eq!(progress, vec![(InstallStep::AgentStarted, START)]);
+    assert_unauthenticated(by_token, AuthFailure::ProgressUnknown);
+    assert_unauthenticated(by_foreign, AuthFailure::ProgressUnknown);
+    assert!(nodes.install_progress("prv_a").await.expect("progress").is_empty());
+}
+
+#[tokio::test]
+async fn enrolling_again_with_the_same_token_and_key_returns_the_same_identity() {
+    let (nodes, clock) = test_support::nodes();
+    let (_, token) = token(&nodes, None, None, Role::General).await;
+    let request = csr();
+    let enroll_with = |csr: String, node_name: &'static str| {
+        let (nodes, token) = (&nodes, token.clone());
+        async move {
+            nodes
+                .enroll(&token, name(node_name), vec![], "1.0.0".into(), &csr)
+                .await
+        }
+    };
+
+    let (first, first_cert) = enroll_with(request.clone(), "web-1").await.expect("enroll");
+    let (again, again_cert) = enroll_with(request.clone(), "web-1").await.expect("replay");
+    let other_key = enroll_with(csr(), "web-1").await;
+    let other_name = enroll_with(request.clone(), "web-2").await;
+    clock.advance(DEFAULT_JOIN_TOKEN_TTL);
+    let too_late = enroll_with(request, "web-1").await;
+
+    assert_eq!((again.id, again_cert), (first.id, first_cert));
+    assert_eq!(nodes.list_nodes().await.expect("nodes").len(), 1);
+    assert_unauthenticated(other_key, AuthFailure::Used);
+    assert_unauthenticated(other_name, AuthFailure::Used);
+    assert!(too_late.is_err(), "a replay after the token's life is refused");
 }
 
 #[tokio::test]
@@ -305,7 +333,6 @@ async fn rejected_tokens_are_logged_by_id_and_reason_never_by_secret() {
             clock.advance(Duration::hours(1));
         }
         let _ = enroll(&nodes, t, "other").await;
-        let _ = nodes.report_progress(t, InstallStep::DockerReady).await;
     }
     let _ = enroll(&nodes, "LR1.not.a.token", "other").await;
     // Assert

@@ -4,6 +4,7 @@
 mod duration;
 mod error;
 mod id;
+mod progress;
 mod request;
 mod saga;
 mod sealing;
@@ -13,8 +14,9 @@ mod view;
 pub use duration::{format_duration, parse_go_duration};
 pub use error::ProvisionError;
 pub use id::{PROVISION_ID_PREFIX, ProvisionId};
+pub use progress::{PROGRESS_CREDENTIAL_PREFIX, ProgressCredential, is_progress_credential};
 pub(crate) use request::catalog_id;
-pub use request::{NewProvision, ProvisionInput};
+pub use request::{NewProvision, ProvisionInput, host_port};
 pub use saga::{FailureNote, SagaLog, SagaStep, StepOutcome};
 pub use sealing::{SealError, SealingKey};
 pub use status::{ProvisionStatus, StageTiming};

@@ -247,8 +247,9 @@ fn request_id(value: &str) -> Result<String, FieldError> {
     }
 }
 
-/// `host:port` or `[v6]:port` with a DNS name or an IP address as host.
-pub(crate) fn host_port(value: &str) -> Result<String, FieldError> {
+/// `host:port` or `[v6]:port` with a DNS name or an IP address as host (the error names
+/// `control_plane_addr`).
+pub fn host_port(value: &str) -> Result<String, FieldError> {
     const FIELD: &str = "control_plane_addr";
     let rule = "must be host:port or [ipv6]:port (port 1-65535)";
     let fail = || invalid(FIELD, value, rule);

@@ -85,6 +85,11 @@ impl SealingKey {
         }
     }
 
+    /// The key's bytes, for the progress credential's MAC (`progress.rs`).
+    pub(super) fn expose_bytes(&self) -> &[u8; KEY_LEN] {
+        self.0.expose_secret()
+    }
+
     fn cipher(&self) -> Aes256Gcm {
         Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(self.0.expose_secret()))
     }

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::super::provision::SealingKey;
-use crate::cloudinit::AgentImage;
+use super::reachability::AgentAddrPolicy;
+use crate::cloudinit::AgentSource;
 
 /// Configuration of a [`super::Provisioner`] (and its workflow).
 #[derive(Debug)]
@@ -12,8 +13,12 @@ pub struct ProvisionerConfig {
     pub control_plane_id: String,
     /// `host:port` agents dial when a request names none (the agent listener).
     pub default_control_plane_addr: Option<String>,
-    /// The agent image the cloud-init runs.
-    pub agent_image: AgentImage,
+    /// Which agent addresses a provision may name (loopback only where the nodes run on
+    /// this machine).
+    pub agent_addr_policy: AgentAddrPolicy,
+    /// The agent the nodes run: this control plane's own binaries (served by the agent
+    /// listener, SHA-256 pinned in the user-data) or a digest-pinned image.
+    pub agent: AgentSource,
     /// `APP_NODE_PROVISION_TIMEOUT` (default 20 minutes): from the request to `ready`.
     pub timeout: Duration,
     /// The `https://` URL of the progress endpoint on the agent listener.

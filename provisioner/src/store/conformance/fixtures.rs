@@ -74,6 +74,7 @@ pub(super) fn new_node() -> NewNode {
         provision_id: None,
         cert_serial: "7f01".into(),
         cert_fingerprint: "ab".repeat(32),
+        certificate_pem: "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n".into(),
     }
 }
 

@@ -6,16 +6,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use secrecy::{ExposeSecret as _, SecretString};
+use secrecy::SecretString;
 use tokio::time::Instant;
 
 use super::fake::FakeProvider;
-use crate::cloudinit::{AgentImage, extract_agent_bootstrap};
+use crate::arch::CpuArch;
+use crate::cloudinit::{
+    AgentDownload, AgentSource, JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, written_file,
+};
 use crate::domain::provision::{
     Provision, ProvisionId, ProvisionInput, ProvisionStatus, SealingKey,
 };
 use crate::domain::{
-    Clock, InstallStep, Node, NodeName, Nodes, Provisioner, ProvisionerConfig, ProvisionerDeps,
+    Clock, InstallStep, Node, NodeName, Nodes, ProgressAuthority, Provisioner, ProvisionerConfig,
+    ProvisionerDeps,
     WorkflowTuning,
 };
 use crate::enroll::ControlPlaneCa;
@@ -116,7 +120,11 @@ pub(crate) fn config(tuning: WorkflowTuning) -> ProvisionerConfig {
     ProvisionerConfig {
         control_plane_id: CONTROL_PLANE.into(),
         default_control_plane_addr: Some("cp.example.com:9443".into()),
-        agent_image: AgentImage::parse("ghcr.io/glincker/levelrail-agent:1.0.0").expect("image"),
+        agent_addr_policy: crate::domain::AgentAddrPolicy::Routable,
+        agent: AgentSource::Binary(AgentDownload {
+            base_url: "https://cp.example.com:9443/v1/agent/1.0.0".into(),
+            sha256: vec![(CpuArch::X86_64, "ab".repeat(32))],
+        }),
         timeout: Duration::from_secs(20 * 60),
         progress_url: "https://cp.example.com:9443/v1/provision-progress".into(),
         // The same key across restarts, as the data directory's key file would be.
@@ -205,7 +213,11 @@ impl Harness {
         );
         let nodes = Nodes::with_clock(Arc::clone(&store) as _, Arc::clone(&ca), Arc::clone(&clock))
             .with_enrollment_listener(events.clone())
-            .with_server_teardown(Arc::new(teardown));
+            .with_server_teardown(Arc::new(teardown))
+            .with_progress_authority(ProgressAuthority::new(
+                SealingKey::from_bytes([7; 32]),
+                Arc::clone(&provisions),
+            ));
         let nodes = Arc::new(nodes);
         let mut provisioner = Provisioner::new(ProvisionerDeps {
             store: provisions,
@@ -258,22 +270,36 @@ impl Harness {
         self.wait_for(id, |p| p.status.is_terminal()).await
     }
 
-    /// The join token in `id`'s user-data, as the node reads it.
-    pub(crate) fn token(&self, id: &ProvisionId) -> String {
+    /// A file `id`'s user-data writes, as the node reads it.
+    fn node_file(&self, id: &ProvisionId, path: &str) -> String {
         let user_data = self
             .fake
             .user_data(id.as_str())
             .expect("a server was created with user-data");
-        let boot = extract_agent_bootstrap(&user_data).expect("the user-data parses");
-        boot.join_token.expose_secret().trim().to_owned()
+        written_file(&user_data, path).expect("the user-data writes the file")
+    }
+
+    /// The join token in `id`'s user-data, as the node reads it.
+    pub(crate) fn token(&self, id: &ProvisionId) -> String {
+        self.node_file(id, JOIN_TOKEN_PATH).trim().to_owned()
+    }
+
+    /// The progress credential in `id`'s user-data, as the node's curl sends it.
+    pub(crate) fn progress_credential(&self, id: &ProvisionId) -> String {
+        let header = self.node_file(id, PROGRESS_HEADER_PATH);
+        header
+            .trim()
+            .strip_prefix("Authorization: Bearer ")
+            .expect("a bearer header")
+            .to_owned()
     }
 
     /// Plays cloud-init: reports every install step.
     pub(crate) async fn report_all(&self, id: &ProvisionId) {
-        let token = self.token(id);
+        let credential = self.progress_credential(id);
         for step in InstallStep::ALL {
             self.nodes
-                .report_progress(&token, step)
+                .report_progress(&credential, step, None)
                 .await
                 .expect("progress accepted");
             // A real node takes a while between steps; let the driver and watchers see each.
