@@ -1,0 +1,303 @@
+//! The boot harness end to end: a Hetzner fake whose servers boot by executing their
+//! user-data (real curl, real sha256sum, real `report-progress`, the downloaded agent),
+//! against an in-process control plane. What a tampered pin, a missing Docker, an
+//! advertised IP or DNS name, and a spent credential do.
+use std::net::TcpListener as StdListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use levelrail::config::ServeConfig;
+use levelrail_credentials::domain::{CredentialInput, ProviderKind};
+use levelrail_proto::credentials::v1::Provider;
+use levelrail_proto::provisioner::v1 as ppb;
+use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
+use levelrail_tests::boot::{BootHarness, BootOptions, BootRecord};
+use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
+use secrecy::SecretString;
+
+use crate::harness::{Bearer, TestApp, test_config};
+
+const TOKEN: &str = "boot0000000000000000000000000000000000000000000000000000000hcloud";
+
+struct Cloud {
+    app: TestApp,
+    harness: Arc<BootHarness>,
+    _hetzner: FakeHetznerHandle,
+    _dir: tempfile::TempDir,
+}
+
+/// A control plane, and a Hetzner fake booting through a harness with `options`;
+/// `configure` adjusts the control plane's settings.
+async fn cloud(options: BootOptions, configure: impl FnOnce(&mut ServeConfig)) -> Cloud {
+    let dir = tempfile::tempdir().unwrap();
+    let harness = BootHarness::new(dir.path().join("nodes"), options);
+    let hetzner = FakeHetzner::start(FakeHetznerConfig {
+        token: TOKEN.into(),
+        boot_hook: Some(harness.hook()),
+        state_step: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let mut cfg = test_config(&dir.path().join("data"));
+    cfg.hetzner_api_url = hetzner.base_url();
+    configure(&mut cfg);
+    let app = TestApp::start(cfg).await.expect("control plane starts");
+    app.credentials
+        .set_credential(CredentialInput::Token {
+            provider: ProviderKind::Hetzner,
+            token: SecretString::from(TOKEN),
+        })
+        .await
+        .unwrap();
+    Cloud {
+        app,
+        harness,
+        _hetzner: hetzner,
+        _dir: dir,
+    }
+}
+
+impl Cloud {
+    async fn client(&self) -> ProvisionerServiceClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Bearer>> {
+        ProvisionerServiceClient::with_interceptor(self.app.channel().await, Bearer(self.app.token.clone()))
+    }
+
+    /// Provisions `name` and waits for a terminal state.
+    async fn provision(&self, name: &str) -> ppb::Provision {
+        let mut client = self.client().await;
+        let created = client
+            .provision(ppb::ProvisionRequest {
+                provider: Provider::Hetzner as i32,
+                region: "fsn1".into(),
+                size: "cx22".into(),
+                name: name.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("provision accepted")
+            .into_inner()
+            .provision
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let p = client
+                .get_provision(ppb::GetProvisionRequest { id: created.id.clone() })
+                .await
+                .unwrap()
+                .into_inner()
+                .provision
+                .unwrap();
+            let status = ppb::ProvisionStatus::try_from(p.status).unwrap();
+            if matches!(status, ppb::ProvisionStatus::Ready | ppb::ProvisionStatus::Failed) {
+                return p;
+            }
+            assert!(Instant::now() < deadline, "{name} never finished: {p:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The boot of `name`, once its runcmd finished.
+    async fn record(&self, name: &str) -> BootRecord {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(r) = self.harness.records().into_iter().find(|r| r.name == name) {
+                return r;
+            }
+            assert!(self.harness.failures().is_empty(), "{:?}", self.harness.failures());
+            assert!(Instant::now() < deadline, "{name} never booted");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+fn status(p: &ppb::Provision) -> ppb::ProvisionStatus {
+    ppb::ProvisionStatus::try_from(p.status).unwrap()
+}
+
+#[tokio::test]
+async fn a_node_downloads_verifies_and_runs_the_served_agent_which_enrolls_and_deletes_its_secrets() {
+    let cloud = cloud(BootOptions::default(), |_| {}).await;
+
+    let p = cloud.provision("boot-ok").await;
+    let record = cloud.record("boot-ok").await;
+
+    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}\n{}", record.runcmd_output);
+    let installed = record.path("/usr/local/bin/levelrail-agent");
+    let served = std::fs::read(crate::harness::bin("levelrail-agent")).unwrap();
+    assert_eq!(std::fs::read(&installed).unwrap(), served, "the node runs the served bytes");
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&installed).unwrap().permissions().mode() & 0o777, 0o755);
+    assert!(record.agent_pid.is_some(), "{}", record.runcmd_output);
+    assert!(record.path("/var/lib/levelrail-agent/identity.json").exists());
+    for secret in ["/var/lib/levelrail-agent/join-token", "/var/lib/levelrail-agent/progress.header"] {
+        assert!(!record.path(secret).exists(), "{secret} is left on the node");
+    }
+    assert!(
+        record.stub_calls.iter().any(|c| c == "systemctl enable --now levelrail-agent"),
+        "{:?}",
+        record.stub_calls
+    );
+    assert!(
+        !record.stub_calls.iter().any(|c| c.starts_with("apt-get")),
+        "Docker was there: nothing is installed: {:?}",
+        record.stub_calls
+    );
+}
+
+#[tokio::test]
+async fn a_binary_that_differs_from_its_pinned_hash_never_runs_and_the_provision_fails_naming_the_checksum() {
+    let repin = Arc::new(|user_data: &str| {
+        let at = user_data.find("sum=").expect("a pinned sum") + 4;
+        format!("{}{}{}", &user_data[..at], "0".repeat(64), &user_data[at + 64..])
+    });
+    let options = BootOptions {
+        rewrite: Some(repin),
+        ..Default::default()
+    };
+    let cloud = cloud(options, |_| {}).await;
+
+    let p = cloud.provision("boot-tampered").await;
+    let record = cloud.record("boot-tampered").await;
+
+    assert_eq!(status(&p), ppb::ProvisionStatus::Failed, "{p:?}");
+    assert!(p.failure_reason.contains("SHA-256"), "{}", p.failure_reason);
+    assert!(p.failure_reason.contains("agent_verified"), "{}", p.failure_reason);
+    assert_eq!(
+        ppb::ProvisionStatus::try_from(p.failed_phase).unwrap(),
+        ppb::ProvisionStatus::Installing
+    );
+    assert!(record.agent_pid.is_none(), "the agent was started: {:?}", record.stub_calls);
+    assert!(!record.path("/usr/local/bin/levelrail-agent").exists());
+    assert!(cloud.app.nodes.list_nodes().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn docker_is_installed_only_when_missing() {
+    let options = BootOptions {
+        docker_missing: true,
+        ..Default::default()
+    };
+    let cloud = cloud(options, |_| {}).await;
+
+    let p = cloud.provision("boot-nodocker").await;
+    let record = cloud.record("boot-nodocker").await;
+
+    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}\n{}", record.runcmd_output);
+    let calls = &record.stub_calls;
+    let install = calls
+        .iter()
+        .position(|c| c.starts_with("apt-get install") && c.contains("docker.io"))
+        .unwrap_or_else(|| panic!("docker.io was not installed: {calls:?}"));
+    let enable = calls
+        .iter()
+        .position(|c| c == "systemctl enable --now docker")
+        .expect("docker enabled");
+    assert!(install < enable, "{calls:?}");
+}
+
+#[tokio::test]
+async fn spent_and_foreign_progress_credentials_and_the_join_token_are_refused() {
+    let documents = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = documents.clone();
+    let keep = Arc::new(move |user_data: &str| {
+        seen.lock().unwrap().push(user_data.to_owned());
+        user_data.to_owned()
+    });
+    let cloud = cloud(
+        BootOptions {
+            rewrite: Some(keep),
+            ..Default::default()
+        },
+        |_| {},
+    )
+    .await;
+    let a = cloud.provision("boot-a").await;
+    assert_eq!(status(&a), ppb::ProvisionStatus::Ready);
+    let document = documents.lock().unwrap()[0].clone();
+    let file = |path| levelrail_provisioner::cloudinit::written_file(&document, path).unwrap();
+    let join_token = file(levelrail_provisioner::cloudinit::JOIN_TOKEN_PATH);
+    let header = file(levelrail_provisioner::cloudinit::PROGRESS_HEADER_PATH);
+    let credential = header.trim().strip_prefix("Authorization: Bearer ").unwrap().to_owned();
+    let secret = credential.rsplit('.').next().unwrap();
+    let forged = format!("LRP1.npv_{}.{secret}", "0".repeat(32));
+    let ca = reqwest::Certificate::from_pem(cloud.app.nodes.ca().cert_pem().as_bytes()).unwrap();
+    let client = reqwest::Client::builder().tls_certs_only([ca]).build().unwrap();
+    let url = format!("https://127.0.0.1:{}/v1/provision-progress", cloud.app.agent_addr.port());
+
+    for (what, bearer) in [
+        ("the redeemed join token", join_token.trim().to_owned()),
+        ("the credential after ready", credential.clone()),
+        ("A's secret under another provision", forged),
+    ] {
+        let response = client
+            .post(&url)
+            .bearer_auth(&bearer)
+            .json(&serde_json::json!({"step": "docker_ready"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 401, "{what}");
+    }
+}
+
+fn free_port(ip: &str) -> u16 {
+    StdListener::bind((ip, 0)).unwrap().local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
+    // An advertised loopback IP other than 127.0.0.1.
+    let port = free_port("127.0.0.2");
+    let cloud_ip = cloud(BootOptions::default(), |cfg| {
+        cfg.agent_listen = format!("127.0.0.2:{port}").parse().unwrap();
+        cfg.agent_advertise = Some(format!("127.0.0.2:{port}"));
+    })
+    .await;
+    let p = cloud_ip.provision("boot-ip").await;
+    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}");
+    let steps = cloud_ip.app.nodes.install_progress(&p.id).await.unwrap();
+    assert!(steps.iter().any(|s| s.step.as_str() == "agent_verified"), "{steps:?}");
+
+    // A DNS name that resolves for the node only.
+    if !std::path::Path::new("/usr/bin/unshare").exists() {
+        eprintln!("skipping the DNS-name half: no unshare");
+        return;
+    }
+    let port = free_port("127.0.0.1");
+    let options = BootOptions {
+        hosts: vec![("127.0.0.1".into(), "agent.levelrail.test".into())],
+        ..Default::default()
+    };
+    let cloud_dns = cloud(options, |cfg| {
+        cfg.agent_listen = format!("127.0.0.1:{port}").parse().unwrap();
+        cfg.agent_advertise = Some(format!("agent.levelrail.test:{port}"));
+    })
+    .await;
+    let p = cloud_dns.provision("boot-dns").await;
+    let record = cloud_dns.record("boot-dns").await;
+    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}\n{}\n{}", record.runcmd_output, record.agent_log());
+    let steps = cloud_dns.app.nodes.install_progress(&p.id).await.unwrap();
+    assert!(steps.iter().any(|s| s.step.as_str() == "docker_ready"), "{steps:?}");
+}
+
+#[tokio::test]
+async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wildcard_or_loopback() {
+    let cloud = cloud(BootOptions::default(), |cfg| {
+        cfg.allow_loopback_agent_advertise = false;
+    })
+    .await;
+    let mut client = cloud.client().await;
+    let refused = client
+        .provision(ppb::ProvisionRequest {
+            provider: Provider::Hetzner as i32,
+            region: "fsn1".into(),
+            size: "cx22".into(),
+            name: "boot-refused".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("loopback is unreachable from a cloud");
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    assert!(refused.message().contains("--agent-advertise"), "{}", refused.message());
+}
