@@ -301,3 +301,78 @@ async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wi
     assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
     assert!(refused.message().contains("--agent-advertise"), "{}", refused.message());
 }
+
+/// Answers the first Enroll with UNAVAILABLE after the enrollment has committed: to the
+/// agent the answer is lost.
+async fn lose_first_enroll_answer(
+    axum::extract::State(lost): axum::extract::State<Arc<std::sync::atomic::AtomicBool>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let enroll = request.uri().path().ends_with("/Enroll");
+    let response = next.run(request).await;
+    if enroll && !lost.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        let _ = axum::body::to_bytes(response.into_body(), usize::MAX).await;
+        return axum::response::Response::builder()
+            .status(200)
+            .header("content-type", "application/grpc")
+            .header("grpc-status", "14")
+            .header("grpc-message", "connection lost")
+            .body(axum::body::Body::empty())
+            .unwrap();
+    }
+    response
+}
+
+#[tokio::test]
+async fn an_enrollment_whose_answer_is_lost_is_retried_and_gives_one_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn(&tmp.path().join("data")).await;
+    let (_, token) = app
+        .nodes
+        .create_join_token(None, None, None, levelrail_provisioner::domain::Role::General)
+        .await
+        .unwrap();
+    let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let router = levelrail::agent::router(app.nodes.clone()).layer(
+        axum::middleware::from_fn_with_state(lost.clone(), lose_first_enroll_answer),
+    );
+    let tls = levelrail::agent::tls(app.nodes.ca(), &["127.0.0.1".into()]).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_stop, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(levelrail::listener::serve(listener, router, Some(tls), rx));
+    let token_file = tmp.path().join("join-token");
+    std::fs::write(&token_file, secrecy::ExposeSecret::expose_secret(&token)).unwrap();
+    let identity = tmp.path().join("state/identity.json");
+    let env = tmp.path().join("agent.env");
+    std::fs::write(
+        &env,
+        format!(
+            "APP_CONTROL_PLANE_ADDR={addr}\nAPP_NODE_NAME=lost-1\nAPP_JOIN_TOKEN_FILE={}\n\
+             APP_AGENT_IDENTITY_FILE={}\nAPP_ENROLL_RETRY_SECONDS=60\n",
+            token_file.display(),
+            identity.display()
+        ),
+    )
+    .unwrap();
+
+    let out = tokio::process::Command::new(crate::harness::bin("levelrail-agent"))
+        .arg("--env-file")
+        .arg(&env)
+        .arg("--once")
+        .env_clear()
+        .output()
+        .await
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(lost.load(std::sync::atomic::Ordering::SeqCst), "the first answer was dropped");
+    let nodes = app.nodes.list_nodes().await.unwrap();
+    assert_eq!(nodes.len(), 1, "{nodes:?}");
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&identity).unwrap()).unwrap();
+    assert_eq!(stored["node_id"], nodes[0].id.as_str());
+    assert!(!token_file.exists(), "the spent token is deleted");
+}
