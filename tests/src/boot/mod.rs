@@ -128,6 +128,14 @@ impl BootHarness {
         let reroot_prefixes = document.node_dirs();
         std::fs::create_dir_all(root.join("root")).map_err(io(&root))?;
         stubs::install(&root, !self.options.docker_missing)?;
+        // Kept for inspection (it holds the node's secrets, so root-only like on a VM).
+        let kept = root.join(".harness/user-data");
+        std::fs::write(&kept, &user_data).map_err(io(&kept))?;
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o600))
+                .map_err(io(&kept))?;
+        }
         document.write_files(&root, &reroot_prefixes)?;
         let script = root.join("var/lib/cloud/instance/scripts/runcmd");
         std::fs::create_dir_all(script.parent().unwrap_or(&root)).map_err(io(&script))?;
