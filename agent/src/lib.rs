@@ -86,7 +86,9 @@ fn remove_bootstrap_files(paths: &[std::path::PathBuf]) {
         match std::fs::remove_file(path) {
             Ok(()) => info!(path = %path.display(), "bootstrap secret deleted"),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => warn!(path = %path.display(), error = %e, "could not delete a bootstrap secret"),
+            Err(e) => {
+                warn!(path = %path.display(), error = %e, "could not delete a bootstrap secret")
+            }
         }
     }
 }

@@ -136,7 +136,11 @@ fn load_one(path: &Path) -> anyhow::Result<Served> {
 /// Every program header's bytes and the section header table must lie inside the file,
 /// which a truncated copy fails.
 pub fn elf_arch(bytes: &[u8]) -> Result<CpuArch, String> {
-    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u16_at = |o: usize| {
+        bytes
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
     let u32_at = |o: usize| {
         bytes
             .get(o..o + 4)
@@ -162,9 +166,18 @@ pub fn elf_arch(bytes: &[u8]) -> Result<CpuArch, String> {
     let arch = CpuArch::from_elf_machine(machine)
         .ok_or_else(|| format!("built for an unsupported CPU architecture (ELF machine {machine}); x86_64 and aarch64 are supported"))?;
     let len = bytes.len() as u64;
-    let (phoff, shoff) = (u64_at(32).ok_or_else(truncated)?, u64_at(40).ok_or_else(truncated)?);
-    let (phentsize, phnum) = (u16_at(54).ok_or_else(truncated)?, u16_at(56).ok_or_else(truncated)?);
-    let (shentsize, shnum) = (u16_at(58).ok_or_else(truncated)?, u16_at(60).ok_or_else(truncated)?);
+    let (phoff, shoff) = (
+        u64_at(32).ok_or_else(truncated)?,
+        u64_at(40).ok_or_else(truncated)?,
+    );
+    let (phentsize, phnum) = (
+        u16_at(54).ok_or_else(truncated)?,
+        u16_at(56).ok_or_else(truncated)?,
+    );
+    let (shentsize, shnum) = (
+        u16_at(58).ok_or_else(truncated)?,
+        u16_at(60).ok_or_else(truncated)?,
+    );
     let table_end = |off: u64, size: u16, n: u16| off.checked_add(u64::from(size) * u64::from(n));
     if phnum == 0 || table_end(phoff, phentsize, phnum).is_none_or(|end| end > len) {
         return Err(truncated());
@@ -175,7 +188,10 @@ pub fn elf_arch(bytes: &[u8]) -> Result<CpuArch, String> {
     for i in 0..u64::from(phnum) {
         let at = usize::try_from(phoff + i * u64::from(phentsize)).map_err(|_| truncated())?;
         let kind = u32_at(at).ok_or_else(truncated)?;
-        let (offset, filesz) = (u64_at(at + 8).ok_or_else(truncated)?, u64_at(at + 32).ok_or_else(truncated)?);
+        let (offset, filesz) = (
+            u64_at(at + 8).ok_or_else(truncated)?,
+            u64_at(at + 32).ok_or_else(truncated)?,
+        );
         // PT_LOAD (1): the bytes the kernel maps must all be in the file.
         if kind == 1 && offset.checked_add(filesz).is_none_or(|end| end > len) {
             return Err(truncated());
@@ -198,7 +214,9 @@ async fn serve(
         .filter(|a| a.as_str() == arch)
         .and_then(|a| binaries.by_arch.get(&a))
     else {
-        return not_found(format!("no levelrail-agent binary for architecture {arch:.32}"));
+        return not_found(format!(
+            "no levelrail-agent binary for architecture {arch:.32}"
+        ));
     };
     let mut response = Response::new(Body::from(served.bytes.clone()));
     let headers = response.headers_mut();
@@ -234,21 +252,30 @@ mod tests {
             (full[..full.len() / 2].to_vec(), "truncated"),
             (full[..100].to_vec(), "truncated"),
             (b"#!/bin/sh\necho hi\n".repeat(8), "not an ELF"),
-            ({
-                let mut riscv = full.clone();
-                riscv[18..20].copy_from_slice(&243u16.to_le_bytes());
-                riscv
-            }, "unsupported CPU architecture"),
-            ({
-                let mut object = full.clone();
-                object[16..18].copy_from_slice(&1u16.to_le_bytes());
-                object
-            }, "not an executable"),
-            ({
-                let mut big_endian = full;
-                big_endian[5] = 2;
-                big_endian
-            }, "64-bit little-endian"),
+            (
+                {
+                    let mut riscv = full.clone();
+                    riscv[18..20].copy_from_slice(&243u16.to_le_bytes());
+                    riscv
+                },
+                "unsupported CPU architecture",
+            ),
+            (
+                {
+                    let mut object = full.clone();
+                    object[16..18].copy_from_slice(&1u16.to_le_bytes());
+                    object
+                },
+                "not an executable",
+            ),
+            (
+                {
+                    let mut big_endian = full;
+                    big_endian[5] = 2;
+                    big_endian
+                },
+                "64-bit little-endian",
+            ),
         ];
         for (bytes, why) in cases {
             let err = elf_arch(&bytes).unwrap_err();
@@ -261,9 +288,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope");
         let err = AgentBinaries::load(&[missing]).unwrap_err().to_string();
-        assert!(err.contains("--agent-binary") && err.contains("nope"), "{err}");
+        assert!(
+            err.contains("--agent-binary") && err.contains("nope"),
+            "{err}"
+        );
         let exe = std::env::current_exe().unwrap();
-        let err = AgentBinaries::load(&[exe.clone(), exe]).unwrap_err().to_string();
+        let err = AgentBinaries::load(&[exe.clone(), exe])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("already given"), "{err}");
         let truncated = dir.path().join("cut");
         std::fs::write(&truncated, &this_binary()[..4096]).unwrap();

@@ -13,13 +13,13 @@ use std::time::Duration;
 use anyhow::Context as _;
 use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderKind};
 use levelrail_provisioner::providers::aws::AwsSettings;
+use levelrail_tests::boot::{BootHarness, BootOptions};
+use levelrail_tests::fakes::BootHook;
 use levelrail_tests::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
 use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
 use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
 use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
-use levelrail_tests::boot::{BootHarness, BootOptions};
-use levelrail_tests::fakes::BootHook;
 use secrecy::SecretString;
 use tracing::info;
 

@@ -66,7 +66,8 @@ pub async fn build(
     let sealing_key =
         SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
     // The same key again: it also derives the progress credentials the agent listener checks.
-    let progress_key = SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
+    let progress_key =
+        SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
     let control_plane_id = control_plane_id(&cfg.data_dir)?;
     let events = Arc::new(ProvisionEvents::new());
     let teardown = Arc::new(ProvisionTeardown::new(
@@ -133,9 +134,9 @@ fn dsn(cfg: &ServeConfig) -> String {
 /// `--agent-advertise`).
 fn advertised_agent_addr(cfg: &ServeConfig, bound: SocketAddr) -> anyhow::Result<String> {
     match &cfg.agent_advertise {
-        Some(a) => host_port(a.trim()).map_err(|e| {
-            anyhow::anyhow!("--agent-advertise: {}", e.message)
-        }),
+        Some(a) => {
+            host_port(a.trim()).map_err(|e| anyhow::anyhow!("--agent-advertise: {}", e.message))
+        }
         None => Ok(bound.to_string()),
     }
 }

@@ -129,14 +129,9 @@ impl App {
             write_admin_token(&cfg.data_dir, token)?;
         }
         let binaries = AgentBinaries::load(&cfg.agent_binaries)?;
-        let provisioning = crate::provisioning::build(
-            &cfg,
-            ca.clone(),
-            registry.clone(),
-            agent_addr,
-            &binaries,
-        )
-        .await?;
+        let provisioning =
+            crate::provisioning::build(&cfg, ca.clone(), registry.clone(), agent_addr, &binaries)
+                .await?;
         let nodes = provisioning.nodes.clone();
         let grpc = grpc_routes(&credentials, &nodes, &provisioning.provisioner);
         let web_dir = cfg.web_dir.clone().or_else(default_web_dir);

@@ -54,8 +54,7 @@ impl AgentImage {
     /// Checks the repository and digest grammar. The error names `agent_image`.
     pub fn validate(&self) -> Result<(), RenderError> {
         plain_ascii(PARAM, &self.repository, MAX_REPOSITORY_LEN)?;
-        check_repository(&self.repository)
-            .map_err(|reason| RenderError::invalid(PARAM, reason))?;
+        check_repository(&self.repository).map_err(|reason| RenderError::invalid(PARAM, reason))?;
         plain_ascii(PARAM, &self.digest, DIGEST_PREFIX.len() + 64)?;
         check_digest(&self.digest).map_err(|reason| RenderError::invalid(PARAM, reason))
     }

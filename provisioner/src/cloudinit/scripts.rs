@@ -78,10 +78,7 @@ pub(super) fn install_agent_script(agent: &AgentSource) -> String {
                 .sha256
                 .iter()
                 .map(|(arch, sum)| {
-                    format!(
-                        "  {}) arch={arch}; sum={sum} ;;\n",
-                        arch.uname_pattern()
-                    )
+                    format!("  {}) arch={arch}; sum={sum} ;;\n", arch.uname_pattern())
                 })
                 .collect();
             format!(

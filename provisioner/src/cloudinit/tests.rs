@@ -220,10 +220,16 @@ fn an_image_is_run_by_its_digest_and_pulled_by_install_agent() {
         exec.contains("-v /var/lib/levelrail-agent:/var/lib/levelrail-agent"),
         "{exec}"
     );
-    assert!(!exec.contains(" -e "), "no variable on the command line: {exec}");
+    assert!(
+        !exec.contains(" -e "),
+        "no variable on the command line: {exec}"
+    );
     assert!(unit.contains("Requires=docker.service"));
     let install = file_content(&document, INSTALL_AGENT_PATH);
-    assert!(install.contains(&format!("docker pull '{reference}'")), "{install}");
+    assert!(
+        install.contains(&format!("docker pull '{reference}'")),
+        "{install}"
+    );
     assert!(!document.contains("ghcr.io"), "no default image is named");
 }
 
@@ -243,7 +249,10 @@ fn install_agent_pins_each_binary_by_sha256_and_trusts_only_the_control_plane_ca
     ] {
         assert!(script.contains(part), "missing {part}:\n{script}");
     }
-    assert!(!script.contains("aarch64|arm64"), "no arm64 binary is offered");
+    assert!(
+        !script.contains("aarch64|arm64"),
+        "no arm64 binary is offered"
+    );
     assert!(sh_syntax_ok(&script));
 }
 
@@ -277,7 +286,10 @@ fn the_progress_script_reads_the_header_from_a_file_and_never_fails_the_boot() {
     }
     assert!(script.trim_end().ends_with("exit 0"));
     assert!(sh_syntax_ok(&script));
-    assert!(sh_syntax_ok(&file_content(&render(&params()).unwrap(), INSTALL_DOCKER_PATH)));
+    assert!(sh_syntax_ok(&file_content(
+        &render(&params()).unwrap(),
+        INSTALL_DOCKER_PATH
+    )));
 }
 
 #[test]
@@ -308,7 +320,11 @@ fn runcmd_installs_docker_only_when_missing_then_verifies_and_starts_the_agent()
     ];
     let positions: Vec<usize> = order
         .iter()
-        .map(|s| runcmd.find(s).unwrap_or_else(|| panic!("missing {s}:\n{runcmd}")))
+        .map(|s| {
+            runcmd
+                .find(s)
+                .unwrap_or_else(|| panic!("missing {s}:\n{runcmd}"))
+        })
         .collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{runcmd}");
 }
@@ -322,9 +338,15 @@ fn every_install_step_is_reported_in_the_order_the_domain_expects() {
     let chain = runcmd.find("install-agent &&").unwrap();
     let started = runcmd.find("report-progress agent_started").unwrap();
     assert!(docker < chain && chain < started, "{runcmd}");
-    assert!(install.trim_end().ends_with("\"$report\" agent_verified"), "{install}");
+    assert!(
+        install.trim_end().ends_with("\"$report\" agent_verified"),
+        "{install}"
+    );
     for step in crate::domain::InstallStep::ALL {
-        assert!(document.contains(step.as_str()), "{step:?} is never reported");
+        assert!(
+            document.contains(step.as_str()),
+            "{step:?} is never reported"
+        );
     }
 }
 

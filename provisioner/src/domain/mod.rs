@@ -17,15 +17,15 @@ pub use join_token::{
 };
 pub use names::{FieldError, MAX_NODE_NAME_LEN, NodeName};
 pub use node::{
-    HEARTBEAT_INTERVAL, InstallReport, InstallStep, LIVENESS_WINDOW, Liveness, NODE_ID_PREFIX, Node, NodeId, Role,
-    WorkloadKind,
+    HEARTBEAT_INTERVAL, InstallReport, InstallStep, LIVENESS_WINDOW, Liveness, NODE_ID_PREFIX,
+    Node, NodeId, Role, WorkloadKind,
 };
 pub use nodes::{
     Clock, DEFAULT_JOIN_TOKEN_TTL, EnrollmentListener, JoinTokenInfo, MAX_JOIN_TOKEN_TTL,
     NodeIdentity, Nodes, PROVISION_JOIN_TOKEN_TTL, ProgressAuthority,
 };
 pub use provisions::{
-    AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig, ProvisionerDeps,
-    WorkflowTuning,
+    AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig,
+    ProvisionerDeps, WorkflowTuning,
 };
 pub use teardown::ServerTeardown;

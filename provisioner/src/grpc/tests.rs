@@ -397,7 +397,10 @@ async fn report_progress_refuses_a_join_token_and_a_bad_step() {
     // This fixture's registry takes no progress reports at all; the control plane's does
     // and refuses the join token as unauthenticated (tested end to end).
     assert!(
-        matches!(by_token.code(), Code::FailedPrecondition | Code::Unauthenticated),
+        matches!(
+            by_token.code(),
+            Code::FailedPrecondition | Code::Unauthenticated
+        ),
         "{by_token:?}"
     );
     assert_eq!(bad_step.code(), Code::InvalidArgument);

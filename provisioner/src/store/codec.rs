@@ -7,7 +7,9 @@ use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
 use super::{JoinTokenRecord, RedeemError, StoreError};
-use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind};
+use crate::domain::{
+    InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind,
+};
 
 /// Normalises a timestamp to what every backend stores: UTC, truncated to microseconds
 /// (PostgreSQL's precision). Years outside 1..=9999 are refused.

@@ -30,22 +30,30 @@ impl Document {
         if user_data.lines().next().map(str::trim_end) != Some("#cloud-config") {
             return Err("the user-data does not start with #cloud-config".into());
         }
-        let value: Value =
-            serde_norway::from_str(user_data).map_err(|e| format!("the user-data is not YAML: {e}"))?;
+        let value: Value = serde_norway::from_str(user_data)
+            .map_err(|e| format!("the user-data is not YAML: {e}"))?;
         let mut files = Vec::new();
         for entry in value["write_files"].as_array().into_iter().flatten() {
-            let path = entry["path"].as_str().ok_or("a write_files entry has no path")?;
+            let path = entry["path"]
+                .as_str()
+                .ok_or("a write_files entry has no path")?;
             if !path.starts_with('/') {
                 return Err(format!("write_files path {path} is not absolute"));
             }
             if entry.get("encoding").is_some() {
-                return Err(format!("write_files {path}: encoded content is not supported"));
+                return Err(format!(
+                    "write_files {path}: encoded content is not supported"
+                ));
             }
             let permissions = match &entry["permissions"] {
                 Value::Null => 0o644,
                 Value::String(p) => u32::from_str_radix(p.trim_start_matches("0o"), 8)
                     .map_err(|_| format!("write_files {path}: permissions {p} is not octal"))?,
-                other => return Err(format!("write_files {path}: permissions {other} is not a quoted octal string")),
+                other => {
+                    return Err(format!(
+                        "write_files {path}: permissions {other} is not a quoted octal string"
+                    ));
+                }
             };
             files.push(File {
                 path: path.to_owned(),
@@ -60,11 +68,19 @@ impl Document {
                 Value::Array(words) => {
                     let quoted: Result<Vec<String>, String> = words
                         .iter()
-                        .map(|w| w.as_str().map(shell_quote).ok_or_else(|| "a runcmd word is not a string".to_owned()))
+                        .map(|w| {
+                            w.as_str()
+                                .map(shell_quote)
+                                .ok_or_else(|| "a runcmd word is not a string".to_owned())
+                        })
                         .collect();
                     runcmd.push(quoted?.join(" "));
                 }
-                other => return Err(format!("a runcmd entry is neither a string nor a list: {other}")),
+                other => {
+                    return Err(format!(
+                        "a runcmd entry is neither a string nor a list: {other}"
+                    ));
+                }
             }
         }
         Ok(Self { files, runcmd })
@@ -93,7 +109,8 @@ impl Document {
         for file in &self.files {
             let target = root.join(file.path.trim_start_matches('/'));
             if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
             }
             std::fs::write(&target, reroot(&file.content, root, dirs))
                 .map_err(|e| format!("{}: {e}", target.display()))?;
@@ -128,10 +145,9 @@ pub fn reroot(text: &str, root: &Path, dirs: &[String]) -> String {
             .then(|| {
                 dirs.iter().find(|dir| {
                     text[i..].starts_with(dir.as_str())
-                        && text[i + dir.len()..]
-                            .bytes()
-                            .next()
-                            .is_none_or(|next| !(next.is_ascii_alphanumeric() || b"._-".contains(&next)))
+                        && text[i + dir.len()..].bytes().next().is_none_or(|next| {
+                            !(next.is_ascii_alphanumeric() || b"._-".contains(&next))
+                        })
                 })
             })
             .flatten();
@@ -175,7 +191,10 @@ mod tests {
 
     #[test]
     fn runcmd_lists_are_quoted_word_by_word() {
-        let doc = Document::parse("#cloud-config\nruncmd:\n  - ['chmod', '0700', \"it's\"]\n  - 'echo hi'\n").unwrap();
+        let doc = Document::parse(
+            "#cloud-config\nruncmd:\n  - ['chmod', '0700', \"it's\"]\n  - 'echo hi'\n",
+        )
+        .unwrap();
         assert_eq!(
             doc.runcmd_script(Path::new("/r"), &[]),
             "#!/bin/sh\n'chmod' '0700' 'it'\\''s'\necho hi\n"

@@ -8,9 +8,34 @@ use std::path::{Path, PathBuf};
 
 /// The real tools a node image has that the document and its scripts use.
 const TOOLS: [&str; 28] = [
-    "sh", "curl", "sha256sum", "mktemp", "chmod", "chown", "mv", "rm", "mkdir", "cut", "tr",
-    "uname", "cat", "dirname", "sed", "grep", "head", "sleep", "id", "ln", "cp", "touch",
-    "printf", "echo", "env", "nohup", "kill", "test",
+    "sh",
+    "curl",
+    "sha256sum",
+    "mktemp",
+    "chmod",
+    "chown",
+    "mv",
+    "rm",
+    "mkdir",
+    "cut",
+    "tr",
+    "uname",
+    "cat",
+    "dirname",
+    "sed",
+    "grep",
+    "head",
+    "sleep",
+    "id",
+    "ln",
+    "cp",
+    "touch",
+    "printf",
+    "echo",
+    "env",
+    "nohup",
+    "kill",
+    "test",
 ];
 
 /// Directories searched for the real tools.
@@ -78,7 +103,9 @@ pub(super) fn install(root: &Path, docker_installed: bool) -> Result<(), String>
             .map(|dir| PathBuf::from(dir).join(tool))
             .find(|p| p.is_file())
         else {
-            return Err(format!("the boot harness needs {tool}, which this machine lacks"));
+            return Err(format!(
+                "the boot harness needs {tool}, which this machine lacks"
+            ));
         };
         std::os::unix::fs::symlink(&real, bin.join(tool))
             .map_err(|e| format!("linking {tool}: {e}"))?;

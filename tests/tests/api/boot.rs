@@ -59,8 +59,15 @@ async fn cloud(options: BootOptions, configure: impl FnOnce(&mut ServeConfig)) -
 }
 
 impl Cloud {
-    async fn client(&self) -> ProvisionerServiceClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Bearer>> {
-        ProvisionerServiceClient::with_interceptor(self.app.channel().await, Bearer(self.app.token.clone()))
+    async fn client(
+        &self,
+    ) -> ProvisionerServiceClient<
+        tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Bearer>,
+    > {
+        ProvisionerServiceClient::with_interceptor(
+            self.app.channel().await,
+            Bearer(self.app.token.clone()),
+        )
     }
 
     /// Provisions `name` and waits for a terminal state.
@@ -82,14 +89,19 @@ impl Cloud {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let p = client
-                .get_provision(ppb::GetProvisionRequest { id: created.id.clone() })
+                .get_provision(ppb::GetProvisionRequest {
+                    id: created.id.clone(),
+                })
                 .await
                 .unwrap()
                 .into_inner()
                 .provision
                 .unwrap();
             let status = ppb::ProvisionStatus::try_from(p.status).unwrap();
-            if matches!(status, ppb::ProvisionStatus::Ready | ppb::ProvisionStatus::Failed) {
+            if matches!(
+                status,
+                ppb::ProvisionStatus::Ready | ppb::ProvisionStatus::Failed
+            ) {
                 return p;
             }
             assert!(Instant::now() < deadline, "{name} never finished: {p:?}");
@@ -104,7 +116,11 @@ impl Cloud {
             if let Some(r) = self.harness.records().into_iter().find(|r| r.name == name) {
                 return r;
             }
-            assert!(self.harness.failures().is_empty(), "{:?}", self.harness.failures());
+            assert!(
+                self.harness.failures().is_empty(),
+                "{:?}",
+                self.harness.failures()
+            );
             assert!(Instant::now() < deadline, "{name} never booted");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -116,25 +132,51 @@ fn status(p: &ppb::Provision) -> ppb::ProvisionStatus {
 }
 
 #[tokio::test]
-async fn a_node_downloads_verifies_and_runs_the_served_agent_which_enrolls_and_deletes_its_secrets() {
+async fn a_node_downloads_verifies_and_runs_the_served_agent_which_enrolls_and_deletes_its_secrets()
+{
     let cloud = cloud(BootOptions::default(), |_| {}).await;
 
     let p = cloud.provision("boot-ok").await;
     let record = cloud.record("boot-ok").await;
 
-    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}\n{}", record.runcmd_output);
+    assert_eq!(
+        status(&p),
+        ppb::ProvisionStatus::Ready,
+        "{p:?}\n{}",
+        record.runcmd_output
+    );
     let installed = record.path("/usr/local/bin/levelrail-agent");
     let served = std::fs::read(crate::harness::bin("levelrail-agent")).unwrap();
-    assert_eq!(std::fs::read(&installed).unwrap(), served, "the node runs the served bytes");
+    assert_eq!(
+        std::fs::read(&installed).unwrap(),
+        served,
+        "the node runs the served bytes"
+    );
     use std::os::unix::fs::PermissionsExt as _;
-    assert_eq!(std::fs::metadata(&installed).unwrap().permissions().mode() & 0o777, 0o755);
+    assert_eq!(
+        std::fs::metadata(&installed).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
     assert!(record.agent_pid.is_some(), "{}", record.runcmd_output);
-    assert!(record.path("/var/lib/levelrail-agent/identity.json").exists());
-    for secret in ["/var/lib/levelrail-agent/join-token", "/var/lib/levelrail-agent/progress.header"] {
-        assert!(!record.path(secret).exists(), "{secret} is left on the node");
+    assert!(
+        record
+            .path("/var/lib/levelrail-agent/identity.json")
+            .exists()
+    );
+    for secret in [
+        "/var/lib/levelrail-agent/join-token",
+        "/var/lib/levelrail-agent/progress.header",
+    ] {
+        assert!(
+            !record.path(secret).exists(),
+            "{secret} is left on the node"
+        );
     }
     assert!(
-        record.stub_calls.iter().any(|c| c == "systemctl enable --now levelrail-agent"),
+        record
+            .stub_calls
+            .iter()
+            .any(|c| c == "systemctl enable --now levelrail-agent"),
         "{:?}",
         record.stub_calls
     );
@@ -146,10 +188,16 @@ async fn a_node_downloads_verifies_and_runs_the_served_agent_which_enrolls_and_d
 }
 
 #[tokio::test]
-async fn a_binary_that_differs_from_its_pinned_hash_never_runs_and_the_provision_fails_naming_the_checksum() {
+async fn a_binary_that_differs_from_its_pinned_hash_never_runs_and_the_provision_fails_naming_the_checksum()
+ {
     let repin = Arc::new(|user_data: &str| {
         let at = user_data.find("sum=").expect("a pinned sum") + 4;
-        format!("{}{}{}", &user_data[..at], "0".repeat(64), &user_data[at + 64..])
+        format!(
+            "{}{}{}",
+            &user_data[..at],
+            "0".repeat(64),
+            &user_data[at + 64..]
+        )
     });
     let options = BootOptions {
         rewrite: Some(repin),
@@ -162,12 +210,20 @@ async fn a_binary_that_differs_from_its_pinned_hash_never_runs_and_the_provision
 
     assert_eq!(status(&p), ppb::ProvisionStatus::Failed, "{p:?}");
     assert!(p.failure_reason.contains("SHA-256"), "{}", p.failure_reason);
-    assert!(p.failure_reason.contains("agent_verified"), "{}", p.failure_reason);
+    assert!(
+        p.failure_reason.contains("agent_verified"),
+        "{}",
+        p.failure_reason
+    );
     assert_eq!(
         ppb::ProvisionStatus::try_from(p.failed_phase).unwrap(),
         ppb::ProvisionStatus::Installing
     );
-    assert!(record.agent_pid.is_none(), "the agent was started: {:?}", record.stub_calls);
+    assert!(
+        record.agent_pid.is_none(),
+        "the agent was started: {:?}",
+        record.stub_calls
+    );
     assert!(!record.path("/usr/local/bin/levelrail-agent").exists());
     assert!(cloud.app.nodes.list_nodes().await.unwrap().is_empty());
 }
@@ -183,7 +239,12 @@ async fn docker_is_installed_only_when_missing() {
     let p = cloud.provision("boot-nodocker").await;
     let record = cloud.record("boot-nodocker").await;
 
-    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}\n{}", record.runcmd_output);
+    assert_eq!(
+        status(&p),
+        ppb::ProvisionStatus::Ready,
+        "{p:?}\n{}",
+        record.runcmd_output
+    );
     let calls = &record.stub_calls;
     let install = calls
         .iter()
@@ -218,12 +279,22 @@ async fn spent_and_foreign_progress_credentials_and_the_join_token_are_refused()
     let file = |path| levelrail_provisioner::cloudinit::written_file(&document, path).unwrap();
     let join_token = file(levelrail_provisioner::cloudinit::JOIN_TOKEN_PATH);
     let header = file(levelrail_provisioner::cloudinit::PROGRESS_HEADER_PATH);
-    let credential = header.trim().strip_prefix("Authorization: Bearer ").unwrap().to_owned();
+    let credential = header
+        .trim()
+        .strip_prefix("Authorization: Bearer ")
+        .unwrap()
+        .to_owned();
     let secret = credential.rsplit('.').next().unwrap();
     let forged = format!("LRP1.npv_{}.{secret}", "0".repeat(32));
     let ca = reqwest::Certificate::from_pem(cloud.app.nodes.ca().cert_pem().as_bytes()).unwrap();
-    let client = reqwest::Client::builder().tls_certs_only([ca]).build().unwrap();
-    let url = format!("https://127.0.0.1:{}/v1/provision-progress", cloud.app.agent_addr.port());
+    let client = reqwest::Client::builder()
+        .tls_certs_only([ca])
+        .build()
+        .unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/v1/provision-progress",
+        cloud.app.agent_addr.port()
+    );
 
     for (what, bearer) in [
         ("the redeemed join token", join_token.trim().to_owned()),
@@ -242,7 +313,11 @@ async fn spent_and_foreign_progress_credentials_and_the_join_token_are_refused()
 }
 
 fn free_port(ip: &str) -> u16 {
-    StdListener::bind((ip, 0)).unwrap().local_addr().unwrap().port()
+    StdListener::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[tokio::test]
@@ -257,7 +332,10 @@ async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
     let p = cloud_ip.provision("boot-ip").await;
     assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}");
     let steps = cloud_ip.app.nodes.install_progress(&p.id).await.unwrap();
-    assert!(steps.iter().any(|s| s.step.as_str() == "agent_verified"), "{steps:?}");
+    assert!(
+        steps.iter().any(|s| s.step.as_str() == "agent_verified"),
+        "{steps:?}"
+    );
 
     // A DNS name that resolves for the node only.
     if !std::path::Path::new("/usr/bin/unshare").exists() {
@@ -276,13 +354,23 @@ async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
     .await;
     let p = cloud_dns.provision("boot-dns").await;
     let record = cloud_dns.record("boot-dns").await;
-    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}\n{}\n{}", record.runcmd_output, record.agent_log());
+    assert_eq!(
+        status(&p),
+        ppb::ProvisionStatus::Ready,
+        "{p:?}\n{}\n{}",
+        record.runcmd_output,
+        record.agent_log()
+    );
     let steps = cloud_dns.app.nodes.install_progress(&p.id).await.unwrap();
-    assert!(steps.iter().any(|s| s.step.as_str() == "docker_ready"), "{steps:?}");
+    assert!(
+        steps.iter().any(|s| s.step.as_str() == "docker_ready"),
+        "{steps:?}"
+    );
 }
 
 #[tokio::test]
-async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wildcard_or_loopback() {
+async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wildcard_or_loopback()
+{
     let cloud = cloud(BootOptions::default(), |cfg| {
         cfg.allow_loopback_agent_advertise = false;
     })
@@ -299,7 +387,11 @@ async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wi
         .await
         .expect_err("loopback is unreachable from a cloud");
     assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
-    assert!(refused.message().contains("--agent-advertise"), "{}", refused.message());
+    assert!(
+        refused.message().contains("--agent-advertise"),
+        "{}",
+        refused.message()
+    );
 }
 
 /// Answers the first Enroll with UNAVAILABLE after the enrollment has committed: to the
@@ -330,7 +422,12 @@ async fn an_enrollment_whose_answer_is_lost_is_retried_and_gives_one_node() {
     let app = TestApp::spawn(&tmp.path().join("data")).await;
     let (_, token) = app
         .nodes
-        .create_join_token(None, None, None, levelrail_provisioner::domain::Role::General)
+        .create_join_token(
+            None,
+            None,
+            None,
+            levelrail_provisioner::domain::Role::General,
+        )
         .await
         .unwrap();
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -368,7 +465,10 @@ async fn an_enrollment_whose_answer_is_lost_is_retried_and_gives_one_node() {
 
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(lost.load(std::sync::atomic::Ordering::SeqCst), "the first answer was dropped");
+    assert!(
+        lost.load(std::sync::atomic::Ordering::SeqCst),
+        "the first answer was dropped"
+    );
     let nodes = app.nodes.list_nodes().await.unwrap();
     assert_eq!(nodes.len(), 1, "{nodes:?}");
     let stored: serde_json::Value =

@@ -1,6 +1,6 @@
 //! End-to-end tests of the public API through the real listener.
-mod canary;
 mod boot;
+mod canary;
 mod cli;
 mod credentials_api;
 mod harness;

@@ -101,7 +101,8 @@ pub(crate) async fn provision_to_ready(
     let all = ["creating", "booting", "installing", "enrolling", "ready"];
     let mut expected = all.iter();
     assert!(
-        got.iter().all(|s| expected.any(|e| e == s)) && got.last().map(String::as_str) == Some("ready"),
+        got.iter().all(|s| expected.any(|e| e == s))
+            && got.last().map(String::as_str) == Some("ready"),
         "{provider} stages out of order:\n{stdout}"
     );
     // The provision's record has every stage, in order.

@@ -192,9 +192,9 @@ async fn a_service_account_key_signs_an_assertion_the_fake_verifies() {
     assert_eq!(token.status, Some(200), "{}", token.response);
     let golden: Value = serde_json::from_str(
         levelrail_tests::specs::read("golden-gcp-sdk-requests.jsonl")
-        .lines()
-        .next()
-        .expect("line"),
+            .lines()
+            .next()
+            .expect("line"),
     )
     .expect("json");
     assert_eq!(

@@ -4,7 +4,9 @@ use secrecy::SecretString;
 
 use super::{AGENT_SHA, CA_PEM, DIGEST, FP, SECRET, params, progress_credential, token};
 use crate::arch::CpuArch;
-use crate::cloudinit::{AgentDownload, AgentImage, AgentSource, CloudInitParams, RenderError, render};
+use crate::cloudinit::{
+    AgentDownload, AgentImage, AgentSource, CloudInitParams, RenderError, render,
+};
 
 /// Text that could end a line, start a comment or a mapping, quote, or hide as Unicode.
 const PAYLOADS: [&str; 24] = [

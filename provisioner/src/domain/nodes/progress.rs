@@ -82,8 +82,12 @@ impl Nodes {
             .record_install_progress(provision_id.as_str(), step, now, error.as_deref())
             .await?;
         match &error {
-            None => info!(provision = %provision_id, step = step.as_str(), "install progress reported"),
-            Some(e) => warn!(provision = %provision_id, step = step.as_str(), error = %e, "install step failed on the node"),
+            None => {
+                info!(provision = %provision_id, step = step.as_str(), "install progress reported")
+            }
+            Some(e) => {
+                warn!(provision = %provision_id, step = step.as_str(), error = %e, "install step failed on the node")
+            }
         }
         if let Some(listener) = &self.listener {
             listener.install_progress(provision_id.as_str(), step);
@@ -105,7 +109,13 @@ impl Nodes {
 fn clean_error(error: &str) -> String {
     let line: String = error
         .chars()
-        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { ' ' })
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                ' '
+            }
+        })
         .take(ERROR_MAX)
         .collect();
     line.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -263,7 +263,13 @@ async fn a_join_token_or_a_foreign_credential_is_refused_at_the_progress_endpoin
 
     assert_unauthenticated(by_token, AuthFailure::ProgressUnknown);
     assert_unauthenticated(by_foreign, AuthFailure::ProgressUnknown);
-    assert!(nodes.install_progress("prv_a").await.expect("progress").is_empty());
+    assert!(
+        nodes
+            .install_progress("prv_a")
+            .await
+            .expect("progress")
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -291,7 +297,10 @@ async fn enrolling_again_with_the_same_token_and_key_returns_the_same_identity()
     assert_eq!(nodes.list_nodes().await.expect("nodes").len(), 1);
     assert_unauthenticated(other_key, AuthFailure::Used);
     assert_unauthenticated(other_name, AuthFailure::Used);
-    assert!(too_late.is_err(), "a replay after the token's life is refused");
+    assert!(
+        too_late.is_err(),
+        "a replay after the token's life is refused"
+    );
 }
 
 #[tokio::test]

@@ -32,7 +32,9 @@ impl AgentAddrPolicy {
         let loopback_name = host.eq_ignore_ascii_case("localhost")
             || host.to_ascii_lowercase().ends_with(".localhost");
         match host.parse::<IpAddr>() {
-            Ok(ip) if ip.is_unspecified() => Err(refuse("is a wildcard, not an address a server can dial")),
+            Ok(ip) if ip.is_unspecified() => {
+                Err(refuse("is a wildcard, not an address a server can dial"))
+            }
             Ok(ip) if ip.is_loopback() && self == AgentAddrPolicy::Routable => Err(refuse(
                 "is loopback, which a cloud server cannot reach (pass \
                  --allow-loopback-agent-advertise only when the nodes run on this machine)",
@@ -57,11 +59,20 @@ mod tests {
                 assert!(err.contains("--agent-advertise"), "{err}");
             }
         }
-        for addr in ["127.0.0.1:9443", "127.0.0.2:1", "[::1]:9443", "localhost:9443"] {
+        for addr in [
+            "127.0.0.1:9443",
+            "127.0.0.2:1",
+            "[::1]:9443",
+            "localhost:9443",
+        ] {
             assert!(AgentAddrPolicy::Routable.check(addr).is_err(), "{addr}");
             assert!(AgentAddrPolicy::AllowLoopback.check(addr).is_ok(), "{addr}");
         }
-        for addr in ["203.0.113.7:9443", "cp.example.com:9443", "[2001:db8::1]:443"] {
+        for addr in [
+            "203.0.113.7:9443",
+            "cp.example.com:9443",
+            "[2001:db8::1]:443",
+        ] {
             assert!(AgentAddrPolicy::Routable.check(addr).is_ok(), "{addr}");
         }
     }

@@ -19,8 +19,7 @@ use crate::domain::provision::{
 };
 use crate::domain::{
     Clock, InstallStep, Node, NodeName, Nodes, ProgressAuthority, Provisioner, ProvisionerConfig,
-    ProvisionerDeps,
-    WorkflowTuning,
+    ProvisionerDeps, WorkflowTuning,
 };
 use crate::enroll::ControlPlaneCa;
 use crate::providers::catalog::{CatalogCache, CatalogTtl};
