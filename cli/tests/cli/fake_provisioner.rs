@@ -87,7 +87,7 @@ pub(crate) const HAPPY_LINES: [&str; 7] = [
     "03:04:05  creating",
     "03:04:09  booting  ip 203.0.113.7  creating took 4s",
     "03:04:36  installing (docker ready)  booting took 27s",
-    "03:04:50  installing (image pulled)",
+    "03:04:50  installing (agent verified)",
     "03:04:55  installing (agent started)",
     "03:04:57  enrolling  installing took 21s",
     "03:04:58  ready  node node_1  enrolling took 1s  total 53s",
