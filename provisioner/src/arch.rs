@@ -38,8 +38,9 @@ impl CpuArch {
     /// case-insensitively.
     pub fn parse(value: &str) -> Option<CpuArch> {
         match value.to_ascii_lowercase().as_str() {
-            "x86_64" | "amd64" | "x86-64" | "x64" => Some(CpuArch::X86_64),
-            "aarch64" | "arm64" => Some(CpuArch::Aarch64),
+            // `x86` and `arm` are Hetzner's spellings.
+            "x86_64" | "amd64" | "x86-64" | "x64" | "x86" => Some(CpuArch::X86_64),
+            "aarch64" | "arm64" | "arm" => Some(CpuArch::Aarch64),
             _ => None,
         }
     }

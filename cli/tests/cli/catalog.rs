@@ -25,6 +25,8 @@ async fn server_with_catalog() -> TestServer {
             disk_gb: 40,
             price_monthly: "4.51".into(),
             currency: "EUR".into(),
+            architecture: "x86_64".into(),
+            unavailable_reason: String::new(),
         },
         Size {
             id: "cx52".into(),
@@ -34,6 +36,8 @@ async fn server_with_catalog() -> TestServer {
             disk_gb: 320,
             price_monthly: String::new(),
             currency: String::new(),
+            architecture: "aarch64".into(),
+            unavailable_reason: "no agent for aarch64".into(),
         },
     ];
     drop(state);
@@ -89,9 +93,9 @@ async fn sizes_prints_vcpus_memory_disk_and_the_price_or_a_note() {
     // Assert
     assert_eq!(out.code, 0, "{out:?}");
     let expected = "\
-ID    NAME  VCPUS  MEMORY  DISK    PRICE/MONTH
-cx22  CX22  2      4 GB    40 GB   4.51 EUR
-cx52  CX52  16     32 GB   320 GB  pricing varies, see provider console
+ID    NAME  VCPUS  MEMORY  DISK    PRICE/MONTH                           ARCH     AVAILABLE
+cx22  CX22  2      4 GB    40 GB   4.51 EUR                              x86_64   yes
+cx52  CX52  16     32 GB   320 GB  pricing varies, see provider console  aarch64  no: no agent for aarch64
 ";
     assert_eq!(out.stdout, expected);
     assert_eq!(

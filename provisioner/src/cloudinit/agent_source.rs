@@ -34,6 +34,24 @@ impl AgentDownload {
 }
 
 impl AgentSource {
+    /// Why a node on `arch` could not run this agent; `None` when it can. An image may be
+    /// multi-architecture, so it is taken to cover every architecture.
+    pub fn unavailable_on(&self, arch: CpuArch) -> Option<String> {
+        match self {
+            AgentSource::Image(_) => None,
+            AgentSource::Binary(download) => {
+                let served: Vec<&str> = download.sha256.iter().map(|(a, _)| a.as_str()).collect();
+                (!served.contains(&arch.as_str())).then(|| {
+                    format!(
+                        "no levelrail-agent binary for {arch} is served (this control plane has {}); \
+                         add one with --agent-binary",
+                        served.join(", ")
+                    )
+                })
+            }
+        }
+    }
+
     /// Checks the source; the error names `agent` (or `agent_image`).
     pub(super) fn validate(&self) -> Result<(), RenderError> {
         match self {

@@ -19,8 +19,9 @@ pub(super) fn report_progress_script(progress_url: &str) -> String {
 # report-progress STEP [ERROR]: tells the Levelrail control plane how far this boot got,
 # or that STEP failed and why. The credential is read by curl from the header file, never
 # from the command line; the agent deletes that file once the node is enrolled, and the
-# control plane refuses it from then on. A report that cannot be delivered is dropped: it
-# never fails the boot.
+# control plane refuses it from then on. Only transient failures are retried (refused
+# connections, timeouts, 408/429/5xx); a refusal (401 once the node is enrolled) ends the
+# report at once. A report that cannot be delivered is dropped: it never fails the boot.
 {URL_LINE_PREFIX}'{progress_url}'
 header={PROGRESS_HEADER_PATH}
 step="${{1:-}}"
@@ -36,7 +37,7 @@ if [ -n "${{2:-}}" ]; then
 else
   body="{{\"step\":\"$step\"}}"
 fi
-curl -fsS --retry 5 --retry-all-errors --retry-max-time 60 --connect-timeout 5 --max-time 15 \
+curl -fsS --retry 5 --retry-connrefused --retry-max-time 60 --connect-timeout 5 --max-time 15 \
   --cacert {CA_PEM_PATH} \
   -H @"$header" \
   -H 'Content-Type: application/json' \
@@ -97,7 +98,7 @@ esac
 dir=$(dirname {AGENT_BINARY_PATH})
 mkdir -p "$dir"
 tmp=$(mktemp "$dir/.levelrail-agent.XXXXXX") || {{ "$report" {step} "cannot create a file in $dir"; exit 1; }}
-if ! curl -fsS --retry 10 --retry-all-errors --retry-max-time 300 --connect-timeout 10 --max-time 600 \
+if ! curl -fsS --retry 10 --retry-connrefused --retry-max-time 300 --connect-timeout 10 --max-time 600 \
     --cacert {CA_PEM_PATH} -o "$tmp" "$base/$arch/levelrail-agent"; then
   rm -f "$tmp"
   "$report" {step} "downloading the agent binary from $base/$arch failed"

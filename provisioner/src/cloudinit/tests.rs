@@ -274,7 +274,7 @@ fn the_progress_script_reads_the_header_from_a_file_and_never_fails_the_boot() {
     assert!(script.starts_with("#!/bin/sh\n"));
     assert!(script.contains("url='https://cp.example:9443/v1/provision-progress'\n"));
     for part in [
-        "curl -fsS --retry 5 --retry-all-errors",
+        "curl -fsS --retry 5 --retry-connrefused",
         "--cacert /etc/levelrail/ca.pem",
         "header=/var/lib/levelrail-agent/progress.header",
         "-H @\"$header\"",
@@ -285,6 +285,8 @@ fn the_progress_script_reads_the_header_from_a_file_and_never_fails_the_boot() {
         assert!(script.contains(part), "missing {part}:\n{script}");
     }
     assert!(script.trim_end().ends_with("exit 0"));
+    // A refusal is final: retrying a 401 would hold the boot for a minute after enrolling.
+    assert!(!script.contains("--retry-all-errors"), "{script}");
     assert!(sh_syntax_ok(&script));
     assert!(sh_syntax_ok(&file_content(
         &render(&params()).unwrap(),

@@ -135,6 +135,8 @@ pub(super) fn size(s: Size) -> pb::Size {
         disk_gb: s.disk_gb,
         price_monthly: s.price_monthly.unwrap_or_default(),
         currency: s.currency.unwrap_or_default(),
+        architecture: s.architecture.as_str().to_owned(),
+        unavailable_reason: s.unavailable_reason.unwrap_or_default(),
     }
 }
 

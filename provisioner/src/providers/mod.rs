@@ -1,6 +1,7 @@
 //! Cloud providers behind one object-safe trait. One module per cloud (`hetzner`,
 //! `digitalocean`, …) on top of the shared HTTP layer in `http.rs` (timeouts, rate limits,
 //! retries, error classification).
+use crate::arch::CpuArch;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -88,6 +89,11 @@ pub struct Size {
     pub price_monthly: Option<String>,
     /// ISO 4217 currency of the price.
     pub currency: Option<String>,
+    /// The CPU architecture of the size's machines.
+    pub architecture: CpuArch,
+    /// Why a node of this size cannot be provisioned here (no agent binary for its
+    /// architecture); `None` when it can. Set by the provisioner, not the provider.
+    pub unavailable_reason: Option<String>,
 }
 
 /// Labels / tags identifying what Levelrail created and for whom.

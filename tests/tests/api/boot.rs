@@ -74,13 +74,7 @@ impl Cloud {
     async fn provision(&self, name: &str) -> ppb::Provision {
         let mut client = self.client().await;
         let created = client
-            .provision(ppb::ProvisionRequest {
-                provider: Provider::Hetzner as i32,
-                region: "fsn1".into(),
-                size: "cx22".into(),
-                name: name.into(),
-                ..Default::default()
-            })
+            .provision(request(name, "cx22"))
             .await
             .expect("provision accepted")
             .into_inner()
@@ -124,6 +118,17 @@ impl Cloud {
             assert!(Instant::now() < deadline, "{name} never booted");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+}
+
+/// A Hetzner provision of `name` in fsn1.
+fn request(name: &str, size: &str) -> ppb::ProvisionRequest {
+    ppb::ProvisionRequest {
+        provider: Provider::Hetzner as i32,
+        region: "fsn1".into(),
+        size: size.into(),
+        name: name.into(),
+        ..Default::default()
     }
 }
 
@@ -312,6 +317,89 @@ async fn spent_and_foreign_progress_credentials_and_the_join_token_are_refused()
     }
 }
 
+/// Runs a booted node's own `report-progress STEP` (its URL pointed at a plain HTTP server
+/// answering every request with `status_line`), and returns how many requests it made.
+fn report_progress_requests(record: &BootRecord, status_line: &'static str) -> usize {
+    use std::io::{Read as _, Write as _};
+    let server = StdListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    server.set_nonblocking(true).unwrap();
+    let count = Arc::new(Mutex::new(0usize));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let serve = {
+        let (count, done) = (count.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                match server.accept() {
+                    Ok((mut stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        let mut buf = [0u8; 4096];
+                        let _ = stream.read(&mut buf);
+                        *count.lock().unwrap() += 1;
+                        let _ = stream.write_all(
+                            format!("{status_line}\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                                .as_bytes(),
+                        );
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        })
+    };
+    let script = std::fs::read_to_string(
+        record.path(levelrail_provisioner::cloudinit::REPORT_PROGRESS_PATH),
+    )
+    .unwrap();
+    let script: String = script
+        .lines()
+        .map(|line| {
+            if line.starts_with("url=") {
+                format!("url='http://127.0.0.1:{port}/v1/provision-progress'\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let copy = record.path(".harness/report-progress-under-test");
+    std::fs::write(&copy, script).unwrap();
+    // The agent deleted the header once enrolled; a node that reports late still has one.
+    std::fs::write(
+        record.path(levelrail_provisioner::cloudinit::PROGRESS_HEADER_PATH),
+        "Authorization: Bearer LRP1.spent\n",
+    )
+    .unwrap();
+    let status = std::process::Command::new("/bin/sh")
+        .arg(&copy)
+        .arg("agent_started")
+        .env_clear()
+        .env("PATH", record.path(".harness/bin"))
+        .env("LEVELRAIL_HARNESS_ROOT", &record.root)
+        .status()
+        .unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    serve.join().unwrap();
+    assert!(status.success(), "report-progress never fails the boot");
+    *count.lock().unwrap()
+}
+
+#[tokio::test]
+async fn a_refused_progress_report_is_final_and_an_unavailable_one_is_retried() {
+    let cloud = cloud(BootOptions::default(), |_| {}).await;
+    let p = cloud.provision("boot-late").await;
+    assert_eq!(status(&p), ppb::ProvisionStatus::Ready, "{p:?}");
+    let record = cloud.record("boot-late").await;
+    // A report that lands after enrollment gets 401: one request, not a minute of retries.
+    assert_eq!(
+        report_progress_requests(&record, "HTTP/1.1 401 Unauthorized"),
+        1
+    );
+    // A control plane that is briefly unavailable is tried again (5 retries).
+    assert_eq!(
+        report_progress_requests(&record, "HTTP/1.1 503 Service Unavailable"),
+        6
+    );
+}
+
 fn free_port(ip: &str) -> u16 {
     StdListener::bind((ip, 0))
         .unwrap()
@@ -377,13 +465,7 @@ async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wi
     .await;
     let mut client = cloud.client().await;
     let refused = client
-        .provision(ppb::ProvisionRequest {
-            provider: Provider::Hetzner as i32,
-            region: "fsn1".into(),
-            size: "cx22".into(),
-            name: "boot-refused".into(),
-            ..Default::default()
-        })
+        .provision(request("boot-refused", "cx22"))
         .await
         .expect_err("loopback is unreachable from a cloud");
     assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
@@ -475,4 +557,39 @@ async fn an_enrollment_whose_answer_is_lost_is_retried_and_gives_one_node() {
         serde_json::from_str(&std::fs::read_to_string(&identity).unwrap()).unwrap();
     assert_eq!(stored["node_id"], nodes[0].id.as_str());
     assert!(!token_file.exists(), "the spent token is deleted");
+}
+
+#[tokio::test]
+async fn a_size_without_an_agent_binary_for_its_architecture_is_listed_unavailable_and_refused() {
+    let cloud = cloud(BootOptions::default(), |_| {}).await;
+    let mut client = cloud.client().await;
+
+    let sizes = client
+        .list_sizes(ppb::ListSizesRequest {
+            provider: Provider::Hetzner as i32,
+            region: "fsn1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sizes;
+    let refused = client
+        .provision(request("boot-arm", "cax11"))
+        .await
+        .expect_err("no aarch64 agent is served");
+
+    let arm = sizes
+        .iter()
+        .find(|s| s.id == "cax11")
+        .expect("the Arm size is listed");
+    assert_eq!(arm.architecture, "aarch64");
+    assert!(arm.unavailable_reason.contains("aarch64"), "{arm:?}");
+    let x86 = sizes.iter().find(|s| s.id == "cx22").unwrap();
+    assert_eq!(
+        (x86.architecture.as_str(), x86.unavailable_reason.as_str()),
+        ("x86_64", "")
+    );
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("size"), "{}", refused.message());
+    assert!(cloud.harness.records().is_empty(), "nothing was created");
 }

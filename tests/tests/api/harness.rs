@@ -67,8 +67,16 @@ pub(crate) struct TestApp {
 impl TestApp {
     /// Starts a control plane on `cfg`.
     pub(crate) async fn start(cfg: ServeConfig) -> anyhow::Result<Self> {
+        Self::start_with_boot(cfg, None).await
+    }
+
+    /// Starts a control plane on `cfg` whose demo clouds boot servers through `boot`.
+    pub(crate) async fn start_with_boot(
+        cfg: ServeConfig,
+        boot: Option<levelrail_tests::fakes::BootHook>,
+    ) -> anyhow::Result<Self> {
         let data_dir = cfg.data_dir.clone();
-        let app = levelrail::App::build(cfg).await?;
+        let app = levelrail::App::build_with_boot(cfg, boot).await?;
         let token = match app.admin_token() {
             Some(t) => secrecy::ExposeSecret::expose_secret(t).to_owned(),
             None => std::fs::read_to_string(data_dir.join("admin.token"))?

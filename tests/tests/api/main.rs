@@ -9,4 +9,5 @@ mod nodes;
 mod provision;
 mod provision_aws;
 mod provision_azure_gcp;
+mod real_boot;
 mod tamper;

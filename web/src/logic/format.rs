@@ -65,7 +65,11 @@ pub fn size_specs(s: &Size) -> String {
         0 => "disk set by provider".to_owned(),
         d => format!("{d} GB disk"),
     };
-    format!("{cpu} · {} · {disk}", memory(s.memory_mb))
+    let arch = match s.architecture.as_str() {
+        "" => String::new(),
+        a => format!(" · {a}"),
+    };
+    format!("{cpu} · {} · {disk}{arch}", memory(s.memory_mb))
 }
 
 /// `$4.00/mo`, `4.51 EUR/mo`, or the no-price text.
@@ -139,5 +143,10 @@ mod tests {
         s.memory_mb = 512;
         s.disk_gb = 0;
         assert_eq!(size_specs(&s), "2 vCPU · 0.5 GB RAM · disk set by provider");
+        s.architecture = "aarch64".into();
+        assert_eq!(
+            size_specs(&s),
+            "2 vCPU · 0.5 GB RAM · disk set by provider · aarch64"
+        );
     }
 }

@@ -60,7 +60,7 @@ pub(crate) async fn regions(
 }
 
 /// `nodes providers sizes --provider P --region R`:
-/// `ID  NAME  VCPUS  MEMORY  DISK  PRICE/MONTH`.
+/// `ID  NAME  VCPUS  MEMORY  DISK  PRICE/MONTH  ARCH  AVAILABLE`.
 pub(crate) async fn sizes(
     args: &SizesArgs,
     ctx: &mut Context<'_, '_>,
@@ -86,7 +86,16 @@ pub(crate) async fn sizes(
     } else {
         let rows: Vec<Vec<String>> = response.sizes.iter().map(size_row).collect();
         ctx.print(&table(
-            &["ID", "NAME", "VCPUS", "MEMORY", "DISK", "PRICE/MONTH"],
+            &[
+                "ID",
+                "NAME",
+                "VCPUS",
+                "MEMORY",
+                "DISK",
+                "PRICE/MONTH",
+                "ARCH",
+                "AVAILABLE",
+            ],
             &rows,
         ))?;
     }
@@ -112,7 +121,18 @@ fn size_row(size: &Size) -> Vec<String> {
         memory,
         disk,
         price(size),
+        size.architecture.clone(),
+        availability(size),
     ]
+}
+
+/// `yes`, or `no: <why>` for a size the control plane cannot boot (say, an Arm size with
+/// no Arm agent binary served).
+fn availability(size: &Size) -> String {
+    match size.unavailable_reason.as_str() {
+        "" => "yes".to_owned(),
+        why => format!("no: {why}"),
+    }
 }
 
 /// `4.51 EUR`, or the no-price note.
@@ -134,6 +154,8 @@ fn size_json(size: &Size) -> Value {
         "disk_gb": size.disk_gb,
         "price_monthly": price(&size.price_monthly),
         "currency": price(&size.currency),
+        "architecture": size.architecture,
+        "unavailable_reason": price(&size.unavailable_reason),
     })
 }
 
@@ -151,11 +173,21 @@ mod tests {
             disk_gb: 40,
             price_monthly: "4.51".into(),
             currency: "EUR".into(),
+            architecture: "x86_64".into(),
+            unavailable_reason: String::new(),
         };
         assert_eq!(
             size_row(&size),
-            ["cx22", "CX22", "2", "4 GB", "40 GB", "4.51 EUR"]
+            [
+                "cx22", "CX22", "2", "4 GB", "40 GB", "4.51 EUR", "x86_64", "yes"
+            ]
         );
+        let arm = Size {
+            architecture: "aarch64".into(),
+            unavailable_reason: "no agent binary for aarch64".into(),
+            ..size.clone()
+        };
+        assert_eq!(size_row(&arm)[7], "no: no agent binary for aarch64");
         let unpriced = Size {
             memory_mb: 512,
             disk_gb: 0,
@@ -164,7 +196,7 @@ mod tests {
             ..size.clone()
         };
         let row = size_row(&unpriced);
-        assert_eq!(row[3..], ["512 MB", "-", NO_PRICE]);
+        assert_eq!(row[3..6], ["512 MB", "-", NO_PRICE]);
         let odd = Size {
             memory_mb: 1536,
             ..size

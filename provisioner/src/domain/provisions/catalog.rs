@@ -46,8 +46,17 @@ impl Provisioner {
         size: &str,
     ) -> Result<(), ProvisionError> {
         let sizes = self.sizes_in(client, credential, region).await?;
-        if sizes.iter().any(|s| s.id == size) {
-            Ok(())
+        if let Some(found) = sizes.iter().find(|s| s.id == size) {
+            match &found.unavailable_reason {
+                None => Ok(()),
+                Some(reason) => Err(ProvisionError::InvalidArgument {
+                    field: "size",
+                    message: format!(
+                        "{size} ({}) cannot be provisioned: {reason}",
+                        found.architecture
+                    ),
+                }),
+            }
         } else {
             Err(ProvisionError::InvalidArgument {
                 field: "size",
@@ -73,10 +82,15 @@ impl Provisioner {
                 message: format!("{region} is not a region of {}", client.id()),
             });
         }
-        self.catalog
+        let mut sizes = self
+            .catalog
             .sizes(client, credential, region)
             .await
-            .map_err(|e| catalog_error(&e, Some(region)))
+            .map_err(|e| catalog_error(&e, Some(region)))?;
+        for size in &mut sizes {
+            size.unavailable_reason = self.config.agent.unavailable_on(size.architecture);
+        }
+        Ok(sizes)
     }
 
     /// A client acting with the stored credential, and that credential's id.

@@ -21,6 +21,9 @@ pub(crate) fn sizes() -> Vec<Size> {
     SIZES
         .iter()
         .map(|(id, vcpus, memory_mb)| Size {
+            // Every size of this catalog is x86-64.
+            architecture: crate::arch::CpuArch::X86_64,
+            unavailable_reason: None,
             id: (*id).to_owned(),
             name: format!("{id} ({vcpus} vCPU, {} GiB)", memory_mb / 1024),
             vcpus: *vcpus,

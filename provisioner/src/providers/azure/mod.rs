@@ -4,6 +4,7 @@
 //! Delete`, long-running operations followed), provisioning and power state, deletion with
 //! the cascade verified, listing by tag, and a probe that reads the resource group, checks
 //! the principal's write permissions there and names a missing subscription-scope Reader.
+use crate::arch::CpuArch;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -155,6 +156,8 @@ impl CloudProvider for AzureProvider {
         Ok(sizes
             .into_iter()
             .map(|s| Size {
+                architecture: vm_size_arch(&s.name),
+                unavailable_reason: None,
                 id: s.name.clone(),
                 name: s.name,
                 vcpus: s.number_of_cores,
@@ -252,10 +255,46 @@ fn server_info(name: &str, vm: &Value, ip: Option<&Value>) -> ServerInfo {
     }
 }
 
+/// A VM size's architecture from its name: Azure marks Arm sizes with the `p` feature
+/// letter after the vCPU count (`Standard_D2ps_v5`, `Standard_B2pts_v2`); the family letters
+/// before it (`NP` in `Standard_NP10s`) do not count.
+fn vm_size_arch(name: &str) -> CpuArch {
+    let base = name.strip_prefix("Standard_").unwrap_or(name);
+    let base = base.split('_').next().unwrap_or(base);
+    let features = base.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let features = features.trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
+    if features.contains(['p', 'P']) {
+        CpuArch::Aarch64
+    } else {
+        CpuArch::X86_64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn arm_sizes_are_told_by_the_p_feature_letter() {
+        for arm in [
+            "Standard_D2ps_v5",
+            "Standard_B2pts_v2",
+            "Standard_E4pds_v5",
+            "Standard_D16plds_v5",
+        ] {
+            assert_eq!(vm_size_arch(arm), CpuArch::Aarch64, "{arm}");
+        }
+        for x86 in [
+            "Standard_B2s",
+            "Standard_D2s_v5",
+            "Standard_NP10s",
+            "Standard_DC2s_v3",
+            "Standard_M416-208s_v2",
+        ] {
+            assert_eq!(vm_size_arch(x86), CpuArch::X86_64, "{x86}");
+        }
+    }
 
     fn vm(provisioning: &str, power: Option<&str>) -> Value {
         let mut statuses =

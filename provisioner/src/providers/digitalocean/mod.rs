@@ -78,6 +78,9 @@ impl CloudProvider for DigitalOceanProvider {
             .into_iter()
             .filter(|s| s.available && s.regions.iter().any(|r| r == region))
             .map(|s| Size {
+                // Every size of this catalog is x86-64.
+                architecture: crate::arch::CpuArch::X86_64,
+                unavailable_reason: None,
                 name: if s.description.is_empty() {
                     s.slug.clone()
                 } else {

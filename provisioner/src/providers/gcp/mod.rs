@@ -4,6 +4,7 @@
 //! metadata key, labels, a `requestId` derived from the provision, operations followed to
 //! `DONE`), get / delete / list by label, and a probe that reads the project.
 //! Server ids are `<zone>/<name>`.
+use crate::arch::CpuArch;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -126,6 +127,8 @@ impl CloudProvider for GcpProvider {
                     .is_none_or(str::is_empty)
             })
             .map(|t| Size {
+                architecture: machine_type_arch(&t.architecture, &t.name),
+                unavailable_reason: None,
                 name: if t.description.is_empty() {
                     t.name.clone()
                 } else {
@@ -254,9 +257,35 @@ fn server_info(i: &wire::Instance) -> ServerInfo {
     }
 }
 
+/// A machine type's architecture: the API's `architecture`, else its family (Tau T2A, C4A
+/// and N4A are Arm), else x86-64.
+fn machine_type_arch(architecture: &str, name: &str) -> CpuArch {
+    match architecture {
+        "ARM64" => CpuArch::Aarch64,
+        "X86_64" => CpuArch::X86_64,
+        _ if ["t2a-", "c4a-", "n4a-"].iter().any(|f| name.starts_with(f)) => CpuArch::Aarch64,
+        _ => CpuArch::X86_64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arm_machine_types_are_told_by_the_api_or_their_family() {
+        assert_eq!(machine_type_arch("ARM64", "x"), CpuArch::Aarch64);
+        assert_eq!(
+            machine_type_arch("X86_64", "t2a-standard-1"),
+            CpuArch::X86_64
+        );
+        assert_eq!(machine_type_arch("", "t2a-standard-1"), CpuArch::Aarch64);
+        assert_eq!(
+            machine_type_arch("ARCHITECTURE_UNSPECIFIED", "c4a-highcpu-4"),
+            CpuArch::Aarch64
+        );
+        assert_eq!(machine_type_arch("", "e2-small"), CpuArch::X86_64);
+    }
 
     #[test]
     fn statuses_map_and_ids_are_checked() {

@@ -38,6 +38,9 @@ pub(super) struct MachineType {
     pub(super) memory_mb: u32,
     #[serde(default)]
     pub(super) deprecated: Option<Value>,
+    /// `X86_64`, `ARM64` or `ARCHITECTURE_UNSPECIFIED`.
+    #[serde(default)]
+    pub(super) architecture: String,
 }
 
 /// An instance.

@@ -5,6 +5,8 @@
 //! it, listing by label, and a write-capability probe that creates nothing billable.
 use std::sync::Arc;
 
+use crate::arch::CpuArch;
+
 use async_trait::async_trait;
 use secrecy::SecretString;
 
@@ -174,7 +176,10 @@ fn size_in(t: wire::ServerType, location: &str) -> Option<Size> {
         None if location.is_empty() => None,
         None => return None,
     };
+    let architecture = CpuArch::parse(&t.architecture).unwrap_or(CpuArch::X86_64);
     Some(Size {
+        architecture,
+        unavailable_reason: None,
         name: if t.description.is_empty() {
             t.name.to_uppercase()
         } else {

@@ -45,6 +45,9 @@ pub(super) struct ServerType {
     pub(super) deprecation: Option<serde_json::Value>,
     #[serde(default)]
     pub(super) prices: Vec<Price>,
+    /// `x86` or `arm`.
+    #[serde(default)]
+    pub(super) architecture: String,
     #[serde(default)]
     pub(super) locations: Vec<ServerTypeLocation>,
 }

@@ -233,6 +233,9 @@ impl CloudProvider for FakeProvider {
             return Err(error(ErrorKind::NotFound, "not_found"));
         }
         Ok(vec![Size {
+            // Every size of this catalog is x86-64.
+            architecture: crate::arch::CpuArch::X86_64,
+            unavailable_reason: None,
             id: "cx22".into(),
             name: "CX22".into(),
             vcpus: 2,

@@ -11,7 +11,7 @@ pub(crate) const LOCATIONS: [(&str, &str, &str); 4] = [
 ];
 
 /// (name, cores, memory MB, locations where sold).
-pub(crate) const SIZES: [(&str, u32, u32, &[&str]); 4] = [
+pub(crate) const SIZES: [(&str, u32, u32, &[&str]); 5] = [
     (
         "Standard_B1s",
         1,
@@ -26,6 +26,8 @@ pub(crate) const SIZES: [(&str, u32, u32, &[&str]); 4] = [
     ),
     ("Standard_D2s_v5", 2, 8192, &["westeurope", "eastus"]),
     ("Standard_D4s_v5", 4, 16384, &["eastus"]),
+    // An Ampere Altra (Arm) size: the `p` after the vCPU count.
+    ("Standard_D2ps_v5", 2, 8192, &["westeurope", "eastus"]),
 ];
 
 /// Whether `name` is a physical location.

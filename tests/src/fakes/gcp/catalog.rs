@@ -11,8 +11,9 @@ pub(crate) const ZONES: [(&str, &str, &str); 4] = [
 ];
 
 /// (name, vCPUs, memory MB, deprecated state).
-pub(crate) const MACHINE_TYPES: [(&str, u32, u32, Option<&str>); 5] = [
+pub(crate) const MACHINE_TYPES: [(&str, u32, u32, Option<&str>); 6] = [
     ("e2-micro", 2, 1024, None),
+    ("t2a-standard-1", 1, 4096, None),
     ("e2-small", 2, 2048, None),
     ("e2-medium", 2, 4096, None),
     ("n1-standard-1", 1, 3840, Some("DEPRECATED")),
@@ -53,6 +54,7 @@ pub(crate) fn machine_types(base: &str, project: &str, zone: &str) -> Vec<Value>
                 "description": format!("{cpus} vCPU, {} GB RAM", mem / 1024), "guestCpus": cpus, "memoryMb": mem,
                 "maximumPersistentDisks": 128, "maximumPersistentDisksSizeGb": "263168", "zone": zone, "isSharedCpu": name.starts_with("e2-m") || name.ends_with("small"),
                 "selfLink": format!("{base}/projects/{project}/zones/{zone}/machineTypes/{name}"),
+                "architecture": if name.starts_with("t2a-") { "ARM64" } else { "X86_64" },
             });
             if let Some(state) = deprecated {
                 v["deprecated"] = json!({ "state": state, "replacement": format!("{base}/projects/{project}/zones/{zone}/machineTypes/n2-standard-2") });

@@ -1,4 +1,6 @@
-//! Step 3: the size, with CPU, memory, disk and the live monthly price for the region.
+//! Step 3: the size, with CPU, memory, disk, architecture and the live monthly price for
+//! the region. A size the control plane cannot boot (no agent binary for its architecture)
+//! is shown disabled, with the reason.
 use leptos::prelude::*;
 
 use super::{Draft, Step, StepNav, StepTitle};
@@ -32,18 +34,24 @@ pub fn SizeStep(draft: Draft) -> impl IntoView {
                     .map(|s| {
                         let id = format!("wizard-size-{}", s.id);
                         let size = s.clone();
+                        let unavailable = (!s.unavailable_reason.is_empty()).then(|| s.unavailable_reason.clone());
+                        let disabled = unavailable.is_some();
                         let checked = {
                             let sid = s.id.clone();
                             move || draft.size.with(|c| c.as_ref().is_some_and(|c| c.id == sid))
                         };
                         view! {
-                            <label class="choice radio" for=id.clone()>
+                            <label class="choice radio" class:disabled=disabled for=id.clone()>
                                 <input type="radio" name="wizard-size" id=id.clone() value=s.id.clone()
                                     prop:checked=checked
+                                    disabled=disabled
                                     on:change=move |_| draft.size.set(Some(size.clone()))/>
                                 <span class="choice-title">{if s.name.is_empty() { s.id.clone() } else { s.name.clone() }}</span>
                                 <span class="specs">{size_specs(&s)}</span>
                                 <span class="price" data-testid=format!("wizard-price-{}", s.id)>{price(&s)}</span>
+                                {unavailable.map(|why| view! {
+                                    <span class="note unavailable" data-testid=format!("wizard-unavailable-{}", s.id)>{format!("Unavailable: {why}")}</span>
+                                })}
                             </label>
                         }
                     })
