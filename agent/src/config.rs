@@ -19,6 +19,7 @@ use std::time::Duration;
 use rustls::pki_types::ServerName;
 use secrecy::{ExposeSecret as _, SecretString};
 
+use crate::docker::{DOCKER_HOST, DockerHost};
 use crate::exit::{AgentError, EXIT_CODES_HELP};
 use crate::pin::Fingerprint;
 use crate::token::JoinToken;
@@ -48,7 +49,7 @@ pub const DEFAULT_IDENTITY_FILE: &str = "/var/lib/levelrail-agent/identity.json"
 /// a node keeps trying as long as its token could still be redeemed.
 pub const DEFAULT_ENROLL_RETRY_SECONDS: u64 = 3600;
 
-const KNOWN: [&str; 8] = [
+const KNOWN: [&str; 9] = [
     ADDR,
     JOIN_TOKEN,
     JOIN_TOKEN_FILE,
@@ -57,6 +58,7 @@ const KNOWN: [&str; 8] = [
     IDENTITY_FILE,
     ENROLL_RETRY_SECONDS,
     PROGRESS_CREDENTIAL_FILE,
+    DOCKER_HOST,
 ];
 
 /// Command-line flags of `levelrail-agent`.
@@ -72,7 +74,9 @@ const KNOWN: [&str; 8] = [
         APP_CA_FINGERPRINT (optional: the token carries it), APP_AGENT_IDENTITY_FILE \
         (default /var/lib/levelrail-agent/identity.json), APP_ENROLL_RETRY_SECONDS \
         (default 3600), APP_PROGRESS_CREDENTIAL_FILE (deleted, with the join-token file, once \
-        enrolled). Logs go to stderr, filtered by LEVELRAIL_LOG (default info).",
+        enrolled), DOCKER_HOST (the local Docker engine whose version each heartbeat \
+        reports; default unix:///var/run/docker.sock). Logs go to stderr, filtered by \
+        LEVELRAIL_LOG (default info).",
     after_help = EXIT_CODES_HELP
 )]
 pub struct Args {
@@ -111,6 +115,8 @@ pub struct Config {
     /// Bootstrap secrets to delete once enrolled: the join-token file and the progress
     /// credential's header file (a node holds no bootstrap secret after it enrolled).
     pub bootstrap_files: Vec<PathBuf>,
+    /// The local Docker engine's socket.
+    pub docker: DockerHost,
 }
 
 /// Everything an enrollment needs, validated.
@@ -201,6 +207,10 @@ impl Config {
         if let Some(TokenSource::File(path)) = &token {
             bootstrap_files.insert(0, path.clone());
         }
+        let docker = get(DOCKER_HOST)
+            .map(|v| DockerHost::parse(&v))
+            .transpose()?
+            .unwrap_or_default();
         Ok(Self {
             control_plane_addr,
             token,
@@ -209,6 +219,7 @@ impl Config {
             identity_file,
             enroll_retry: Duration::from_secs(seconds),
             bootstrap_files,
+            docker,
         })
     }
 

@@ -16,6 +16,7 @@ use tracing::{debug, info, warn};
 
 use crate::config::ControlPlaneAddr;
 use crate::connect::{DialError, Dialer};
+use crate::docker::DockerHost;
 use crate::exit::AgentError;
 use crate::identity::Identity;
 use crate::retry::{Attempt, Backoff};
@@ -33,6 +34,8 @@ pub(crate) struct Heartbeats<'a> {
     pub(crate) once: bool,
     /// With `once`: how long to keep retrying.
     pub(crate) budget: Duration,
+    /// The local Docker engine, whose version each heartbeat carries.
+    pub(crate) docker: &'a DockerHost,
 }
 
 /// Runs heartbeats until a fatal error, or until the first success with `once`.
@@ -56,8 +59,19 @@ pub(crate) async fn run(h: Heartbeats<'_>) -> Result<(), AgentError> {
     let mut client = None;
     let mut failing = false;
     let mut accepted: u64 = 0;
+    let mut docker = DockerState::Unknown;
     loop {
-        match beat(&dialer, &mut client, &addresses, &backoff, &h).await {
+        let docker_version = docker.probe(h.docker).await;
+        match beat(
+            &dialer,
+            &mut client,
+            &addresses,
+            &docker_version,
+            &backoff,
+            &h,
+        )
+        .await
+        {
             Ok(()) => {
                 accepted += 1;
                 if accepted == 1 || failing {
@@ -93,6 +107,7 @@ async fn beat(
     dialer: &Dialer,
     client: &mut Option<EnrollmentServiceClient<Channel>>,
     addresses: &[String],
+    docker_version: &str,
     backoff: &Backoff,
     h: &Heartbeats<'_>,
 ) -> Result<(), Attempt> {
@@ -112,6 +127,7 @@ async fn beat(
     let request = HeartbeatRequest {
         addresses: addresses.to_vec(),
         agent_version: env!("CARGO_PKG_VERSION").to_owned(),
+        docker_version: docker_version.to_owned(),
     };
     let status = match client.heartbeat(request).await {
         Ok(_) => return Ok(()),
@@ -129,5 +145,40 @@ async fn beat(
             }))
         }
         code => Err(Attempt::Retry(format!("{code:?}: {}", status.message()))),
+    }
+}
+
+/// What the agent last learned of the Docker engine, so a change is logged once rather
+/// than on every heartbeat.
+#[derive(Debug, PartialEq, Eq)]
+enum DockerState {
+    Unknown,
+    Up(String),
+    Down(String),
+}
+
+impl DockerState {
+    /// Asks the engine; returns the version to report (empty while it is unavailable).
+    async fn probe(&mut self, host: &DockerHost) -> String {
+        let next = match host.engine_version().await {
+            Ok(version) => DockerState::Up(version),
+            Err(why) => DockerState::Down(why),
+        };
+        if next != *self {
+            match &next {
+                DockerState::Up(version) => {
+                    info!(%version, docker_host = %host, "Docker engine available")
+                }
+                DockerState::Down(why) => {
+                    warn!(error = %why, "Docker engine unavailable; workloads cannot run on this node")
+                }
+                DockerState::Unknown => {}
+            }
+        }
+        *self = next;
+        match self {
+            DockerState::Up(version) => version.clone(),
+            _ => String::new(),
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod config;
 mod connect;
+pub mod docker;
 pub mod enroll;
 mod envfile;
 pub mod exit;
@@ -75,6 +76,7 @@ pub async fn run_with(config: &Config, once: bool) -> Result<(), AgentError> {
         identity_file: &config.identity_file,
         once,
         budget: config.enroll_retry,
+        docker: &config.docker,
     })
     .await
 }

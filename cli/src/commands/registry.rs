@@ -1,6 +1,7 @@
 //! `levelrail-cli nodes list|show|delete`: the node registry, over `NodesService`. A node's
 //! ROLE is derived from its workload kinds the way a provision's role sets them: apps →
-//! `general`, builds → `build`.
+//! `general`, builds → `build`. DOCKER is the engine version the node's agent last read from
+//! its local Docker socket.
 use clap::Args;
 use levelrail_proto::nodes::v1::nodes_service_client::NodesServiceClient;
 use levelrail_proto::nodes::v1::{
@@ -54,6 +55,7 @@ pub(crate) async fn list(ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError>
                 status_name(n.status),
                 or_dash(role(&n.workload_kinds)),
                 or_dash(n.addresses.join(",")),
+                or_dash(n.docker_version.clone()),
                 n.last_seen_at
                     .as_ref()
                     .map_or_else(|| "never".to_owned(), crate::output::rfc3339_seconds),
@@ -61,7 +63,15 @@ pub(crate) async fn list(ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError>
         })
         .collect();
     ctx.print(&table(
-        &["ID", "NAME", "STATUS", "ROLE", "ADDRESSES", "LAST SEEN"],
+        &[
+            "ID",
+            "NAME",
+            "STATUS",
+            "ROLE",
+            "ADDRESSES",
+            "DOCKER",
+            "LAST SEEN",
+        ],
         &rows,
     ))?;
     Ok(Outcome::Success)
@@ -91,6 +101,7 @@ pub(crate) async fn show(args: NodeIdArg, ctx: &mut Context<'_, '_>) -> Result<O
         ("workload kinds", kinds.join(", ")),
         ("addresses", node.addresses.join(", ")),
         ("agent version", node.agent_version.clone()),
+        ("docker", docker_or_why(&node.docker_version)),
         ("enrolled", rfc3339_or_empty(node.enrolled_at.as_ref())),
         (
             "last seen",
@@ -193,10 +204,20 @@ fn node_json(node: &Node) -> Value {
         "workload_kinds": kinds,
         "addresses": node.addresses,
         "agent_version": node.agent_version,
+        "docker_version": node.docker_version,
         "enrolled_at": node.enrolled_at.as_ref().map(rfc3339),
         "last_seen_at": node.last_seen_at.as_ref().map(rfc3339),
         "provision_id": node.provision_id,
     })
+}
+
+/// A node's Docker engine version, or why there is none.
+fn docker_or_why(version: &str) -> String {
+    if version.is_empty() {
+        "not reported (no engine answered the agent's last heartbeat, or none yet)".to_owned()
+    } else {
+        version.to_owned()
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ fn node(id: &str, name: &str, kinds: &[WorkloadKind], status: NodeStatus) -> Nod
         workload_kinds: kinds.iter().map(|k| *k as i32).collect(),
         status: status as i32,
         provision_id: String::new(),
+        docker_version: String::new(),
     }
 }
 
@@ -32,11 +33,9 @@ async fn server_with_nodes() -> TestServer {
     let mut fresh = node("node_3", "spare", &[], NodeStatus::Unspecified);
     fresh.last_seen_at = None;
     fresh.addresses.clear();
-    server.nodes().nodes = vec![
-        node("node_1", "web-1", &[WorkloadKind::Apps], NodeStatus::Online),
-        builder,
-        fresh,
-    ];
+    let mut web = node("node_1", "web-1", &[WorkloadKind::Apps], NodeStatus::Online);
+    web.docker_version = "27.5.1".into();
+    server.nodes().nodes = vec![web, builder, fresh];
     server
 }
 
@@ -51,10 +50,10 @@ async fn list_prints_a_table_with_the_role_taken_from_the_workload_kinds() {
     // Assert
     assert_eq!(out.code, 0, "{out:?}");
     let expected = "\
-ID      NAME     STATUS   ROLE     ADDRESSES             LAST SEEN
-node_1  web-1    online   general  10.0.0.5,203.0.113.7  2026-01-02T03:05:10Z
-node_2  build-1  offline  build    198.51.100.4          2026-01-02T03:05:10Z
-node_3  spare    unknown  -        -                     never
+ID      NAME     STATUS   ROLE     ADDRESSES             DOCKER  LAST SEEN
+node_1  web-1    online   general  10.0.0.5,203.0.113.7  27.5.1  2026-01-02T03:05:10Z
+node_2  build-1  offline  build    198.51.100.4          -       2026-01-02T03:05:10Z
+node_3  spare    unknown  -        -                     -       never
 ";
     assert_eq!(out.stdout, expected);
     assert_eq!(out.stderr, "");
@@ -85,6 +84,7 @@ async fn list_json_prints_every_node_with_role_and_kinds() {
             "workload_kinds": ["builds"],
             "addresses": ["198.51.100.4"],
             "agent_version": "0.1.0",
+            "docker_version": "",
             "enrolled_at": "2026-01-02T03:04:05Z",
             "last_seen_at": "2026-01-02T03:05:10Z",
             "provision_id": "npv_3",
@@ -113,6 +113,7 @@ role:            build
 workload kinds:  builds
 addresses:       198.51.100.4
 agent version:   0.1.0
+docker:          not reported (no engine answered the agent's last heartbeat, or none yet)
 enrolled:        2026-01-02T03:04:05Z
 last seen:       2026-01-02T03:05:10Z
 provision:       npv_3
@@ -135,6 +136,7 @@ async fn show_json_wraps_the_node() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.json()["node"]["role"], "general");
     assert_eq!(out.json()["node"]["status"], "online");
+    assert_eq!(out.json()["node"]["docker_version"], "27.5.1");
 }
 
 #[tokio::test]

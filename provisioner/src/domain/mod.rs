@@ -17,8 +17,8 @@ pub use join_token::{
 };
 pub use names::{FieldError, MAX_NODE_NAME_LEN, NodeName};
 pub use node::{
-    HEARTBEAT_INTERVAL, InstallReport, InstallStep, LIVENESS_WINDOW, Liveness, NODE_ID_PREFIX,
-    Node, NodeId, Role, WorkloadKind,
+    HEARTBEAT_INTERVAL, HeartbeatReport, InstallReport, InstallStep, LIVENESS_WINDOW, Liveness,
+    NODE_ID_PREFIX, Node, NodeId, Role, WorkloadKind,
 };
 pub use nodes::{
     Clock, DEFAULT_JOIN_TOKEN_TTL, EnrollmentListener, JoinTokenInfo, MAX_JOIN_TOKEN_TTL,

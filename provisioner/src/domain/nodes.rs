@@ -15,7 +15,7 @@ use tracing::info;
 use super::error::NodesError;
 use super::join_token::{JoinTokenId, MintedJoinToken, constant_time_eq};
 use super::names::{FieldError, NodeName};
-use super::node::{Node, NodeId, Role};
+use super::node::{HeartbeatReport, Node, NodeId, Role};
 use super::teardown::ServerTeardown;
 use crate::enroll::ControlPlaneCa;
 use crate::store::{JoinTokenRecord, NodeStore};
@@ -198,15 +198,15 @@ impl Nodes {
     }
 
     /// Records a heartbeat from an authenticated node: moves last-seen and replaces its
-    /// addresses and agent version. Returns the server time. A deleted node, or a
+    /// addresses, agent and Docker versions. Returns the server time. A deleted node, or a
     /// certificate other than the one issued to the node, is `PermissionDenied`.
     pub async fn heartbeat(
         &self,
         identity: &NodeIdentity,
-        addresses: Vec<String>,
-        agent_version: String,
+        report: HeartbeatReport,
     ) -> Result<OffsetDateTime, NodesError> {
-        validate::report(&addresses, &agent_version)?;
+        validate::report(&report.addresses, &report.agent_version)?;
+        validate::docker_version(&report.docker_version)?;
         let denied = || {
             NodesError::PermissionDenied(format!(
                 "node {} has no valid identity (deleted?)",
@@ -222,11 +222,7 @@ impl Nodes {
             return Err(denied());
         }
         let now = self.now();
-        if !self
-            .store
-            .touch_node(&node.id, now, &addresses, &agent_version)
-            .await?
-        {
+        if !self.store.touch_node(&node.id, now, &report).await? {
             return Err(denied());
         }
         Ok(now)

@@ -11,7 +11,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 use tonic::{Request, Response, Status};
 
 use super::{convert, peer};
-use crate::domain::{InstallStep, NodeName, Nodes, NodesError};
+use crate::domain::{HeartbeatReport, InstallStep, NodeName, Nodes, NodesError};
 
 /// The `EnrollmentService` implementation over a [`Nodes`] registry.
 #[derive(Debug, Clone)]
@@ -72,11 +72,14 @@ impl EnrollmentService for EnrollmentGrpc {
         let pb::HeartbeatRequest {
             addresses,
             agent_version,
+            docker_version,
         } = request.into_inner();
-        let now = self
-            .nodes
-            .heartbeat(&identity, addresses, agent_version)
-            .await?;
+        let report = HeartbeatReport {
+            addresses,
+            agent_version,
+            docker_version,
+        };
+        let now = self.nodes.heartbeat(&identity, report).await?;
         Ok(Response::new(pb::HeartbeatResponse {
             server_time: Some(convert::timestamp(now)),
         }))

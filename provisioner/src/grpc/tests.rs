@@ -55,6 +55,7 @@ fn heartbeat_request(certificate_pem: Option<&str>) -> Request<pb::HeartbeatRequ
     let mut request = Request::new(pb::HeartbeatRequest {
         addresses: vec!["192.0.2.9".into()],
         agent_version: "1.1.0".into(),
+        docker_version: "27.5.1".into(),
     });
     if let Some(pem) = certificate_pem {
         request
@@ -243,6 +244,7 @@ async fn heartbeat_with_the_issued_certificate_moves_last_seen() {
         .expect("get");
     let node = node.into_inner().node.expect("node");
     assert_eq!(node.addresses, vec!["192.0.2.9".to_owned()]);
+    assert_eq!(node.docker_version, "27.5.1");
     assert_eq!(node.agent_version, "1.1.0");
     assert_eq!(node.status, pb::NodeStatus::Online as i32);
 }

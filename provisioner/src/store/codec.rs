@@ -129,6 +129,7 @@ where
         name: NodeName::parse(&name).map_err(|_| corrupt("nodes.name"))?,
         addresses: string_list(&col::<_, String>(row, "addresses")?, "nodes.addresses")?,
         agent_version: col(row, "agent_version")?,
+        docker_version: col(row, "docker_version")?,
         workload_kinds: kinds
             .iter()
             .map(|k| WorkloadKind::from_name(k).ok_or_else(|| corrupt("nodes.workload_kinds")))

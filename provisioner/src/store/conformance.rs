@@ -10,7 +10,7 @@ use time::Duration;
 use self::fixtures::{T0, T0_STORED, get, name, new_node, put, token};
 pub use self::fixtures::{assert_dump_holds_no_secret, store_canary_tokens};
 use super::{NodeStore, StoreError};
-use crate::domain::{InstallReport, InstallStep, JoinTokenId, NodeId, Role};
+use crate::domain::{HeartbeatReport, InstallReport, InstallStep, JoinTokenId, NodeId, Role};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
 /// database). Needs a multi-thread Tokio runtime (the concurrency checks spawn tasks).
@@ -212,8 +212,17 @@ async fn heartbeats_update_the_node(store: &dyn NodeStore) {
     let later = T0 + Duration::seconds(30);
     let addresses = vec!["192.0.2.1".to_owned(), "'; DROP TABLE nodes;--".to_owned()];
 
+    assert_eq!(
+        node.docker_version, "",
+        "a new node has reported no Docker engine"
+    );
+    let report = HeartbeatReport {
+        addresses: addresses.clone(),
+        agent_version: "2.0.0".into(),
+        docker_version: "26.1.5+dfsg1".into(),
+    };
     let touched = store
-        .touch_node(&node.id, later, &addresses, "2.0.0")
+        .touch_node(&node.id, later, &report)
         .await
         .expect("touch");
 
@@ -231,8 +240,25 @@ async fn heartbeats_update_the_node(store: &dyn NodeStore) {
     assert_eq!(got.enrolled_at, T0_STORED, "enrolled_at moved");
     assert_eq!(got.addresses, addresses, "addresses were not replaced");
     assert_eq!(got.agent_version, "2.0.0", "agent_version was not replaced");
+    assert_eq!(
+        got.docker_version, "26.1.5+dfsg1",
+        "docker_version was not stored"
+    );
+    // An engine that stops answering clears it.
+    let down = HeartbeatReport {
+        docker_version: String::new(),
+        ..report
+    };
+    assert!(
+        store
+            .touch_node(&node.id, later, &down)
+            .await
+            .expect("touch")
+    );
+    let got = store.get_node(&node.id).await.expect("get").expect("node");
+    assert_eq!(got.docker_version, "", "docker_version was not cleared");
     let missing = store
-        .touch_node(&NodeId::generate(), later, &[], "x")
+        .touch_node(&NodeId::generate(), later, &HeartbeatReport::default())
         .await
         .expect("touch");
     assert!(!missing, "touching an unknown node reported success");
@@ -277,7 +303,7 @@ async fn deleted_nodes_are_gone(store: &dyn NodeStore) {
         "a deleted node is listed"
     );
     let touched = store
-        .touch_node(&node.id, T0, &[], "x")
+        .touch_node(&node.id, T0, &HeartbeatReport::default())
         .await
         .expect("touch");
     assert!(!touched, "a deleted node accepted a heartbeat");

@@ -13,7 +13,9 @@ use super::{
     ClaimHolder, JoinTokenRecord, NewNode, NodeStore, ProvisionRecord, RedeemError, StoreError,
 };
 use crate::domain::provision::ProvisionId;
-use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
+};
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
@@ -199,8 +201,7 @@ impl NodeStore for MemoryStore {
         &self,
         id: &NodeId,
         now: OffsetDateTime,
-        addresses: &[String],
-        agent_version: &str,
+        report: &HeartbeatReport,
     ) -> Result<bool, StoreError> {
         let now = to_stored_precision(now)?;
         let mut state = self.lock();
@@ -208,8 +209,9 @@ impl NodeStore for MemoryStore {
             return Ok(false);
         };
         node.last_seen_at = now;
-        node.addresses = addresses.to_vec();
-        agent_version.clone_into(&mut node.agent_version);
+        node.addresses.clone_from(&report.addresses);
+        node.agent_version.clone_from(&report.agent_version);
+        node.docker_version.clone_from(&report.docker_version);
         Ok(true)
     }
 

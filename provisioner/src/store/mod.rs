@@ -11,7 +11,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
+};
 
 mod claims;
 mod codec;
@@ -104,14 +106,13 @@ pub trait NodeStore: Send + Sync + Debug {
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError>;
     /// Deletes a node; `true` when it existed.
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError>;
-    /// Records a heartbeat: last-seen time, addresses and agent version. `false` when the
-    /// node does not exist.
+    /// Records a heartbeat: last-seen time, and the report's addresses, agent and Docker
+    /// versions. `false` when the node does not exist.
     async fn touch_node(
         &self,
         id: &NodeId,
         now: OffsetDateTime,
-        addresses: &[String],
-        agent_version: &str,
+        report: &HeartbeatReport,
     ) -> Result<bool, StoreError>;
     /// Records that a provision reached an install step, or (with `error`) that the step
     /// failed. Idempotent: a repeated report keeps the first one.

@@ -18,7 +18,9 @@ use super::codec::{
 use super::records::explain_failed_update;
 use super::sqlite::MIGRATIONS_TABLE;
 use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, StoreError};
-use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
+};
 
 /// Reads a TIMESTAMPTZ column as the RFC 3339 text the shared codec parses.
 macro_rules! utc_text {
@@ -54,7 +56,7 @@ macro_rules! select_tokens {
 macro_rules! select_nodes {
     ($tail:literal) => {
         concat!(
-            "SELECT id, name, addresses, agent_version, workload_kinds, provision_id, ",
+            "SELECT id, name, addresses, agent_version, docker_version, workload_kinds, provision_id, ",
             utc_text!("enrolled_at"),
             ", ",
             utc_text!("last_seen_at"),
@@ -344,16 +346,16 @@ impl NodeStore for PostgresStore {
         &self,
         id: &NodeId,
         now: OffsetDateTime,
-        addresses: &[String],
-        agent_version: &str,
+        report: &HeartbeatReport,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE nodes SET last_seen_at = $1::timestamptz, addresses = $2, agent_version = $3 \
-             WHERE id = $4",
+            "UPDATE nodes SET last_seen_at = $1::timestamptz, addresses = $2, agent_version = $3, \
+             docker_version = $4 WHERE id = $5",
         )
         .bind(format_timestamp(now)?)
-        .bind(addresses_json(addresses))
-        .bind(agent_version)
+        .bind(addresses_json(&report.addresses))
+        .bind(&report.agent_version)
+        .bind(&report.docker_version)
         .bind(id.as_str())
         .execute(&self.pool)
         .await?;

@@ -18,7 +18,9 @@ use super::codec::{
 };
 use super::records::explain_failed_update;
 use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, StoreError};
-use crate::domain::{InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName};
+use crate::domain::{
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
+};
 
 /// The migration bookkeeping table: not sqlx's default name, so the provisioner can share a
 /// database with another service's migrations without their versions colliding.
@@ -39,7 +41,7 @@ macro_rules! select_tokens {
 macro_rules! select_nodes {
     ($tail:literal) => {
         concat!(
-            "SELECT id, name, addresses, agent_version, workload_kinds, provision_id, ",
+            "SELECT id, name, addresses, agent_version, docker_version, workload_kinds, provision_id, ",
             "enrolled_at, last_seen_at, cert_serial, cert_fingerprint FROM nodes ",
             $tail
         )
@@ -313,15 +315,16 @@ impl NodeStore for SqliteStore {
         &self,
         id: &NodeId,
         now: OffsetDateTime,
-        addresses: &[String],
-        agent_version: &str,
+        report: &HeartbeatReport,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE nodes SET last_seen_at = ?, addresses = ?, agent_version = ? WHERE id = ?",
+            "UPDATE nodes SET last_seen_at = ?, addresses = ?, agent_version = ?, \
+             docker_version = ? WHERE id = ?",
         )
         .bind(format_timestamp(now)?)
-        .bind(addresses_json(addresses))
-        .bind(agent_version)
+        .bind(addresses_json(&report.addresses))
+        .bind(&report.agent_version)
+        .bind(&report.docker_version)
         .bind(id.as_str())
         .execute(&self.pool)
         .await?;

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 /// Directories the document uses without writing a file there (the agent's install path).
-const EXTRA_NODE_DIRS: [&str; 2] = ["/usr/local/bin", "/run"];
+const EXTRA_NODE_DIRS: [&str; 3] = ["/usr/local/bin", "/run", "/var/run"];
 
 /// A parsed user-data document.
 #[derive(Debug)]
@@ -132,15 +132,16 @@ impl Document {
 }
 
 /// `text` with every node path under one of `dirs` moved under `root`. A path counts where
-/// it starts a word (after a space, quote, `=`, `@`, `(`, `:` or a line start) and the
-/// directory name ends there or continues with `/`: URL paths and longer names stay.
+/// it starts a word (after a space, quote, `=`, `@`, `(`, `:`, `unix://` or a line start)
+/// and the directory name ends there or continues with `/`: URL paths and longer names stay.
 pub fn reroot(text: &str, root: &Path, dirs: &[String]) -> String {
     let root = root.display().to_string();
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
-        let starts_word = i == 0 || b" \t\n'\"=@(:;|&`".contains(&bytes[i - 1]);
+        let starts_word =
+            i == 0 || b" \t\n'\"=@(:;|&`".contains(&bytes[i - 1]) || text[..i].ends_with("unix://");
         let hit = starts_word
             .then(|| {
                 dirs.iter().find(|dir| {
@@ -178,14 +179,20 @@ mod tests {
 
     #[test]
     fn node_paths_move_under_the_root_and_urls_stay() {
-        let dirs = vec!["/etc/levelrail".to_owned(), "/usr/local/bin".to_owned()];
+        let dirs = vec![
+            "/etc/levelrail".to_owned(),
+            "/usr/local/bin".to_owned(),
+            "/var/run".to_owned(),
+        ];
         let root = Path::new("/tmp/n1");
         let text = "curl --cacert /etc/levelrail/ca.pem https://cp:9443/etc/levelrail/x \
-                    ExecStart=/usr/local/bin/levelrail-agent /etc/levelrailx '/etc/levelrail'";
+                    ExecStart=/usr/local/bin/levelrail-agent /etc/levelrailx '/etc/levelrail' \
+                    DOCKER_HOST=unix:///var/run/docker.sock";
         assert_eq!(
             reroot(text, root, &dirs),
             "curl --cacert /tmp/n1/etc/levelrail/ca.pem https://cp:9443/etc/levelrail/x \
-             ExecStart=/tmp/n1/usr/local/bin/levelrail-agent /etc/levelrailx '/tmp/n1/etc/levelrail'"
+             ExecStart=/tmp/n1/usr/local/bin/levelrail-agent /etc/levelrailx '/tmp/n1/etc/levelrail' \
+             DOCKER_HOST=unix:///tmp/n1/var/run/docker.sock"
         );
     }
 

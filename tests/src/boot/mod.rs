@@ -5,10 +5,13 @@
 //! checks it, the `report-progress` script posts the steps. Only `docker`, `systemctl` and
 //! `apt-get` are recording stubs (`stubs.rs`); the `systemctl` stub starts a unit by running
 //! its (re-rooted) `ExecStart`, so the binary the document downloaded is what enrolls.
+//! Each node's `/var/run/docker.sock` answers the Engine API's `GET /version` once Docker
+//! is installed (`engine.rs`), so the agent's heartbeats report its version.
 //!
 //! Demo mode and the end-to-end tests boot every server through it. The real-boot tests
 //! run the same document under real systemd and cloud-init (`scripts/boot-node`).
 mod document;
+mod engine;
 mod stubs;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +23,7 @@ use tokio::process::Command;
 use crate::fakes::{BootEvent, BootHook};
 
 pub use document::{Document, reroot};
+pub use engine::ENGINE_VERSION;
 
 /// A change to the user-data before it boots (tests: a document pinned to other bytes).
 pub type Rewrite = Arc<dyn Fn(&str) -> String + Send + Sync>;
@@ -85,6 +89,7 @@ pub struct BootHarness {
     options: BootOptions,
     records: Mutex<Vec<BootRecord>>,
     failures: Mutex<Vec<String>>,
+    engines: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl BootHarness {
@@ -95,6 +100,7 @@ impl BootHarness {
             options,
             records: Mutex::new(Vec::new()),
             failures: Mutex::new(Vec::new()),
+            engines: Mutex::new(Vec::new()),
         })
     }
 
@@ -128,6 +134,12 @@ impl BootHarness {
         let reroot_prefixes = document.node_dirs();
         std::fs::create_dir_all(root.join("root")).map_err(io(&root))?;
         stubs::install(&root, !self.options.docker_missing)?;
+        match engine::start(&root) {
+            Ok(task) => lock(&self.engines).push(task),
+            Err(e) => {
+                tracing::warn!(server = %event.name, error = %e, "boot harness: no Docker engine")
+            }
+        }
         // Kept for inspection (it holds the node's secrets, so root-only like on a VM).
         let kept = root.join(".harness/user-data");
         std::fs::write(&kept, &user_data).map_err(io(&kept))?;
@@ -216,6 +228,9 @@ impl BootHarness {
 impl Drop for BootHarness {
     /// The agents outlive their boot script; they stop with the harness.
     fn drop(&mut self) {
+        for engine in lock(&self.engines).iter() {
+            engine.abort();
+        }
         for record in lock(&self.records).iter() {
             if let Some(pid) = record.agent_pid {
                 let _ = std::process::Command::new("kill")

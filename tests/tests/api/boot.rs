@@ -103,6 +103,23 @@ impl Cloud {
         }
     }
 
+    /// The Docker version node `name` reported, once a heartbeat carried one.
+    async fn docker_version(&self, name: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let nodes = self.app.nodes.list_nodes().await.unwrap();
+            let node = nodes.iter().find(|n| n.name.as_str() == name);
+            if let Some(n) = node.filter(|n| !n.docker_version.is_empty()) {
+                return n.docker_version.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name} reported no Docker: {node:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The boot of `name`, once its runcmd finished.
     async fn record(&self, name: &str) -> BootRecord {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -189,6 +206,13 @@ async fn a_node_downloads_verifies_and_runs_the_served_agent_which_enrolls_and_d
         !record.stub_calls.iter().any(|c| c.starts_with("apt-get")),
         "Docker was there: nothing is installed: {:?}",
         record.stub_calls
+    );
+    // The agent asked the engine on the node's Docker socket and its heartbeat said so.
+    assert_eq!(
+        cloud.docker_version("boot-ok").await,
+        levelrail_tests::boot::ENGINE_VERSION,
+        "{}",
+        record.agent_log()
     );
 }
 

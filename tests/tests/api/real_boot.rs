@@ -2,7 +2,8 @@
 //! Debian system container with real systemd and real cloud-init (`scripts/boot-node`,
 //! rootfs from `scripts/node-rootfs`), sharing this machine's network. cloud-init writes
 //! the files, runs the runcmd, curl downloads the agent from the agent listener, sha256sum
-//! checks it, systemd starts it under the hardened unit, and it enrolls: `ready`.
+//! checks it, systemd starts it under the hardened unit, and it enrolls: `ready`. Its
+//! heartbeats then carry the version it read from the container's Docker socket.
 //!
 //! Needs root and systemd-nspawn: `scripts/test` builds the rootfs and sets
 //! `LEVELRAIL_REAL_BOOT=1` (CI always does). Without it the test says so and passes.
@@ -42,6 +43,12 @@ impl Containers {
         let node = self.dir.join(&event.name);
         let user_data = self.dir.join(format!("{}.user-data", event.name));
         std::fs::write(&user_data, &event.user_data).unwrap();
+        // For the record: how close each cloud's document is to its limit.
+        eprintln!(
+            "real boot: {} user-data is {} bytes",
+            event.name,
+            event.user_data.len()
+        );
         let out = Command::new("bash")
             .arg(boot_node_script())
             .arg(&user_data)
@@ -192,4 +199,26 @@ async fn every_cloud_boots_its_user_data_under_real_systemd_and_cloud_init_and_r
     }
     let nodes = app.nodes.list_nodes().await.unwrap();
     assert_eq!(nodes.len(), clouds.len(), "{nodes:?}");
+
+    // Each agent asked the container's Docker socket (the rootfs's socket-activated Engine
+    // API stand-in) for its version, and its heartbeat carried it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let nodes = app.nodes.list_nodes().await.unwrap();
+        if nodes
+            .iter()
+            .all(|n| n.docker_version == "0.0.0-levelrail-stub")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not every node reported the container's Docker engine: {:?}",
+            nodes
+                .iter()
+                .map(|n| (n.name.as_str(), n.docker_version.as_str()))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }

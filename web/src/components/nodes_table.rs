@@ -22,7 +22,7 @@ pub fn NodesTable(nodes: Vec<Node>) -> impl IntoView {
         <table class="table" data-testid="nodes-table">
             <thead>
                 <tr><th scope="col">"Name"</th><th scope="col">"Status"</th><th scope="col">"Role"</th>
-                    <th scope="col">"Last seen"</th><th scope="col">"Addresses"</th><th scope="col">"Agent"</th></tr>
+                    <th scope="col">"Last seen"</th><th scope="col">"Addresses"</th><th scope="col">"Agent"</th><th scope="col">"Docker"</th></tr>
             </thead>
             <tbody>
                 {nodes.into_iter().map(|n| row(n, now)).collect_view()}
@@ -47,6 +47,7 @@ fn row(n: Node, now: f64) -> impl IntoView {
             <td title=seen.map(local_time)>{seen.map(|s| ago(s, now)).unwrap_or_else(|| "never".into())}</td>
             <td class="mono">{n.addresses.join(", ")}</td>
             <td class="mono">{n.agent_version.clone()}</td>
+            {docker_cell(&n.docker_version)}
         </tr>
     }
 }
@@ -63,5 +64,18 @@ fn role(n: &Node) -> String {
     match kinds.is_empty() {
         true => "—".into(),
         false => kinds.join(" + "),
+    }
+}
+
+/// The Docker engine version the node's agent last read from its local socket; a node
+/// whose engine did not answer cannot run workloads, so it says so.
+fn docker_cell(version: &str) -> impl IntoView + use<> {
+    if version.is_empty() {
+        view! {
+            <td><span class="pill warn" title="No Docker engine answered the agent's last heartbeat (or it has not sent one yet): workloads cannot run here.">"Not reported"</span></td>
+        }
+        .into_any()
+    } else {
+        view! { <td class="mono">{version.to_owned()}</td> }.into_any()
     }
 }

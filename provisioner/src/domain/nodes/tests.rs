@@ -6,8 +6,8 @@ use secrecy::ExposeSecret as _;
 use time::Duration;
 
 use super::*;
-use crate::domain::InstallStep;
 use crate::domain::{AuthFailure, WorkloadKind};
+use crate::domain::{HeartbeatReport, InstallStep};
 use crate::enroll::ca::fingerprint_der;
 use crate::test_support::{self, START, csr, first_cert_der};
 
@@ -222,10 +222,10 @@ async fn a_heartbeat_with_another_certificate_of_the_node_id_is_denied() {
     clock.advance(Duration::seconds(30));
 
     let denied = nodes
-        .heartbeat(&identity(&node, &forged), vec![], "1.0.0".into())
+        .heartbeat(&identity(&node, &forged), report("1.0.0", ""))
         .await;
     let ok = nodes
-        .heartbeat(&identity(&node, &cert), vec![], "1.0.1".into())
+        .heartbeat(&identity(&node, &cert), report("1.0.1", "26.1.5"))
         .await;
 
     assert!(
@@ -235,8 +235,19 @@ async fn a_heartbeat_with_another_certificate_of_the_node_id_is_denied() {
     assert_eq!(ok.expect("heartbeat"), START + Duration::seconds(30));
     let seen = nodes.get_node(&node.id).await.expect("node");
     assert_eq!(
-        (seen.last_seen_at, seen.agent_version.as_str()),
-        (START + Duration::seconds(30), "1.0.1")
+        (
+            seen.last_seen_at,
+            seen.agent_version.as_str(),
+            seen.docker_version.as_str()
+        ),
+        (START + Duration::seconds(30), "1.0.1", "26.1.5")
+    );
+    let bad = nodes
+        .heartbeat(&identity(&node, &cert), report("1.0.1", "26\n1"))
+        .await;
+    assert!(
+        matches!(&bad, Err(NodesError::InvalidArgument { field, .. }) if *field == "docker_version"),
+        "{bad:?}"
     );
 }
 
@@ -364,5 +375,13 @@ async fn rejected_tokens_are_logged_by_id_and_reason_never_by_secret() {
     for t in tokens {
         let secret = t.rsplit('.').next().expect("secret");
         assert!(!text.contains(secret), "a secret reached the logs: {text}");
+    }
+}
+
+fn report(agent_version: &str, docker_version: &str) -> HeartbeatReport {
+    HeartbeatReport {
+        addresses: vec![],
+        agent_version: agent_version.into(),
+        docker_version: docker_version.into(),
     }
 }

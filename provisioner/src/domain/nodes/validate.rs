@@ -7,8 +7,8 @@ use crate::domain::names::{FieldError, sanitized_prefix};
 const MAX_ADDRESSES: usize = 32;
 /// Longest address (a DNS name).
 const MAX_ADDRESS_LEN: usize = 253;
-/// Longest agent version string.
-const MAX_AGENT_VERSION_LEN: usize = 64;
+/// Longest agent or Docker version string.
+const MAX_VERSION_LEN: usize = 64;
 /// Longest provision id.
 const MAX_PROVISION_ID_LEN: usize = 128;
 /// Largest CSR accepted (a 4096-bit RSA CSR is about 1.7 KiB).
@@ -54,12 +54,21 @@ pub(super) fn report(addresses: &[String], agent_version: &str) -> Result<(), Fi
             return Err(FieldError::new("addresses", msg));
         }
     }
-    if agent_version.len() > MAX_AGENT_VERSION_LEN || !printable(agent_version) {
+    version("agent_version", agent_version)
+}
+
+/// A heartbeat's Docker engine version: empty, or at most 64 printable ASCII characters.
+pub(super) fn docker_version(value: &str) -> Result<(), FieldError> {
+    version("docker_version", value)
+}
+
+fn version(field: &'static str, value: &str) -> Result<(), FieldError> {
+    if value.len() > MAX_VERSION_LEN || !printable(value) {
         let msg = format!(
             "{} must be at most 64 printable ASCII characters",
-            sanitized_prefix(agent_version)
+            sanitized_prefix(value)
         );
-        return Err(FieldError::new("agent_version", msg));
+        return Err(FieldError::new(field, msg));
     }
     Ok(())
 }
@@ -119,6 +128,11 @@ mod tests {
         assert_eq!(
             report(&[], "1.0\n").expect_err("newline").field,
             "agent_version"
+        );
+        assert!(docker_version("").is_ok() && docker_version("26.1.5+dfsg1").is_ok());
+        assert_eq!(
+            docker_version("26 1").expect_err("space").field,
+            "docker_version"
         );
     }
 

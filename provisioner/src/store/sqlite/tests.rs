@@ -72,8 +72,8 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
         .expect("reopens");
 
     assert_eq!(
-        applied, 3,
-        "expected exactly the node, provision and agent-binary migrations"
+        applied, 4,
+        "expected exactly the node, provision, agent-binary and docker-version migrations"
     );
 }
 
