@@ -38,16 +38,20 @@ pub struct AgentBinaries {
 }
 
 impl AgentBinaries {
-    /// Loads `paths` (`--agent-binary`, one per architecture), or, when none is given, the
-    /// `levelrail-agent` beside the running executable if there is one. Errors name the
-    /// flag and the file.
+    /// Loads `paths` (`--agent-binary`, one per architecture), or, when none is given, what
+    /// lies beside the running executable: `levelrail-agent`, and `levelrail-agent-<arch>`
+    /// for each architecture (`levelrail-agent-aarch64`, as `scripts/test` and release
+    /// archives place a cross-built one). Errors name the flag and the file.
     pub fn load(paths: &[PathBuf]) -> anyhow::Result<Self> {
         let mut binaries = AgentBinaries::default();
         if paths.is_empty() {
-            if let Some(default) = beside_executable()
-                && default.is_file()
+            if let Some(dir) = std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.parent().map(Path::to_owned))
             {
-                binaries.add(&default)?;
+                for default in beside(&dir) {
+                    binaries.add(&default)?;
+                }
             }
             return Ok(binaries);
         }
@@ -107,10 +111,14 @@ impl AgentBinaries {
     }
 }
 
-/// `levelrail-agent` in the directory of the running executable.
-fn beside_executable() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.join("levelrail-agent"))
+/// The agent binaries in `dir` (that of the running executable): `levelrail-agent` and
+/// `levelrail-agent-<arch>`, those that exist.
+fn beside(dir: &Path) -> Vec<PathBuf> {
+    std::iter::once("levelrail-agent".to_owned())
+        .chain(CpuArch::ALL.iter().map(|a| format!("levelrail-agent-{a}")))
+        .map(|name| dir.join(name))
+        .filter(|path| path.is_file())
+        .collect()
 }
 
 fn load_one(path: &Path) -> anyhow::Result<Served> {
@@ -297,9 +305,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("already given"), "{err}");
+        let err = AgentBinaries::load(&[dir.path().to_owned()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a regular file"), "{err}");
         let truncated = dir.path().join("cut");
         std::fs::write(&truncated, &this_binary()[..4096]).unwrap();
         let err = format!("{:#}", AgentBinaries::load(&[truncated]).unwrap_err());
         assert!(err.contains("truncated"), "{err}");
+    }
+
+    #[test]
+    fn the_default_is_every_agent_binary_beside_the_executable() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(beside(dir.path()).is_empty());
+        for name in [
+            "levelrail-agent",
+            "levelrail-agent-aarch64",
+            "levelrail-agent-riscv64",
+        ] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        assert_eq!(
+            beside(dir.path()),
+            vec![
+                dir.path().join("levelrail-agent"),
+                dir.path().join("levelrail-agent-aarch64")
+            ]
+        );
     }
 }

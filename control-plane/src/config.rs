@@ -101,7 +101,8 @@ pub struct ServeConfig {
     #[arg(long, env = "LEVELRAIL_ALLOW_LOOPBACK_AGENT_ADVERTISE")]
     pub allow_loopback_agent_advertise: bool,
     /// The `levelrail-agent` binary provisioned VMs download, verify and run (repeat it
-    /// once per CPU architecture). Default: the `levelrail-agent` beside this executable.
+    /// once per CPU architecture). Default: `levelrail-agent` and `levelrail-agent-<arch>`
+    /// (e.g. `levelrail-agent-aarch64`) beside this executable.
     #[arg(
         long = "agent-binary",
         env = "LEVELRAIL_AGENT_BINARIES",

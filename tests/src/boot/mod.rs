@@ -39,6 +39,9 @@ pub struct BootOptions {
     pub hosts: Vec<(String, String)>,
     /// Applied to the user-data before it boots.
     pub rewrite: Option<Rewrite>,
+    /// The nodes' CPU when it is not this machine's (`aarch64`): `uname -m` reports it and
+    /// the agent the node downloaded runs under qemu-user.
+    pub machine: Option<String>,
 }
 
 impl std::fmt::Debug for BootOptions {
@@ -47,6 +50,7 @@ impl std::fmt::Debug for BootOptions {
             .field("docker_missing", &self.docker_missing)
             .field("hosts", &self.hosts)
             .field("rewrite", &self.rewrite.is_some())
+            .field("machine", &self.machine)
             .finish()
     }
 }
@@ -133,7 +137,11 @@ impl BootHarness {
         let document = Document::parse(&user_data)?;
         let reroot_prefixes = document.node_dirs();
         std::fs::create_dir_all(root.join("root")).map_err(io(&root))?;
-        stubs::install(&root, !self.options.docker_missing)?;
+        stubs::install(
+            &root,
+            !self.options.docker_missing,
+            self.options.machine.as_deref(),
+        )?;
         match engine::start(&root) {
             Ok(task) => lock(&self.engines).push(task),
             Err(e) => {

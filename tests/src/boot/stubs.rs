@@ -79,7 +79,9 @@ start_unit() {
   if [ -n "$state" ]; then
     mkdir -p "$LEVELRAIL_HARNESS_ROOT/var/lib/$state" && chmod 0700 "$LEVELRAIL_HARNESS_ROOT/var/lib/$state"
   fi
-  nohup /bin/sh -c "exec $exec_start" </dev/null >"$h/$unit.log" 2>&1 &
+  # An emulated CPU (BootOptions::machine): the unit's binary runs under qemu-user.
+  emulator=$(cat "$h/emulator" 2>/dev/null || true)
+  nohup /bin/sh -c "exec $emulator $exec_start" </dev/null >"$h/$unit.log" 2>&1 &
   echo $! > "$h/$unit.pid"
 }
 case "$verb" in
@@ -92,8 +94,35 @@ esac
 exit 0
 "#;
 
-/// Lays out `<root>/.harness`: the tool links, the stubs and an empty record.
-pub(super) fn install(root: &Path, docker_installed: bool) -> Result<(), String> {
+/// `uname` of a node whose CPU is emulated: `-m` prints its machine, the rest is real.
+fn uname_script(machine: &str) -> String {
+    format!(
+        "#!/bin/sh\n# Stub uname: this node's CPU is {machine} (emulated by qemu-user).\n\
+         [ \"$*\" = -m ] && {{ echo {machine}; exit 0; }}\nexec /usr/bin/uname \"$@\"\n"
+    )
+}
+
+/// The qemu-user command line that runs a `machine` binary, with the cross libraries of
+/// Debian's toolchain as its root (`-L`).
+fn emulator(machine: &str) -> Result<String, String> {
+    let qemu = format!("/usr/bin/qemu-{machine}");
+    let sysroot = format!("/usr/{machine}-linux-gnu");
+    if !Path::new(&qemu).is_file() || !Path::new(&sysroot).is_dir() {
+        return Err(format!(
+            "an emulated {machine} node needs {qemu} and {sysroot} (apt-get install qemu-user \
+             gcc-{machine}-linux-gnu; scripts/test does)"
+        ));
+    }
+    Ok(format!("{qemu} -L {sysroot}"))
+}
+
+/// Lays out `<root>/.harness`: the tool links, the stubs and an empty record. With
+/// `machine`, the node's CPU is that one: `uname -m` says so and units run under qemu-user.
+pub(super) fn install(
+    root: &Path,
+    docker_installed: bool,
+    machine: Option<&str>,
+) -> Result<(), String> {
     let harness = root.join(".harness");
     let bin = harness.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| format!("{}: {e}", bin.display()))?;
@@ -116,6 +145,14 @@ pub(super) fn install(root: &Path, docker_installed: bool) -> Result<(), String>
     }
     write_script(&bin.join("apt-get"), APT_GET)?;
     write_script(&bin.join("systemctl"), SYSTEMCTL)?;
+    if let Some(machine) = machine {
+        let uname = bin.join("uname");
+        std::fs::remove_file(&uname).map_err(|e| format!("{}: {e}", uname.display()))?;
+        write_script(&uname, &uname_script(machine))?;
+        let file = harness.join("emulator");
+        std::fs::write(&file, emulator(machine)?)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+    }
     std::fs::write(harness.join("record"), "").map_err(|e| e.to_string())
 }
 

@@ -70,11 +70,16 @@ impl Cloud {
         )
     }
 
-    /// Provisions `name` and waits for a terminal state.
+    /// Provisions `name` (a cx22) and waits for a terminal state.
     async fn provision(&self, name: &str) -> ppb::Provision {
+        self.provision_size(name, "cx22").await
+    }
+
+    /// Provisions `name` of `size` and waits for a terminal state.
+    async fn provision_size(&self, name: &str, size: &str) -> ppb::Provision {
         let mut client = self.client().await;
         let created = client
-            .provision(request(name, "cx22"))
+            .provision(request(name, size))
             .await
             .expect("provision accepted")
             .into_inner()
@@ -616,4 +621,67 @@ async fn a_size_without_an_agent_binary_for_its_architecture_is_listed_unavailab
     assert_eq!(refused.code(), tonic::Code::InvalidArgument);
     assert!(refused.message().contains("size"), "{}", refused.message());
     assert!(cloud.harness.records().is_empty(), "nothing was created");
+}
+
+#[tokio::test]
+async fn an_arm_size_boots_the_cross_built_aarch64_agent_which_enrolls() {
+    let Some(aarch64) = crate::harness::optional_bin("levelrail-agent-aarch64") else {
+        assert!(
+            std::env::var_os("LEVELRAIL_REQUIRE_AARCH64").is_none(),
+            "LEVELRAIL_REQUIRE_AARCH64 is set but levelrail-agent-aarch64 is not built"
+        );
+        eprintln!("skipping: no levelrail-agent-aarch64 (scripts/test cross-builds it)");
+        return;
+    };
+    let options = BootOptions {
+        machine: Some("aarch64".into()),
+        ..Default::default()
+    };
+    let served = aarch64.clone();
+    let cloud = cloud(options, move |cfg| {
+        cfg.agent_binaries = vec![crate::harness::bin("levelrail-agent"), served];
+    })
+    .await;
+    let sizes = cloud
+        .client()
+        .await
+        .list_sizes(ppb::ListSizesRequest {
+            provider: Provider::Hetzner as i32,
+            region: "fsn1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sizes;
+    let arm = sizes.iter().find(|s| s.id == "cax11").unwrap();
+    assert_eq!(
+        (arm.architecture.as_str(), arm.unavailable_reason.as_str()),
+        ("aarch64", "")
+    );
+
+    let p = cloud.provision_size("boot-arm", "cax11").await;
+    let record = cloud.record("boot-arm").await;
+
+    assert_eq!(
+        status(&p),
+        ppb::ProvisionStatus::Ready,
+        "{p:?}\n{}\n{}",
+        record.runcmd_output,
+        record.agent_log()
+    );
+    let installed = std::fs::read(record.path("/usr/local/bin/levelrail-agent")).unwrap();
+    assert!(
+        installed == std::fs::read(&aarch64).unwrap(),
+        "the node downloaded the aarch64 binary"
+    );
+    assert_eq!(
+        u16::from_le_bytes([installed[18], installed[19]]),
+        183,
+        "ELF machine EM_AARCH64"
+    );
+    // The emulated agent reads the node's Docker socket like the native one.
+    assert_eq!(
+        cloud.docker_version("boot-arm").await,
+        levelrail_tests::boot::ENGINE_VERSION
+    );
 }

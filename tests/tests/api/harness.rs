@@ -161,6 +161,14 @@ impl tonic::service::Interceptor for Bearer {
     }
 }
 
+/// Path of a binary in the target directory of this test, if it is there.
+#[allow(dead_code)]
+pub(crate) fn optional_bin(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.parent()?.join(name);
+    path.is_file().then_some(path)
+}
+
 /// Path of a workspace binary built into the same target directory as this test.
 pub(crate) fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
