@@ -70,6 +70,20 @@ impl Cloud {
         )
     }
 
+    /// The Hetzner sizes of fsn1, as the catalog lists them.
+    async fn sizes(&self) -> Vec<ppb::Size> {
+        self.client()
+            .await
+            .list_sizes(ppb::ListSizesRequest {
+                provider: Provider::Hetzner as i32,
+                region: "fsn1".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .sizes
+    }
+
     /// Provisions `name` (a cx22) and waits for a terminal state.
     async fn provision(&self, name: &str) -> ppb::Provision {
         self.provision_size(name, "cx22").await
@@ -591,18 +605,11 @@ async fn an_enrollment_whose_answer_is_lost_is_retried_and_gives_one_node() {
 #[tokio::test]
 async fn a_size_without_an_agent_binary_for_its_architecture_is_listed_unavailable_and_refused() {
     let cloud = cloud(BootOptions::default(), |_| {}).await;
-    let mut client = cloud.client().await;
 
-    let sizes = client
-        .list_sizes(ppb::ListSizesRequest {
-            provider: Provider::Hetzner as i32,
-            region: "fsn1".into(),
-        })
+    let sizes = cloud.sizes().await;
+    let refused = cloud
+        .client()
         .await
-        .unwrap()
-        .into_inner()
-        .sizes;
-    let refused = client
         .provision(request("boot-arm", "cax11"))
         .await
         .expect_err("no aarch64 agent is served");
@@ -642,17 +649,7 @@ async fn an_arm_size_boots_the_cross_built_aarch64_agent_which_enrolls() {
         cfg.agent_binaries = vec![crate::harness::bin("levelrail-agent"), served];
     })
     .await;
-    let sizes = cloud
-        .client()
-        .await
-        .list_sizes(ppb::ListSizesRequest {
-            provider: Provider::Hetzner as i32,
-            region: "fsn1".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .sizes;
+    let sizes = cloud.sizes().await;
     let arm = sizes.iter().find(|s| s.id == "cax11").unwrap();
     assert_eq!(
         (arm.architecture.as_str(), arm.unavailable_reason.as_str()),
