@@ -163,3 +163,56 @@ fn the_parser_reads_nested_elements_and_text() {
     assert_eq!((n.name.as_str(), n.children.len()), ("A", 2));
     assert_eq!(n.children[1].children[0].children[0].text, "t");
 }
+
+/// The "Valid characters" / "Allowed characters" punctuation of a botocore member's
+/// documentation (after "a-z, A-Z, 0-9, spaces, and "), HTML entities decoded.
+fn documented_punctuation(shapes: &Value, shape: &str, member: &str) -> (String, String) {
+    let doc = shapes[shape]["members"][member]["documentation"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{shape}.{member} has no documentation"))
+        .to_owned();
+    let set = doc
+        .split("a-z, A-Z, 0-9, spaces, and ")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("{shape}.{member}: no character set in {doc}"))
+        .replace("&amp;", "&");
+    (set, doc)
+}
+
+#[test]
+fn the_fake_refuses_exactly_what_the_model_says_ec2_refuses_in_names_and_descriptions() {
+    let model = model("botocore-ec2-2016-11-15.service-2.json");
+    let shapes = &model["shapes"];
+    for (shape, member) in [
+        ("CreateSecurityGroupRequest", "GroupName"),
+        ("CreateSecurityGroupRequest", "Description"),
+        ("IpRange", "Description"),
+        ("Ipv6Range", "Description"),
+    ] {
+        let (set, doc) = documented_punctuation(shapes, shape, member);
+        assert_eq!(
+            set,
+            levelrail_tests::fakes::aws::EC2_TEXT_PUNCTUATION,
+            "{shape}.{member}"
+        );
+        assert!(
+            doc.contains(&format!(
+                "Up to {} characters",
+                levelrail_tests::fakes::aws::EC2_TEXT_MAX
+            )),
+            "{shape}.{member}: {doc}"
+        );
+    }
+    assert!(levelrail_tests::fakes::aws::ec2_text_ok(
+        "Levelrail nodes: no inbound rules; the node agent dials out (a-z) #1 @[x]+=&{y}!$*"
+    ));
+    for bad in [
+        "the operator's network",
+        "naïve",
+        "tab\there",
+        &"x".repeat(256),
+    ] {
+        assert!(!levelrail_tests::fakes::aws::ec2_text_ok(bad), "{bad}");
+    }
+}

@@ -13,7 +13,7 @@ use crate::providers::{ErrorKind, Ownership, ProviderError, ProviderId};
 
 const SHARED_DESCRIPTION: &str =
     "Levelrail nodes: no inbound rules; the node agent dials out to the control plane";
-const SSH_DESCRIPTION: &str = "Levelrail node: SSH from the operator's network only";
+const SSH_DESCRIPTION: &str = "Levelrail node: SSH from the operator network only";
 
 async fn group_named(
     c: &Clients,

@@ -13,6 +13,22 @@ use super::render;
 use super::state::{Group, Inventory, KeyPair};
 use super::xml::Xml;
 
+/// The characters EC2 accepts, besides ASCII letters, digits and spaces, in security group
+/// names and descriptions and in rule descriptions (the botocore model's "Valid
+/// characters" of `CreateSecurityGroupRequest` and `IpRange`; a contract test holds this
+/// constant to the model's text).
+pub const EC2_TEXT_PUNCTUATION: &str = "._-:/()#,@[]+=&;{}!$*";
+/// The longest such text.
+pub const EC2_TEXT_MAX: usize = 255;
+
+/// Whether EC2 accepts `text` as a group name or description or a rule description.
+pub fn ec2_text_ok(text: &str) -> bool {
+    text.len() <= EC2_TEXT_MAX
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == ' ' || EC2_TEXT_PUNCTUATION.contains(c))
+}
+
 fn default_vpc(inv: &Inventory, region: &str) -> Option<String> {
     inv.vpcs
         .values()
@@ -28,8 +44,21 @@ pub(crate) fn create_group(inv: &mut Inventory, call: &Call) -> Handled {
             "The request must contain the parameters GroupName and GroupDescription",
         ));
     };
-    if name.starts_with("sg-") || name.len() > 255 {
-        return Err(bad("InvalidParameterValue", "Invalid security group name"));
+    if name.starts_with("sg-") || name.is_empty() || !ec2_text_ok(name) {
+        return Err(bad(
+            "InvalidParameterValue",
+            &format!(
+                "Value ({name}) for parameter GroupName is invalid. Valid names are strings of up to 255 characters from a-zA-Z0-9 ._-:/()#,@[]+=&;{{}}!$* not starting with sg-."
+            ),
+        ));
+    }
+    if !ec2_text_ok(description) {
+        return Err(bad(
+            "InvalidParameterValue",
+            &format!(
+                "Value ({description}) for parameter GroupDescription is invalid. Valid descriptions are strings of up to 255 characters from a-zA-Z0-9 ._-:/()#,@[]+=&;{{}}!$*"
+            ),
+        ));
     }
     let vpc = match p.str("VpcId") {
         Some(v) if inv.vpcs.get(v).is_some_and(|x| x.region == call.region) => v.to_owned(),
@@ -127,6 +156,19 @@ pub(crate) fn change_ingress(inv: &mut Inventory, call: &Call, add: bool) -> Han
             "The security group does not exist",
         ));
     };
+    if let Some(d) = call
+        .params
+        .rule_descriptions()
+        .into_iter()
+        .find(|d| !ec2_text_ok(d))
+    {
+        return Err(bad(
+            "InvalidParameterValue",
+            &format!(
+                "Invalid rule description ({d}). Valid descriptions are strings less than 256 characters from the following set:  a-zA-Z0-9. _-:/()#,@[]+=&;{{}}!$*"
+            ),
+        ));
+    }
     let rules = call.params.ip_permissions();
     if rules.is_empty() {
         return Err(bad(

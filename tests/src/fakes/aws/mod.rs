@@ -37,6 +37,7 @@ mod sts;
 mod xml;
 
 pub use catalog::{CANONICAL, NEWEST_NOBLE};
+pub use groups::{EC2_TEXT_MAX, EC2_TEXT_PUNCTUATION, ec2_text_ok};
 
 use api::{Shared, lock};
 

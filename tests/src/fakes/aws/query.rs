@@ -97,6 +97,21 @@ impl Params {
     }
 
     /// `IpPermissions.N` as rules (protocol, from, to, CIDR), one per range.
+    /// Every rule description (`IpPermissions.N.IpRanges.M.Description`, and the IPv6
+    /// ranges'), in order.
+    pub(crate) fn rule_descriptions(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        for i in 1..=self.count("IpPermissions") {
+            for ranges in ["IpRanges", "Ipv6Ranges"] {
+                let p = format!("IpPermissions.{i}.{ranges}");
+                for j in 1..=self.count(&p) {
+                    out.extend(self.get(&format!("{p}.{j}.Description")));
+                }
+            }
+        }
+        out
+    }
+
     pub(crate) fn ip_permissions(&self) -> Vec<Rule> {
         let mut rules = Vec::new();
         for i in 1..=self.count("IpPermissions") {
