@@ -66,7 +66,7 @@ async fn lifecycle(client: &dyn CloudProvider, region: &str, size: &str) -> Dura
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     client
-        .delete_server(&server.id, &req.ownership)
+        .delete_provision_resources(Some(&server.id), &req.ownership)
         .await
         .expect("delete");
     t.elapsed()

@@ -212,9 +212,16 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError>;
     /// The server with this id. `ErrorKind::NotFound` when it does not exist.
     async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError>;
-    /// Deletes the server and the resources created only for it (firewall, SSH keys once
-    /// unused). Deleting a server that does not exist succeeds.
-    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError>;
+    /// Deletes what a provision made: the server `server` when one is known, any other
+    /// server labelled for `ownership`'s provision, and the resources created only for
+    /// it (firewall, SSH keys once unused), found by its labels and names. With `None` (the
+    /// create failed or never answered) only the labelled leftovers go. Deleting what
+    /// does not exist succeeds; a server labelled for another provision is refused.
+    async fn delete_provision_resources(
+        &self,
+        server: Option<&str>,
+        ownership: &Ownership,
+    ) -> Result<(), ProviderError>;
     /// Servers carrying this control plane's ownership label (orphan detection).
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError>;
     /// Proves what the credential can do, without creating anything billable.

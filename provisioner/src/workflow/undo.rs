@@ -18,14 +18,15 @@ const TOKEN: &str = "mint_join_token";
 
 /// Deletes what a provision created at the provider: the server `server_id` when known,
 /// otherwise every server carrying the provision's labels; then (inside the provider's
-/// `delete_server`) its dedicated firewall and keys. Deleting what is gone succeeds.
+/// `delete_provision_resources`) its dedicated firewall and keys, also when no server was
+/// ever made. Deleting what is gone succeeds.
 pub(crate) async fn delete_provision_resources(
     client: &dyn CloudProvider,
     server_id: Option<&str>,
     ownership: &Ownership,
 ) -> Result<(), ProviderError> {
     if let Some(id) = server_id {
-        return client.delete_server(id, ownership).await;
+        return client.delete_provision_resources(Some(id), ownership).await;
     }
     let ours: Vec<_> = client
         .list_servers(&ownership.control_plane)
@@ -34,11 +35,13 @@ pub(crate) async fn delete_provision_resources(
         .filter(|s| s.provision_id.as_deref() == Some(ownership.provision_id.as_str()))
         .collect();
     for server in &ours {
-        client.delete_server(&server.id, ownership).await?;
+        client
+            .delete_provision_resources(Some(&server.id), ownership)
+            .await?;
     }
     if ours.is_empty() {
         // No server, but a firewall or key may have been made before the create failed.
-        client.delete_server("", ownership).await?;
+        client.delete_provision_resources(None, ownership).await?;
     }
     Ok(())
 }

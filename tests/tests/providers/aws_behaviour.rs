@@ -141,7 +141,7 @@ async fn ssh_opt_in_uses_a_dedicated_group_open_to_the_cidr_and_delete_leaves_no
     );
     assert_eq!(fake.instances()[0].groups, vec![g.id.clone()]);
 
-    aws.delete_server(&created.id, &req.ownership)
+    aws.delete_provision_resources(Some(&created.id), &req.ownership)
         .await
         .expect("delete");
     assert!(fake.groups().is_empty(), "the dedicated group is gone");

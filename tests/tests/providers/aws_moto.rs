@@ -107,7 +107,7 @@ async fn at_moto_deleting_an_ssh_opted_in_node_leaves_no_security_group_and_no_k
         "the key pair was imported and tagged"
     );
 
-    aws.delete_server(&created.id, &req.ownership)
+    aws.delete_provision_resources(Some(&created.id), &req.ownership)
         .await
         .expect("delete");
     let groups = ec2

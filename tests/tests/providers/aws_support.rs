@@ -233,7 +233,7 @@ pub(crate) async fn exercise_everything(fake: &FakeAwsHandle) {
         .expect("create reusing the shared group");
     aws.get_server(&a.id).await.expect("get");
     aws.list_servers("cp-iam").await.expect("list");
-    aws.delete_server(&b.id, &ssh.ownership)
+    aws.delete_provision_resources(Some(&b.id), &ssh.ownership)
         .await
         .expect("delete");
 }

@@ -83,7 +83,7 @@ async fn a_nic_and_public_ip_that_survive_the_cascade_are_deleted_anyway() {
 
     // Act
     azure
-        .delete_server(&info.id, &req.ownership)
+        .delete_provision_resources(Some(&info.id), &req.ownership)
         .await
         .expect("delete");
 
@@ -123,7 +123,7 @@ async fn a_nic_and_public_ip_that_survive_the_cascade_are_deleted_anyway() {
         .count();
     assert!(location_polls >= 1, "the VM delete's Location was followed");
     azure
-        .delete_server(&info.id, &req.ownership)
+        .delete_provision_resources(Some(&info.id), &req.ownership)
         .await
         .expect("a second delete is fine");
 }
@@ -136,7 +136,7 @@ async fn with_a_working_cascade_only_the_nsg_needs_deleting() {
     azure.create_server(&req).await.expect("create");
     fake.clear_request_log();
     azure
-        .delete_server("casc-1", &req.ownership)
+        .delete_provision_resources(Some("casc-1"), &req.ownership)
         .await
         .expect("delete");
     let deletes: Vec<String> = fake

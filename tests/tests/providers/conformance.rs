@@ -98,11 +98,11 @@ async fn run(s: Subject) {
     );
 
     client
-        .delete_server(&created.id, &s.request.ownership)
+        .delete_provision_resources(Some(&created.id), &s.request.ownership)
         .await
         .expect("delete");
     client
-        .delete_server(&created.id, &s.request.ownership)
+        .delete_provision_resources(Some(&created.id), &s.request.ownership)
         .await
         .expect("delete twice is fine");
     for _ in 0..40 {

@@ -81,10 +81,10 @@ async fn every_request_and_answer_of_a_provision_lifecycle_matches_the_digitaloc
         do_.create_server(&no_capacity).await.unwrap_err().kind,
         ErrorKind::CapacityUnavailable
     );
-    do_.delete_server(&created.id, &ownership("npv_contract"))
+    do_.delete_provision_resources(Some(&created.id), &ownership("npv_contract"))
         .await
         .expect("delete");
-    do_.delete_server("", &ownership("npv_nocap"))
+    do_.delete_provision_resources(None, &ownership("npv_nocap"))
         .await
         .expect("delete what never existed");
     assert_eq!(

@@ -215,10 +215,10 @@ async fn delete_removes_the_droplet_its_firewall_its_keys_and_its_tag_and_can_be
         "the first key is reused from npv_keep, the second uploaded"
     );
 
-    do_.delete_server(&doomed.id, &ownership("npv_del"))
+    do_.delete_provision_resources(Some(&doomed.id), &ownership("npv_del"))
         .await
         .expect("delete");
-    do_.delete_server(&doomed.id, &ownership("npv_del"))
+    do_.delete_provision_resources(Some(&doomed.id), &ownership("npv_del"))
         .await
         .expect("deleting again succeeds");
 
@@ -263,7 +263,7 @@ async fn delete_by_ownership_alone_cleans_up_a_create_whose_answer_was_lost() {
     );
     fake.faults().clear();
 
-    do_.delete_server("", &ownership("npv_lost"))
+    do_.delete_provision_resources(None, &ownership("npv_lost"))
         .await
         .expect("delete by provision tag");
 
@@ -414,7 +414,7 @@ async fn without_operator_keys_a_lock_key_is_embedded_so_no_root_password_is_set
     assert_eq!(keys[0].name, "levelrail-npv_nokey-key-lock");
     assert!(keys[0].public_key.starts_with("ssh-ed25519 "));
     assert_eq!(fake.droplets()[0].ssh_key_ids, [keys[0].id]);
-    do_.delete_server(&created.id, &ownership("npv_nokey"))
+    do_.delete_provision_resources(Some(&created.id), &ownership("npv_nokey"))
         .await
         .expect("delete");
     assert!(fake.keys().is_empty());

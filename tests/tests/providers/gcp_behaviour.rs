@@ -1,9 +1,11 @@
 //! The GCP client against the fake Compute: the deny-ingress firewall created, and repaired
 //! on the next create when someone opened it, SSH through metadata and a per-instance allow
 //! rule removed with the instance, operations followed (a stockout is reported by the create
-//! itself), `requestId` deduplicating a retried insert, listing by label, and the catalog.
+//! itself), `requestId` deduplicating a retried insert, an undo with no instance removing
+//! the SSH rule, listing by label, and the catalog.
 use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
 use levelrail_tests::fakes::Fault;
+use levelrail_tests::fakes::gcp::FakeGcpHandle;
 use serde_json::json;
 
 use crate::gcp_support::*;
@@ -127,7 +129,7 @@ async fn the_instance_carries_user_data_keys_labels_and_an_external_address() {
             .as_deref()
             .is_some_and(|ip| ip.starts_with("34.118."))
     );
-    gcp.delete_server(&info.id, &req.ownership)
+    gcp.delete_provision_resources(Some(&info.id), &req.ownership)
         .await
         .expect("delete");
     assert!(
@@ -189,6 +191,45 @@ async fn a_stockout_is_reported_by_the_create_and_a_lost_answer_is_deduplicated(
 }
 
 #[tokio::test]
+async fn an_undo_after_a_failed_insert_removes_the_ssh_rule_made_before_it() {
+    let fake = start_fake(|_| {}).await;
+    let gcp = client(&fake);
+    let instances = format!(
+        "/compute/v1/projects/{}/zones/{ZONE}/instances",
+        fake.config().project_id
+    );
+    fake.faults()
+        .inject(Some("POST"), &instances, 1, Fault::Capacity);
+    let mut req = create_request("undo-1", "npv_undo1");
+    // The workflow names the instance after the node.
+    req.ownership.node_name = req.name.clone();
+    req.ssh_source_cidr = Some("198.51.100.4/32".into());
+    gcp.create_server(&req).await.expect_err("stockout");
+    let ssh_rule = |fake: &FakeGcpHandle| {
+        fake.firewalls()
+            .iter()
+            .any(|f| f["name"] == "levelrail-ssh-undo-1")
+    };
+    assert!(ssh_rule(&fake), "the SSH rule is made before the instance");
+
+    gcp.delete_provision_resources(None, &req.ownership)
+        .await
+        .expect("an undo with no instance succeeds");
+
+    assert!(
+        !ssh_rule(&fake),
+        "the SSH rule of the failed create is gone"
+    );
+    assert!(
+        fake.firewalls()
+            .iter()
+            .any(|f| f["name"] == "levelrail-deny-ingress"),
+        "the shared rule stays"
+    );
+    assert!(fake.instances().is_empty());
+}
+
+#[tokio::test]
 async fn listing_is_by_label_and_status_maps_console_changes() {
     let fake = start_fake(|_| {}).await;
     let gcp = client(&fake);
@@ -217,7 +258,7 @@ async fn listing_is_by_label_and_status_maps_console_changes() {
         ServerState::Failed
     );
     let err = gcp
-        .delete_server(&a.id, &other.ownership)
+        .delete_provision_resources(Some(&a.id), &other.ownership)
         .await
         .expect_err("not ours");
     assert_eq!(err.code, "not_ours");

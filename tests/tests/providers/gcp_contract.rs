@@ -43,7 +43,7 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
     gcp.list_regions().await.expect("zones");
     gcp.list_sizes(ZONE).await.expect("types");
     gcp.probe().await.expect("probe");
-    gcp.delete_server(&info.id, &req.ownership)
+    gcp.delete_provision_resources(Some(&info.id), &req.ownership)
         .await
         .expect("delete");
 

@@ -235,11 +235,11 @@ async fn delete_removes_the_server_then_its_firewall_and_keys_and_identical_keys
     );
 
     hetzner
-        .delete_server(&created.id, &ownership("npv_delete"))
+        .delete_provision_resources(Some(&created.id), &ownership("npv_delete"))
         .await
         .expect("delete");
     hetzner
-        .delete_server(&created.id, &ownership("npv_delete"))
+        .delete_provision_resources(Some(&created.id), &ownership("npv_delete"))
         .await
         .expect("deleting again succeeds");
 

@@ -41,11 +41,11 @@ async fn a_full_lifecycle_speaks_exactly_the_published_hetzner_api() {
         .await
         .expect_err("no such server");
     hetzner
-        .delete_server(&first.id, &ownership("npv_contract1"))
+        .delete_provision_resources(Some(&first.id), &ownership("npv_contract1"))
         .await
         .expect("delete first");
     hetzner
-        .delete_server(&second.id, &ownership("npv_contract2"))
+        .delete_provision_resources(Some(&second.id), &ownership("npv_contract2"))
         .await
         .expect("delete second");
     let report = hetzner.probe().await.expect("probe");

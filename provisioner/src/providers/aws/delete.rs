@@ -14,15 +14,15 @@ use super::tags::{self, tag_filter};
 use super::{AwsProvider, parse_id};
 use crate::providers::{ErrorKind, Ownership, ProviderError};
 
-pub(super) async fn delete_server(
+pub(super) async fn delete_provision_resources(
     p: &AwsProvider,
-    id: &str,
+    server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
     let c = &p.clients;
     // region → instance ids
     let mut targets: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    if !id.trim().is_empty() {
+    if let Some(id) = server {
         let (region, instance) = parse_id(id, &c.default_region)?;
         targets.entry(region).or_default().push(instance);
     }

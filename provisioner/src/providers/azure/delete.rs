@@ -22,13 +22,13 @@ const ORDER: [&str; 5] = [
     "Microsoft.Compute/disks",
 ];
 
-pub(super) async fn delete_server(
+pub(super) async fn delete_provision_resources(
     p: &AzureProvider,
-    id: &str,
+    server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
     let mut vms: Vec<String> = Vec::new();
-    if !id.trim().is_empty() {
+    if let Some(id) = server {
         if !names::valid_vm_name(id) {
             return Err(ProviderError::new(
                 ProviderId::Azure,

@@ -185,8 +185,12 @@ impl CloudProvider for AzureProvider {
         self.server(id).await
     }
 
-    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError> {
-        delete::delete_server(self, id, ownership).await
+    async fn delete_provision_resources(
+        &self,
+        server: Option<&str>,
+        ownership: &Ownership,
+    ) -> Result<(), ProviderError> {
+        delete::delete_provision_resources(self, server, ownership).await
     }
 
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {

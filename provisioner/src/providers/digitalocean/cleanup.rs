@@ -8,7 +8,7 @@ use super::client::Api;
 use super::create::backoff;
 use super::names;
 use crate::providers::http::RetryPolicy;
-use crate::providers::{Ownership, ProviderError};
+use crate::providers::{ErrorKind, Ownership, ProviderError, ProviderId};
 
 /// Attempts of a delete answered with a conflict.
 const CONFLICT_ATTEMPTS: u32 = 4;
@@ -19,10 +19,20 @@ const CONFLICT_ATTEMPTS: u32 = 4;
 pub(super) async fn delete_provision(
     api: &Api,
     policy: &RetryPolicy,
-    id: &str,
+    server: Option<&str>,
     ownership: &Ownership,
 ) -> Result<(), ProviderError> {
-    let mut droplets: Vec<u64> = id.parse().ok().into_iter().collect();
+    let mut droplets: Vec<u64> = match server {
+        Some(id) => vec![id.parse().map_err(|_| {
+            ProviderError::new(
+                ProviderId::DigitalOcean,
+                ErrorKind::InvalidRequest,
+                "invalid_id",
+                "not a DigitalOcean droplet id",
+            )
+        })?],
+        None => Vec::new(),
+    };
     let provision = ownership.provision_id.as_str();
     let provision_tag = if provision.is_empty() {
         None
@@ -97,7 +107,6 @@ fn is_conflict(e: &ProviderError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{ErrorKind, ProviderId};
 
     #[test]
     fn busy_resources_are_conflicts_and_other_failures_are_not() {

@@ -115,9 +115,13 @@ impl CloudProvider for DigitalOceanProvider {
         Ok(server_info(self.api.droplet(id).await?))
     }
 
-    #[instrument(skip_all, fields(droplet = %id, provision = %ownership.provision_id))]
-    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError> {
-        cleanup::delete_provision(&self.api, &self.policy, id, ownership).await
+    #[instrument(skip_all, fields(droplet = server.unwrap_or("-"), provision = %ownership.provision_id))]
+    async fn delete_provision_resources(
+        &self,
+        server: Option<&str>,
+        ownership: &Ownership,
+    ) -> Result<(), ProviderError> {
+        cleanup::delete_provision(&self.api, &self.policy, server, ownership).await
     }
 
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {

@@ -145,14 +145,44 @@ async fn ensure_ssh_firewall(
     Ok(name)
 }
 
-/// Deletes the instance (`<zone>/<name>`) and its SSH rule; 404 counts as done, an instance
-/// labelled for another provision is left alone.
-pub(super) async fn delete_server(
+/// Deletes the instance (`<zone>/<name>`, when known) and the SSH rule made for the node:
+/// the instance's name, or with no instance the provision's node name (the create names the
+/// instance after the node, and makes the rule before the instance). 404 counts as done; an
+/// instance labelled for another provision is left alone.
+pub(super) async fn delete_provision_resources(
     p: &GcpProvider,
-    id: &str,
+    server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
-    let (zone, name) = server_id(id)?;
+    let name = match server {
+        Some(id) => {
+            let (zone, name) = server_id(id)?;
+            delete_instance(p, zone, name, o).await?;
+            name
+        }
+        None => o.node_name.as_str(),
+    };
+    if !labels::valid_name(name) {
+        return Ok(());
+    }
+    let fw = format!("global/firewalls/{}", labels::ssh_firewall(name));
+    if p.compute.find::<Value>(&fw).await?.is_some() {
+        let rid = request_id("delete-ssh-firewall", &format!("{}:{name}", o.provision_id));
+        match p.compute.mutate(Method::DELETE, &fw, None, &rid).await {
+            Ok(_) => {}
+            Err(e) if e.kind == ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+async fn delete_instance(
+    p: &GcpProvider,
+    zone: &str,
+    name: &str,
+    o: &Ownership,
+) -> Result<(), ProviderError> {
     let path = format!("zones/{zone}/instances/{name}");
     if let Some(found) = p.compute.find::<Instance>(&path).await? {
         if !labels::is_ours(&found.labels, o) {
@@ -166,15 +196,6 @@ pub(super) async fn delete_server(
         let rid = request_id("delete", &format!("{}:{zone}:{name}", o.provision_id));
         match p.compute.mutate(Method::DELETE, &path, None, &rid).await {
             Ok(_) => info!(instance = %name, zone = %zone, "instance deleted"),
-            Err(e) if e.kind == ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let fw = format!("global/firewalls/{}", labels::ssh_firewall(name));
-    if p.compute.find::<Value>(&fw).await?.is_some() {
-        let rid = request_id("delete-ssh-firewall", &format!("{}:{name}", o.provision_id));
-        match p.compute.mutate(Method::DELETE, &fw, None, &rid).await {
-            Ok(_) => {}
             Err(e) if e.kind == ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }

@@ -159,8 +159,12 @@ impl CloudProvider for GcpProvider {
         Ok(server_info(&instance))
     }
 
-    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError> {
-        create::delete_server(self, id, ownership).await
+    async fn delete_provision_resources(
+        &self,
+        server: Option<&str>,
+        ownership: &Ownership,
+    ) -> Result<(), ProviderError> {
+        create::delete_provision_resources(self, server, ownership).await
     }
 
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {

@@ -15,13 +15,13 @@ const FIREWALL_ATTEMPTS: u32 = 8;
 /// The longest pause between two of them.
 const FIREWALL_MAX_PAUSE: Duration = Duration::from_secs(5);
 
-pub(super) async fn delete_server(
+pub(super) async fn delete_provision_resources(
     p: &HetznerProvider,
-    id: &str,
+    server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
     let mut ids = BTreeSet::new();
-    if !id.trim().is_empty() {
+    if let Some(id) = server {
         ids.insert(server_id(id)?);
     }
     let provision = !o.provision_id.trim().is_empty();

@@ -274,12 +274,16 @@ impl CloudProvider for FakeProvider {
         Ok(Self::info(key, server, running_after))
     }
 
-    async fn delete_server(&self, id: &str, ownership: &Ownership) -> Result<(), ProviderError> {
+    async fn delete_provision_resources(
+        &self,
+        server: Option<&str>,
+        ownership: &Ownership,
+    ) -> Result<(), ProviderError> {
         if let Some(f) = self.enter("delete_server") {
             return Err(f.error);
         }
         let mut st = self.lock();
-        if let Ok(key) = id.parse::<u64>() {
+        if let Some(key) = server.and_then(|id| id.parse::<u64>().ok()) {
             st.servers.remove(&key);
         }
         if !ownership.provision_id.is_empty() {
