@@ -12,7 +12,7 @@ use levelrail_credentials::domain::{
 use levelrail_provisioner::providers::registry::{
     AccessBroker, AwsKeys, BrokerError, Grant, GrantContext, ProviderRegistry,
 };
-use levelrail_provisioner::providers::{ErrorKind, ProviderId};
+use levelrail_provisioner::providers::{ErrorKind, ProviderId, Reason};
 use secrecy::{ExposeSecret as _, SecretString};
 
 /// Provider ids are the same five clouds on both sides.
@@ -207,7 +207,7 @@ fn outcome(
             e.message
         ))),
         // A named finding about the account's set-up, not a refusal of the credential.
-        Err(e) if FINDINGS.contains(&e.code.as_str()) => Ok(ProbeOutcome {
+        Err(e) if e.reason == Reason::AccountSetup => Ok(ProbeOutcome {
             ok: false,
             message: format!("{}: {}", kind.display_name(), e.message),
             provider_code: e.code,
@@ -225,11 +225,3 @@ fn outcome(
         }),
     }
 }
-
-/// Probe error codes that name a gap in the account's set-up (Azure's missing
-/// subscription-scope Reader or resource group, GCP's missing default network).
-const FINDINGS: [&str; 3] = [
-    "missing_subscription_reader",
-    "resource_group_missing",
-    "missing_default_network",
-];

@@ -39,6 +39,67 @@ impl ErrorKind {
     }
 }
 
+/// What a failure means for the caller's next step, beyond its kind. It is decided once,
+/// from the provider's error code, when the error is made ([`Reason::of`], the only place
+/// provider codes are compared), so control flow never branches on a provider's strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reason {
+    /// Nothing more than the kind says.
+    #[default]
+    Unspecified,
+    /// The name, key or rule already exists (GCP `alreadyExists`, AWS `*.Duplicate`,
+    /// Hetzner `uniqueness_error`).
+    AlreadyExists,
+    /// An idempotency token was reused with other parameters (AWS
+    /// `IdempotentParameterMismatch`).
+    IdempotencyMismatch,
+    /// A dry run would have succeeded (AWS `DryRunOperation`).
+    DryRunPassed,
+    /// The request's fields were refused after it was authorized (Hetzner `invalid_input`).
+    InvalidInput,
+    /// The resource is still used or locked by another (Hetzner `resource_in_use`,
+    /// `conflict`, `locked`; AWS `DependencyViolation`): retry once that ends.
+    InUse,
+    /// The answer could not be read: the request may or may not have been processed.
+    UnexpectedResponse,
+    /// The account lacks a piece of set-up the client needs (a default network, a
+    /// subscription-scope reader, the resource group): a finding, not a refused credential.
+    AccountSetup,
+}
+
+impl Reason {
+    /// The reason of `code` from `provider` (codes of this client's own making included).
+    pub fn of(provider: ProviderId, code: &str) -> Reason {
+        use ProviderId::{Aws, Azure, DigitalOcean, Gcp, Hetzner};
+        match (provider, code) {
+            (Gcp, "alreadyExists" | "RESOURCE_ALREADY_EXISTS")
+            | (
+                Aws,
+                "InvalidKeyPair.Duplicate"
+                | "InvalidGroup.Duplicate"
+                | "InvalidPermission.Duplicate",
+            )
+            | (Hetzner, "uniqueness_error") => Reason::AlreadyExists,
+            (Aws, "IdempotentParameterMismatch") => Reason::IdempotencyMismatch,
+            (Aws, "DryRunOperation") => Reason::DryRunPassed,
+            (Hetzner, "invalid_input") => Reason::InvalidInput,
+            (Hetzner, "resource_in_use" | "conflict" | "locked") | (Aws, "DependencyViolation") => {
+                Reason::InUse
+            }
+            (DigitalOcean | Gcp | Hetzner | Azure | Aws, "unexpected_response") => {
+                Reason::UnexpectedResponse
+            }
+            (
+                Azure | Gcp | Aws,
+                "missing_subscription_reader"
+                | "resource_group_missing"
+                | "missing_default_network",
+            ) => Reason::AccountSetup,
+            _ => Reason::Unspecified,
+        }
+    }
+}
+
 /// A classified provider failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderError {
@@ -54,6 +115,8 @@ pub struct ProviderError {
     pub message: String,
     /// How long the provider asked us to wait, when it did.
     pub retry_after: Option<Duration>,
+    /// What it means beyond its kind (from `code`).
+    pub reason: Reason,
 }
 
 impl ProviderError {
@@ -64,11 +127,13 @@ impl ProviderError {
         code: impl Into<String>,
         message: &str,
     ) -> Self {
+        let code = code.into();
         Self {
             provider,
             kind,
             status: None,
-            code: code.into(),
+            reason: Reason::of(provider, &code),
+            code,
             message: clip(message),
             retry_after: None,
         }
@@ -114,6 +179,67 @@ pub fn clip(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reasons_come_from_the_code_once() {
+        let e = |p, code| ProviderError::new(p, ErrorKind::InvalidRequest, code, "").reason;
+        assert_eq!(e(ProviderId::Gcp, "alreadyExists"), Reason::AlreadyExists);
+        assert_eq!(
+            e(ProviderId::Hetzner, "uniqueness_error"),
+            Reason::AlreadyExists
+        );
+        assert_eq!(
+            e(ProviderId::Aws, "InvalidGroup.Duplicate"),
+            Reason::AlreadyExists
+        );
+        assert_eq!(e(ProviderId::Aws, "DryRunOperation"), Reason::DryRunPassed);
+        assert_eq!(e(ProviderId::Aws, "DependencyViolation"), Reason::InUse);
+        // A code means something only from the provider that defines it.
+        assert_eq!(e(ProviderId::Hetzner, "alreadyExists"), Reason::Unspecified);
+        assert_eq!(e(ProviderId::Gcp, "uniqueness_error"), Reason::Unspecified);
+    }
+
+    /// Control flow branches on kinds and reasons, never on a provider's error strings: no
+    /// source under `providers/` (nor the bridge) compares `.code` with a literal.
+    #[test]
+    fn no_control_flow_compares_provider_error_codes() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        walk(&root.join("src/providers"), &mut files);
+        walk(&root.join("src/workflow"), &mut files);
+        files.retain(|f| !f.ends_with("providers/error.rs"));
+        let patterns = [
+            ".code ==",
+            ".code !=",
+            "matches!(e.code",
+            "contains(&e.code",
+        ];
+        let mut found = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                if patterns.iter().any(|p| code.contains(p)) && !code.contains("assert") {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "branching on provider codes:\n{}",
+            found.join("\n")
+        );
+    }
 
     #[test]
     fn messages_are_clipped_to_one_short_line() {

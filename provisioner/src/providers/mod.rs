@@ -18,7 +18,7 @@ pub mod http;
 pub mod ratelimit;
 pub mod registry;
 
-pub use error::{ErrorKind, ProviderError};
+pub use error::{ErrorKind, ProviderError, Reason};
 
 /// The clouds the provisioner can create servers at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

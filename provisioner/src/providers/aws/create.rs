@@ -18,7 +18,7 @@ use super::groups;
 use super::network::{self, valid_cidr};
 use super::tags::{self, filter, tag_filter};
 use super::{AwsProvider, server_info};
-use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, ServerInfo};
+use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, Reason, ServerInfo};
 
 /// Canonical's AWS account: the owner of the official Ubuntu images.
 pub const CANONICAL_OWNER: &str = "099720109477";
@@ -120,7 +120,7 @@ pub(super) async fn create_server(
         })?,
         // The token was used with other parameters (e.g. a newer image since the first
         // attempt): the instance of the first attempt is the provision's.
-        Err(e) if e.code == "IdempotentParameterMismatch" => p
+        Err(e) if e.reason == Reason::IdempotencyMismatch => p
             .provision_instances(region, &o.provision_id)
             .await?
             .into_iter()
@@ -244,7 +244,7 @@ async fn key_pair(
         .map_err(classify);
     match imported {
         Ok(_) => info!(key = %name, region, "SSH key imported as a key pair"),
-        Err(e) if e.code == "InvalidKeyPair.Duplicate" => {}
+        Err(e) if e.reason == Reason::AlreadyExists => {}
         Err(e) => return Err(e),
     }
     Ok(name)

@@ -9,7 +9,7 @@ use tracing::{debug, info, warn};
 use super::client::Clients;
 use super::errors::classify;
 use super::tags::{self, filter, tag_filter};
-use crate::providers::{ErrorKind, Ownership, ProviderError, ProviderId};
+use crate::providers::{ErrorKind, Ownership, ProviderError, ProviderId, Reason};
 
 const SHARED_DESCRIPTION: &str =
     "Levelrail nodes: no inbound rules; the node agent dials out to the control plane";
@@ -70,7 +70,7 @@ async fn ensure_group(
             ))
         }
         // A concurrent or lost earlier attempt created it.
-        Err(e) if e.code == "InvalidGroup.Duplicate" => {
+        Err(e) if e.reason == Reason::AlreadyExists => {
             match group_named(c, region, vpc_id, name).await? {
                 Some(g) => Ok((g, true)),
                 None => Err(e),
@@ -135,7 +135,7 @@ pub(super) async fn ssh_group(
             .map_err(classify);
         match added {
             Ok(_) => info!(group = %id, cidr, "SSH opened from the operator's network"),
-            Err(e) if e.code == "InvalidPermission.Duplicate" => {}
+            Err(e) if e.reason == Reason::AlreadyExists => {}
             Err(e) => return Err(e),
         }
     }
@@ -302,7 +302,7 @@ pub(super) async fn delete_group_when_released(
                     return Ok(());
                 }
                 Err(e) if e.kind == ErrorKind::NotFound => return Ok(()),
-                Err(e) if e.code != "DependencyViolation" => return Err(e),
+                Err(e) if e.reason != Reason::InUse => return Err(e),
                 Err(_) => {}
             }
         }

@@ -19,7 +19,7 @@ use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::AwsKeys;
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Region, ServerInfo, ServerState, Size,
+    Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod catalog;
@@ -213,8 +213,8 @@ impl CloudProvider for AwsProvider {
             .await
             .map_err(classify);
         let can_write = match dry {
-            Err(e) if e.code == "DryRunOperation" => true,
-            Err(e) if e.code == "UnauthorizedOperation" => false,
+            Err(e) if e.reason == Reason::DryRunPassed => true,
+            Err(e) if e.kind == ErrorKind::Unauthorized => false,
             Err(e) => return Err(e),
             Ok(out) => {
                 // A cloud that ignored DryRun: never leave the instance behind.

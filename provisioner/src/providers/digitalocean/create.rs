@@ -18,7 +18,7 @@ use super::wire::{
     Addresses, CreateDroplet, CreateFirewall, Droplet, Firewall, InboundRule, OutboundRule,
 };
 use crate::providers::http::RetryPolicy;
-use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId};
+use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, Reason};
 
 /// Creates the droplet of `req` (or adopts the one an earlier attempt created) and makes
 /// sure its firewall exists.
@@ -112,7 +112,7 @@ where
 /// The request may or may not have been processed: a transport failure, a 5xx or an
 /// answer that was cut short.
 fn is_ambiguous(e: &ProviderError) -> bool {
-    e.kind == ErrorKind::Unavailable || e.code == "unexpected_response"
+    e.kind == ErrorKind::Unavailable || e.reason == Reason::UnexpectedResponse
 }
 
 /// Full-jitter backoff: a random delay below `base_backoff · 2^(attempt-1)`, capped.

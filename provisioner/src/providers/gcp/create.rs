@@ -12,7 +12,9 @@ use super::client::request_id;
 use super::labels::{self, DENY_FIREWALL};
 use super::wire::{self, Instance, InstanceSpec};
 use super::{GcpProvider, server_id};
-use crate::providers::{CreateServer, ErrorKind, Ownership, ProviderError, ProviderId, ServerInfo};
+use crate::providers::{
+    CreateServer, ErrorKind, Ownership, ProviderError, ProviderId, Reason, ServerInfo,
+};
 
 /// The largest metadata value GCP accepts (`user-data`).
 const MAX_USER_DATA: usize = 256 * 1024;
@@ -67,7 +69,7 @@ pub(super) async fn create_server(
     {
         Ok(_) => {}
         // A request id older than Google's dedup window, or a lost answer: ours if labelled so.
-        Err(e) if e.code == "alreadyExists" || e.code == "RESOURCE_ALREADY_EXISTS" => {
+        Err(e) if e.reason == Reason::AlreadyExists => {
             let existing: Instance = p.compute.get(&path).await?;
             if !labels::is_ours(&existing.labels, o) {
                 return Err(e);
@@ -94,7 +96,7 @@ async fn ensure_deny_firewall(p: &GcpProvider) -> Result<(), ProviderError> {
             {
                 Ok(_) => info!("deny-ingress firewall created"),
                 // Created concurrently by another provision.
-                Err(e) if e.code == "alreadyExists" || e.code == "RESOURCE_ALREADY_EXISTS" => {}
+                Err(e) if e.reason == Reason::AlreadyExists => {}
                 Err(e) => return Err(e),
             }
         }
@@ -128,7 +130,7 @@ async fn ensure_ssh_firewall(
             .await
         {
             Ok(_) => {}
-            Err(e) if e.code == "alreadyExists" || e.code == "RESOURCE_ALREADY_EXISTS" => {}
+            Err(e) if e.reason == Reason::AlreadyExists => {}
             Err(e) => return Err(e),
         },
         Some(found) if found.get("sourceRanges") == body.get("sourceRanges") => {}

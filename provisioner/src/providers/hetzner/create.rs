@@ -13,7 +13,7 @@ use super::wire::{
     self, CreateFirewallRequest, CreateServerRequest, CreateSshKeyRequest, FirewallRef, Rule,
 };
 use super::{DEFAULT_IMAGE, HetznerProvider, labels, server_info};
-use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, ServerInfo};
+use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, Reason, ServerInfo};
 
 /// Creates `req` or returns the server an earlier attempt created for the same provision.
 pub(super) async fn create_server(
@@ -91,7 +91,7 @@ where
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        if err.code == "uniqueness_error" {
+        if err.reason == Reason::AlreadyExists {
             debug!(what, "name already taken; looking for our own");
             return lookup(true).await?.ok_or(err);
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tracing::{debug, info};
 
 use super::{HetznerProvider, labels, server_id, wire};
-use crate::providers::{ErrorKind, Ownership, ProviderError};
+use crate::providers::{ErrorKind, Ownership, ProviderError, Reason};
 
 /// Attempts at deleting a firewall whose server is still going away.
 const FIREWALL_ATTEMPTS: u32 = 8;
@@ -77,6 +77,5 @@ async fn delete_firewall(p: &HetznerProvider, id: u64) -> Result<(), ProviderErr
 }
 
 fn still_in_use(e: &ProviderError) -> bool {
-    matches!(e.code.as_str(), "resource_in_use" | "conflict" | "locked")
-        || e.kind == ErrorKind::Unavailable
+    e.reason == Reason::InUse || e.kind == ErrorKind::Unavailable
 }

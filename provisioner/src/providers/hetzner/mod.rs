@@ -14,7 +14,7 @@ use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Region, ServerInfo, ServerState, Size,
+    Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod client;
@@ -141,7 +141,7 @@ impl CloudProvider for HetznerProvider {
                 true
             }
             // `uniqueness_error`: a key of that name exists; also only checked for writers.
-            Err(e) if e.code == "invalid_input" || e.code == "uniqueness_error" => true,
+            Err(e) if matches!(e.reason, Reason::InvalidInput | Reason::AlreadyExists) => true,
             Err(e) if e.kind == ErrorKind::Unauthorized => false,
             Err(e) => return Err(e),
         };
