@@ -1,5 +1,5 @@
 //! The DigitalOcean client over its fake: status mapping, idempotent create with key upload
-//! and a closed firewall, not-found and unauthorized answers, cleanup on delete, listing by
+//! and a closed firewall made before the droplet, not-found and unauthorized answers, cleanup on delete, listing by
 //! control plane and the capability probe.
 use std::time::Duration;
 
@@ -243,31 +243,59 @@ async fn delete_removes_the_droplet_its_firewall_its_keys_and_its_tag_and_can_be
 async fn delete_by_ownership_alone_cleans_up_a_create_whose_answer_was_lost() {
     let fake = start_fake(|_| {}).await;
     let do_ = client(&fake, TOKEN);
+    // The create was processed but its answer dropped: the retry adopts the droplet, and a
+    // caller that never recorded it (a crash) cleans up by the provision tag alone.
     fake.faults()
         .inject(Some("POST"), "/v2/droplets", 1, Fault::ProcessThenDrop);
-    fake.faults()
-        .inject(Some("GET"), "/v2/firewalls", 10, Fault::Unavailable);
-
-    let err = do_
-        .create_server(&create_request("npv_lost"))
+    do_.create_server(&create_request("npv_lost"))
         .await
-        .unwrap_err();
-    assert_eq!(
-        err.kind,
-        ErrorKind::Unavailable,
-        "the firewall step failed: {err}"
-    );
+        .expect("the retry adopts the droplet");
     assert_eq!(
         droplets_per_provision(&fake).get(&provision_tag("npv_lost")),
         Some(&1)
     );
-    fake.faults().clear();
 
     do_.delete_provision_resources(None, &ownership("npv_lost"))
         .await
         .expect("delete by provision tag");
 
     assert!(fake.droplets().is_empty() && fake.firewalls().is_empty() && fake.keys().is_empty());
+}
+
+#[tokio::test]
+async fn the_firewall_exists_before_the_droplet_and_without_it_no_droplet_is_made() {
+    let fake = start_fake(|_| {}).await;
+    let do_ = client(&fake, TOKEN);
+    do_.create_server(&create_request("npv_first"))
+        .await
+        .expect("create");
+    let log = fake.request_log();
+    let at = |method: &str, path: &str| {
+        log.iter()
+            .position(|r| r.method == method && r.path == path)
+            .unwrap_or_else(|| panic!("no {method} {path}"))
+    };
+    assert!(
+        at("POST", "/v2/tags") < at("POST", "/v2/firewalls")
+            && at("POST", "/v2/firewalls") < at("POST", "/v2/droplets"),
+        "tag, then firewall by tag, then droplet: {:?}",
+        log.iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect::<Vec<_>>()
+    );
+
+    fake.faults()
+        .inject(Some("GET"), "/v2/firewalls", 10, Fault::Unavailable);
+    let err = do_
+        .create_server(&create_request("npv_nofw"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Unavailable, "{err}");
+    assert_eq!(
+        droplets_per_provision(&fake).get(&provision_tag("npv_nofw")),
+        None,
+        "no droplet without its firewall"
+    );
 }
 
 #[tokio::test]

@@ -1,8 +1,8 @@
 //! Idempotent droplet creation. DigitalOcean has no idempotency token and droplet (and
 //! firewall) names are not unique, so a create is never blindly retried: the provision tag
 //! is listed before the first try and before every retry, and an existing droplet is
-//! adopted. SSH keys come from `keys.rs`, and a firewall with no inbound rule is attached
-//! by the provision tag.
+//! adopted. SSH keys come from `keys.rs`. A firewall with no inbound rule, applied by the
+//! provision tag, exists before the droplet does.
 use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -20,8 +20,8 @@ use super::wire::{
 use crate::providers::http::RetryPolicy;
 use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, Reason};
 
-/// Creates the droplet of `req` (or adopts the one an earlier attempt created) and makes
-/// sure its firewall exists.
+/// Makes sure the provision's firewall exists, then creates the droplet of `req` (or adopts
+/// the one an earlier attempt created) with the tag the firewall applies to.
 pub(super) async fn create_droplet(
     api: &Api,
     policy: &RetryPolicy,
@@ -33,6 +33,10 @@ pub(super) async fn create_droplet(
     if let Some(cidr) = &req.ssh_source_cidr {
         check_cidr(cidr)?;
     }
+    // The firewall comes first, applied by the provision tag, so the droplet is covered
+    // from its first second; a firewall can only name a tag that exists.
+    api.create_tag(&provision_tag).await?;
+    ensure_firewall(api, policy, req, &provision_tag).await?;
     let find = || async { Ok(first(api.droplets_tagged(&provision_tag).await?)) };
     let droplet = match find().await? {
         Some(existing) => {
@@ -64,7 +68,6 @@ pub(super) async fn create_droplet(
             retry_create(policy, find, || api.create_droplet(&body)).await?
         }
     };
-    ensure_firewall(api, policy, req, &provision_tag).await?;
     Ok(droplet)
 }
 
