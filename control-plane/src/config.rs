@@ -172,6 +172,13 @@ pub struct AzureGcpEndpoints {
         default_value = "https://compute.googleapis.com/compute/v1"
     )]
     pub gcp_compute_url: String,
+    /// Cloud Resource Manager v3 base URL (the probe's `projects.testIamPermissions`).
+    #[arg(
+        long,
+        env = "LEVELRAIL_GCP_RESOURCE_MANAGER_URL",
+        default_value = "https://cloudresourcemanager.googleapis.com/v3"
+    )]
+    pub gcp_resource_manager_url: String,
     /// A PEM file of extra root certificates the Azure and GCP clients trust next to the
     /// system's (a TLS-inspecting proxy, a private endpoint).
     #[arg(long, env = "LEVELRAIL_CLOUD_CA_FILE")]
@@ -188,6 +195,7 @@ impl Default for AzureGcpEndpoints {
             gcp_sts_url: "https://sts.googleapis.com/v1/token".into(),
             gcp_iam_credentials_url: "https://iamcredentials.googleapis.com".into(),
             gcp_compute_url: "https://compute.googleapis.com/compute/v1".into(),
+            gcp_resource_manager_url: "https://cloudresourcemanager.googleapis.com/v3".into(),
             cloud_ca_file: None,
         }
     }

@@ -210,6 +210,7 @@ async fn start_azure_gcp(
         gcp_sts_url: gcp.sts_url(),
         gcp_iam_credentials_url: gcp.iam_credentials_url(),
         gcp_compute_url: gcp.compute_url(),
+        gcp_resource_manager_url: gcp.resource_manager_url(),
         cloud_ca_file: None,
     };
     info!(azure = %urls.azure_arm_url, gcp = %urls.gcp_compute_url, "demo Azure and GCP clouds running");

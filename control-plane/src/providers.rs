@@ -164,11 +164,13 @@ fn azure_spec(cfg: &AzureGcp) -> ProviderSpec {
 /// GCP: an OAuth access token in the grant, the project in its context.
 fn gcp_spec(cfg: &AzureGcp) -> ProviderSpec {
     let ca = cfg.ca_pem.clone();
+    let resource_manager = cfg.urls.gcp_resource_manager_url.clone();
     ProviderSpec {
         base_url: cfg.urls.gcp_compute_url.clone(),
         construct: Arc::new(move |p: ClientParts<'_>| {
             let client = GcpProvider::new(
                 p.base_url,
+                &resource_manager,
                 p.token,
                 p.context,
                 p.limiter,

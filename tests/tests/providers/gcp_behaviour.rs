@@ -308,3 +308,76 @@ async fn the_probe_reads_the_project_and_names_a_missing_default_network() {
         .expect_err("refused");
     assert_eq!(unauth.kind, ErrorKind::Unauthorized);
 }
+
+#[tokio::test]
+async fn the_probe_tests_every_permission_the_client_needs_and_names_the_missing_ones() {
+    let fake = start_fake(|_| {}).await;
+    let gcp = client(&fake);
+    let report = gcp.probe().await.expect("probe");
+    assert!(report.can_write, "{report:?}");
+    let asked = fake
+        .request_log()
+        .into_iter()
+        .find(|r| r.path.ends_with(":testIamPermissions"))
+        .expect("testIamPermissions was called");
+    assert_eq!(
+        asked.path,
+        format!(
+            "/v3/projects/{}:testIamPermissions",
+            fake.config().project_id
+        )
+    );
+    let names: Vec<String> = asked.body["permissions"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        levelrail_provisioner::providers::gcp::REQUIRED_PERMISSIONS
+    );
+    assert!(
+        fake.request_log()
+            .iter()
+            .all(|r| r.method == "GET" || r.path.ends_with(":testIamPermissions")),
+        "the probe creates nothing"
+    );
+
+    // Compute Instance Admin (v1) alone: no firewall can be made.
+    fake.deny_permissions(&["compute.firewalls.create", "compute.networks.updatePolicy"]);
+    let report = gcp.probe().await.expect("probe");
+    assert!(!report.can_write, "{report:?}");
+    assert!(
+        report.message.contains("compute.firewalls.create")
+            && report.message.contains("compute.networks.updatePolicy")
+            && report.message.contains("Compute Security Admin")
+            && !report.message.contains("compute.instances.create"),
+        "{}",
+        report.message
+    );
+    // And the fake refuses what the permission guards, as Compute does.
+    let err = gcp
+        .create_server(&create_request("perm-1", "npv_perm1"))
+        .await
+        .expect_err("no firewall permission");
+    assert_eq!(err.kind, ErrorKind::Unauthorized, "{err}");
+    assert!(err.message.contains("compute.firewalls.create"), "{err}");
+}
+
+#[test]
+fn the_readme_lists_exactly_the_permissions_the_probe_tests() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("### GCP permissions")
+        .nth(1)
+        .and_then(|s| s.split("```text\n").nth(1))
+        .and_then(|s| s.split("```").next())
+        .expect("the README's GCP permission list");
+    let listed: Vec<&str> = section.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        listed,
+        levelrail_provisioner::providers::gcp::REQUIRED_PERMISSIONS
+    );
+}

@@ -50,6 +50,11 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
     // Assert
     let mut checked = BTreeSet::new();
     for r in fake.request_log() {
+        if r.path.starts_with("/v3/") {
+            check_resource_manager_request(&r.method, &r.path, &r.body);
+            checked.insert("cloudresourcemanager.projects.testIamPermissions".to_owned());
+            continue;
+        }
         let (path, query) = r.path.split_once('?').unwrap_or((&r.path, ""));
         let rel = path.strip_prefix("/compute/v1/").expect("a Compute path");
         let m = method_for(&r.method, rel)
@@ -82,8 +87,39 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
         "compute.instances.aggregatedList",
         "compute.instances.delete",
         "compute.projects.get",
+        "cloudresourcemanager.projects.testIamPermissions",
     ] {
         assert!(checked.contains(id), "{id} exercised: {checked:?}");
+    }
+}
+
+/// A Cloud Resource Manager request: `projects.testIamPermissions` of the v3 discovery
+/// document (method, `flatPath`, and a body of the request schema's fields and types).
+fn check_resource_manager_request(method: &str, path: &str, body: &Value) {
+    let doc = levelrail_tests::specs::json("gcp-cloudresourcemanager.v3.discovery.json");
+    let m = &doc["resources"]["projects"]["methods"]["testIamPermissions"];
+    assert_eq!(method, m["httpMethod"], "{path}");
+    let template = m["flatPath"].as_str().unwrap();
+    let (prefix, suffix) = template.split_once("{projectsId}").unwrap();
+    let project = path
+        .strip_prefix('/')
+        .and_then(|p| p.strip_prefix(prefix))
+        .and_then(|p| p.strip_suffix(suffix))
+        .unwrap_or_else(|| panic!("{path} is not {template}"));
+    assert!(!project.is_empty() && !project.contains('/'), "{path}");
+    let schema = m["request"]["$ref"].as_str().unwrap();
+    let properties = doc["schemas"][schema]["properties"].as_object().unwrap();
+    for (field, value) in body.as_object().expect("a JSON object") {
+        let spec = properties
+            .get(field)
+            .unwrap_or_else(|| panic!("{schema}: unknown field {field}"));
+        assert_eq!(spec["type"], "array", "{schema}.{field}");
+        assert!(
+            value.as_array().is_some_and(|items| items
+                .iter()
+                .all(|i| i.is_string() && !i.as_str().unwrap().contains('*'))),
+            "{schema}.{field}: a list of strings without wildcards: {value}"
+        );
     }
 }
 

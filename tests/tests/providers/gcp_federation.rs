@@ -41,6 +41,7 @@ async fn gcp_stack(
             u.gcp_sts_url = fake.sts_url();
             u.gcp_iam_credentials_url = fake.iam_credentials_url();
             u.gcp_compute_url = fake.compute_url();
+            u.gcp_resource_manager_url = fake.resource_manager_url();
         }),
         None,
     )

@@ -53,6 +53,7 @@ pub(crate) fn client_with(fake: &FakeGcpHandle, token: &str) -> GcpProvider {
     };
     GcpProvider::new(
         &fake.compute_url(),
+        &fake.resource_manager_url(),
         SecretString::from(token.to_owned()),
         &context,
         Arc::new(gcp::limiter()),

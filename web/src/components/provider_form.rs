@@ -217,7 +217,7 @@ pub fn ProviderForm(
             <Field id="gcp-json" label="Service account key (JSON)" kind=InputKind::Password value=values.json
                 error=err("gcp.json") on_edit=clear
                 placeholder="Paste the service account key JSON, minified to one line"
-                help=stored_help("A service-account key with the Compute Instance Admin role, pasted as-is (its project_id names the project), or a workload identity federation (external_account) file. A VPC network named default must exist.")/>
+                help=stored_help("A service-account key with the Compute Instance Admin (v1) and Compute Security Admin roles (the deny-ingress firewall needs the latter), pasted as-is (its project_id names the project), or a workload identity federation (external_account) file. A VPC network named default must exist.")/>
             <Field id="gcp-project-id" label="Project ID (federation only)" kind=InputKind::Text value=values.project_id
                 error=err("gcp.project_id") placeholder="my-project" on_edit=clear
                 help=Signal::derive(|| "Required with an external_account file, which names no project; ignored for a service-account key.".to_owned())/>

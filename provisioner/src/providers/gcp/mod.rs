@@ -2,16 +2,19 @@
 //! deprecated, instance creation (deny-ingress firewall checked and repaired on every use,
 //! SSH keys through metadata, an ephemeral `ONE_TO_ONE_NAT` address, the `user-data`
 //! metadata key, labels, a `requestId` derived from the provision, operations followed to
-//! `DONE`), get / delete / list by label, and a probe that reads the project.
+//! `DONE`), get / delete / list by label, and a probe that reads the project and asks Cloud
+//! Resource Manager (`projects.testIamPermissions`) which of [`REQUIRED_PERMISSIONS`] the
+//! credential holds, creating nothing.
 //! Server ids are `<zone>/<name>`.
 use crate::arch::CpuArch;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use reqwest::Method;
 use secrecy::SecretString;
 use serde_json::Value;
 
-use super::http::RetryPolicy;
+use super::http::{ApiClient, RetryPolicy};
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::GrantContext;
 use super::{
@@ -29,6 +32,38 @@ use client::Compute;
 
 /// The public Compute Engine v1 endpoint (paths continue with `projects/<project>/…`).
 pub const DEFAULT_BASE_URL: &str = "https://compute.googleapis.com/compute/v1";
+/// The public Cloud Resource Manager v3 endpoint (`projects/<project>:testIamPermissions`).
+pub const DEFAULT_RESOURCE_MANAGER_URL: &str = "https://cloudresourcemanager.googleapis.com/v3";
+
+/// Every IAM permission the client's calls need in the project: reading the catalog and the
+/// default network, the deny-ingress and SSH firewalls (creating a firewall also needs
+/// `compute.networks.updatePolicy` on its network), and creating (with metadata, labels,
+/// network tags, a boot disk and an external address), reading, listing and deleting
+/// instances, with their operations. Compute Instance Admin (v1) plus Compute Security
+/// Admin cover them, or a custom role listing exactly these.
+pub const REQUIRED_PERMISSIONS: [&str; 21] = [
+    "compute.projects.get",
+    "compute.zones.list",
+    "compute.machineTypes.list",
+    "compute.networks.get",
+    "compute.networks.updatePolicy",
+    "compute.firewalls.get",
+    "compute.firewalls.create",
+    "compute.firewalls.update",
+    "compute.firewalls.delete",
+    "compute.instances.create",
+    "compute.instances.get",
+    "compute.instances.list",
+    "compute.instances.delete",
+    "compute.instances.setMetadata",
+    "compute.instances.setLabels",
+    "compute.instances.setTags",
+    "compute.disks.create",
+    "compute.subnetworks.use",
+    "compute.subnetworks.useExternalIp",
+    "compute.zoneOperations.get",
+    "compute.globalOperations.get",
+];
 
 /// Compute Engine's default API rate quotas are per project and minute (on the order of a
 /// thousand reads and a few hundred writes); the client stays at 20 per second sustained.
@@ -43,14 +78,17 @@ pub fn limiter() -> RateLimiter {
 #[derive(Debug)]
 pub struct GcpProvider {
     compute: Compute,
+    resource_manager: ApiClient,
     project: String,
 }
 
 impl GcpProvider {
-    /// A client of Compute at `base_url` (`DEFAULT_BASE_URL`, or a fake's) with an OAuth
-    /// access token, acting in `context.project_id`; `extra_root_pem` adds a trusted CA.
+    /// A client of Compute at `base_url` (`DEFAULT_BASE_URL`, or a fake's) and of Cloud
+    /// Resource Manager at `resource_manager_url` (`DEFAULT_RESOURCE_MANAGER_URL`) with an
+    /// OAuth access token, acting in `context.project_id`; `extra_root_pem` adds a CA.
     pub fn new(
         base_url: &str,
+        resource_manager_url: &str,
         token: SecretString,
         context: &GrantContext,
         limiter: Arc<RateLimiter>,
@@ -70,10 +108,47 @@ impl GcpProvider {
                 "the grant names no valid GCP project",
             ));
         }
+        let resource_manager = ApiClient::with_extra_root(
+            ProviderId::Gcp,
+            resource_manager_url,
+            token.clone(),
+            limiter.clone(),
+            policy.clone(),
+            errors::classify,
+            extra_root_pem,
+        )?;
         Ok(Self {
             compute: Compute::new(base_url, project, token, limiter, policy, extra_root_pem)?,
+            resource_manager,
             project: project.to_owned(),
         })
+    }
+
+    /// The [`REQUIRED_PERMISSIONS`] the credential lacks in the project, by
+    /// `projects.testIamPermissions` (which answers the subset held; it creates nothing).
+    async fn missing_permissions(&self) -> Result<Vec<&'static str>, ProviderError> {
+        let body = serde_json::json!({ "permissions": REQUIRED_PERMISSIONS });
+        let answer: Value = self
+            .resource_manager
+            .send(
+                Method::POST,
+                &format!("projects/{}:testIamPermissions", self.project),
+                Some(&body),
+                true,
+            )
+            .await?
+            .json(ProviderId::Gcp)?;
+        let held: Vec<&str> = answer
+            .get("permissions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        Ok(REQUIRED_PERMISSIONS
+            .into_iter()
+            .filter(|p| !held.contains(p))
+            .collect())
     }
 }
 
@@ -208,12 +283,23 @@ impl CloudProvider for GcpProvider {
                 ),
             ));
         }
+        let missing = self.missing_permissions().await?;
+        let message = if missing.is_empty() {
+            format!(
+                "project {name}: the credential holds every permission provisioning uses ({} checked with testIamPermissions)",
+                REQUIRED_PERMISSIONS.len()
+            )
+        } else {
+            format!(
+                "project {name}: the credential lacks {} of the permissions provisioning uses: {}; grant Compute Instance Admin (v1) and Compute Security Admin, or a custom role with them",
+                missing.len(),
+                missing.join(", ")
+            )
+        };
         Ok(CapabilityReport {
-            can_write: true,
+            can_write: missing.is_empty(),
             account: format!("project {name}"),
-            message: format!(
-                "the credential can read project {name} and its default network; creating instances needs the Compute Instance Admin role there"
-            ),
+            message,
         })
     }
 }

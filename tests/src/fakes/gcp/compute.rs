@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::state::{error, operation_json};
-use super::{Shared, auth, catalog, instances, listing};
+use super::{Shared, auth, catalog, iam, instances, listing};
 use crate::fakes::edge::{Call, Reply, lock};
 
 pub(crate) fn handle(shared: &Arc<Shared>, call: &Call, capacity: bool) -> Reply {
@@ -32,6 +32,9 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call, capacity: bool) -> Reply
         }
         _ => return Reply::json(404, error(404, "notFound", "Not Found")),
     };
+    if let Some(refused) = iam::refuse_if_denied(shared, &call.method, &rest) {
+        return refused;
+    }
     if let Some(id) = call.param("requestId") {
         if uuid::Uuid::parse_str(id).map_or(true, |u| u.is_nil()) {
             return Reply::json(

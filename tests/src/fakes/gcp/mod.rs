@@ -7,7 +7,7 @@
 //!
 //! Known differences from Google: one origin serves every API; access tokens are opaque;
 //! firewall operations finish at once; no subnetworks, disks or images resources.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,6 +20,7 @@ mod auth;
 mod catalog;
 mod compute;
 mod firewalls;
+mod iam;
 mod instances;
 mod listing;
 mod state;
@@ -89,6 +90,9 @@ pub(crate) struct Settings {
     pub(crate) federated_direct_access: bool,
     /// Only these subject tokens are trusted by STS (`None`: any).
     pub(crate) trusted_subjects: Option<Vec<String>>,
+    /// IAM permissions the service account lacks in the project: `testIamPermissions`
+    /// leaves them out, and the calls that need them are refused with 403.
+    pub(crate) denied_permissions: BTreeSet<String>,
 }
 
 /// State shared by the handlers, the timers and the handle.
@@ -176,6 +180,9 @@ impl Cloud for Shared {
                 }
             }
             ["compute", "v1", ..] => compute::handle(self, call, capacity),
+            ["v3", "projects", target] if call.method == "POST" => {
+                iam::test_iam_permissions(self, call, target)
+            }
             _ => Reply::json(404, error(404, "notFound", "Not Found")),
         }
     }
@@ -221,6 +228,7 @@ impl FakeGcp {
             settings: Mutex::new(Settings {
                 federated_direct_access: false,
                 trusted_subjects: None,
+                denied_permissions: BTreeSet::new(),
             }),
             tasks: Mutex::default(),
         });
@@ -250,6 +258,19 @@ impl FakeGcpHandle {
     /// The OAuth token endpoint (`…/token`).
     pub fn token_url(&self) -> String {
         format!("{}/token", self.shared.origin())
+    }
+
+    /// The Cloud Resource Manager v3 base (`…/v3`).
+    pub fn resource_manager_url(&self) -> String {
+        format!("{}/v3", self.shared.origin())
+    }
+
+    /// Takes `permissions` from the service account (`testIamPermissions` stops listing
+    /// them; the calls needing them get 403).
+    pub fn deny_permissions(&self, permissions: &[&str]) {
+        lock(&self.shared.settings)
+            .denied_permissions
+            .extend(permissions.iter().map(|p| (*p).to_owned()));
     }
 
     /// The STS token endpoint (`…/v1/token`).
