@@ -25,6 +25,8 @@ mod delete;
 mod errors;
 mod names;
 mod probe;
+
+pub use probe::REQUIRED_ACTIONS;
 mod wire;
 
 use client::Arm;

@@ -10,14 +10,34 @@ use super::wire::{Location, Permission};
 use super::{API_AUTHORIZATION, API_RESOURCES, API_SUBSCRIPTIONS, AzureProvider};
 use crate::providers::{CapabilityReport, ErrorKind, ProviderError, ProviderId};
 
-/// What creating a VM with its network resources needs in the resource group.
-const NEEDED: [&str; 6] = [
+/// Every action the client's calls need in the resource group: reading it and its tagged
+/// resources, and reading, creating, joining and deleting the VM and its network resources
+/// (`tests/tests/providers/azure_permissions.rs` derives this set from the calls the client
+/// makes and holds this list to it).
+pub const REQUIRED_ACTIONS: [&str; 23] = [
+    "Microsoft.Resources/subscriptions/resourceGroups/read",
+    "Microsoft.Resources/subscriptions/resourceGroups/resources/read",
+    "Microsoft.Compute/virtualMachines/read",
     "Microsoft.Compute/virtualMachines/write",
+    "Microsoft.Compute/virtualMachines/delete",
+    "Microsoft.Compute/disks/read",
+    "Microsoft.Compute/disks/delete",
+    "Microsoft.Network/virtualNetworks/read",
     "Microsoft.Network/virtualNetworks/write",
+    "Microsoft.Network/virtualNetworks/subnets/read",
     "Microsoft.Network/virtualNetworks/subnets/join/action",
+    "Microsoft.Network/networkInterfaces/read",
     "Microsoft.Network/networkInterfaces/write",
+    "Microsoft.Network/networkInterfaces/delete",
+    "Microsoft.Network/networkInterfaces/join/action",
+    "Microsoft.Network/publicIPAddresses/read",
     "Microsoft.Network/publicIPAddresses/write",
+    "Microsoft.Network/publicIPAddresses/delete",
+    "Microsoft.Network/publicIPAddresses/join/action",
+    "Microsoft.Network/networkSecurityGroups/read",
     "Microsoft.Network/networkSecurityGroups/write",
+    "Microsoft.Network/networkSecurityGroups/delete",
+    "Microsoft.Network/networkSecurityGroups/join/action",
 ];
 
 pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, ProviderError> {
@@ -50,7 +70,7 @@ pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, Provide
             API_AUTHORIZATION,
         )
         .await?;
-    let missing: Vec<&str> = NEEDED
+    let missing: Vec<&str> = REQUIRED_ACTIONS
         .iter()
         .copied()
         .filter(|a| !allowed(&permissions, a))
@@ -159,8 +179,14 @@ mod tests {
             actions: vec!["*/read".into()],
             not_actions: vec![],
         };
-        assert!(allowed(std::slice::from_ref(&contributor), NEEDED[0]));
-        assert!(!allowed(&[reader], NEEDED[0]));
+        assert!(allowed(
+            std::slice::from_ref(&contributor),
+            "Microsoft.Compute/virtualMachines/write"
+        ));
+        assert!(!allowed(
+            &[reader],
+            "Microsoft.Compute/virtualMachines/write"
+        ));
         assert!(!allowed(
             &[contributor],
             "Microsoft.Authorization/roleAssignments/write"

@@ -170,8 +170,13 @@ pub(crate) fn handle(shared: &std::sync::Arc<Shared>, call: &Call, capacity: boo
         ("GET", 7)
             if is(4, "providers") && is(5, "Microsoft.Authorization") && is(6, "permissions") =>
         {
-            let contributor = lock(&shared.settings).contributor;
-            let p = if contributor {
+            let (contributor, custom) = {
+                let s = lock(&shared.settings);
+                (s.contributor, s.custom_role.clone())
+            };
+            let p = if let Some((actions, not_actions)) = custom {
+                json!({ "actions": actions, "notActions": not_actions, "dataActions": [], "notDataActions": [] })
+            } else if contributor {
                 json!({ "actions": ["*"], "notActions": ["Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write", "Microsoft.Authorization/elevateAccess/Action"], "dataActions": [], "notDataActions": [] })
             } else {
                 json!({ "actions": ["*/read"], "notActions": [], "dataActions": [], "notDataActions": [] })
@@ -192,6 +197,24 @@ pub(crate) fn handle(shared: &std::sync::Arc<Shared>, call: &Call, capacity: boo
             );
         }
     };
+    let verb = match call.method.as_str() {
+        "GET" => "read",
+        "DELETE" => "delete",
+        _ => "write",
+    };
+    let action = format!("{}/{verb}", target.kind);
+    if !role_allows(shared, &action) {
+        return Reply::json(
+            403,
+            error(
+                "AuthorizationFailed",
+                &format!(
+                    "The client does not have authorization to perform action '{action}' over scope '{}' or the scope is invalid.",
+                    target.id
+                ),
+            ),
+        );
+    }
     match (call.method.as_str(), target.kind) {
         ("GET", _) => get(shared, call, &target),
         ("PUT", "Microsoft.Compute/virtualMachines") => {
@@ -377,6 +400,35 @@ fn enc(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Whether the principal's role on the resource groups allows `action`: Contributor
+/// (everything but `Microsoft.Authorization` writes), Reader (`*/read`), or the custom role.
+fn role_allows(shared: &Shared, action: &str) -> bool {
+    let s = lock(&shared.settings);
+    let (actions, not_actions): (Vec<String>, Vec<String>) = match &s.custom_role {
+        Some(role) => role.clone(),
+        None if s.contributor => (
+            vec!["*".into()],
+            vec!["Microsoft.Authorization/*/Write".into()],
+        ),
+        None => (vec!["*/read".into()], vec![]),
+    };
+    actions.iter().any(|p| glob(p, action)) && !not_actions.iter().any(|p| glob(p, action))
+}
+
+/// An Azure action pattern: case-insensitive, `*` matching any run of characters.
+fn glob(pattern: &str, action: &str) -> bool {
+    fn go(p: &[u8], a: &[u8]) -> bool {
+        match p.split_first() {
+            None => a.is_empty(),
+            Some((b'*', rest)) => (0..=a.len()).any(|i| go(rest, &a[i..])),
+            Some((c, rest)) => a
+                .split_first()
+                .is_some_and(|(d, tail)| c.eq_ignore_ascii_case(d) && go(rest, tail)),
+        }
+    }
+    go(pattern.as_bytes(), action.as_bytes())
 }
 
 #[cfg(test)]

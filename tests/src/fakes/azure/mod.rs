@@ -85,6 +85,8 @@ impl std::fmt::Debug for FakeAzureConfig {
 pub(crate) struct Settings {
     pub(crate) subscription_reader: bool,
     pub(crate) contributor: bool,
+    /// A custom role on the resource groups instead (`actions`, `notActions`).
+    pub(crate) custom_role: Option<(Vec<String>, Vec<String>)>,
     pub(crate) cascade_network: bool,
     pub(crate) accepted_assertions: Option<Vec<String>>,
 }
@@ -198,6 +200,7 @@ impl FakeAzure {
             settings: Mutex::new(Settings {
                 subscription_reader: true,
                 contributor: true,
+                custom_role: None,
                 cascade_network: true,
                 accepted_assertions: None,
             }),
@@ -329,6 +332,13 @@ impl FakeAzureHandle {
     /// Whether the principal has Reader at subscription scope (locations, VM sizes).
     pub fn set_subscription_reader(&self, on: bool) {
         lock(&self.shared.settings).subscription_reader = on;
+    }
+
+    /// Gives the principal a custom role on the resource groups: its `actions` and
+    /// `notActions` patterns, as `Microsoft.Authorization/permissions` reports them.
+    pub fn set_custom_role(&self, actions: &[&str], not_actions: &[&str]) {
+        let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+        lock(&self.shared.settings).custom_role = Some((own(actions), own(not_actions)));
     }
 
     /// Whether the principal is Contributor on the resource groups (else Reader).
