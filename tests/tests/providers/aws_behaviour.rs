@@ -312,3 +312,50 @@ async fn instances_move_from_pending_to_running_and_boot_with_their_user_data() 
         ("boot-1", req.user_data.as_str())
     );
 }
+
+#[tokio::test]
+async fn the_probe_dry_runs_every_action_the_client_needs_and_names_each_missing_one() {
+    let fake = start_fake(|_| {}).await;
+    let report = client(&fake).probe().await.expect("probe");
+    assert!(report.can_write, "{}", report.message);
+    assert!(
+        fake.instances().is_empty(),
+        "the probe launched nothing: {:?}",
+        fake.instances()
+    );
+    let dry: Vec<String> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.params.get("DryRun").is_some_and(|v| v == "true"))
+        .map(|r| r.action.clone())
+        .collect();
+    for action in [
+        "RunInstances",
+        "CreateSecurityGroup",
+        "AuthorizeSecurityGroupIngress",
+        "RevokeSecurityGroupIngress",
+        "DeleteSecurityGroup",
+        "ImportKeyPair",
+        "DeleteKeyPair",
+        "CreateTags",
+        "TerminateInstances",
+    ] {
+        assert!(dry.iter().any(|a| a == action), "{action} dry-run: {dry:?}");
+    }
+
+    // A policy without the key-pair and termination actions.
+    let fake = start_fake(|c| {
+        c.denied_actions = vec!["ImportKeyPair".into(), "TerminateInstances".into()];
+    })
+    .await;
+    let report = client(&fake).probe().await.expect("probe");
+    assert!(!report.can_write, "{}", report.message);
+    for named in ["ec2:ImportKeyPair", "ec2:TerminateInstances"] {
+        assert!(report.message.contains(named), "{}", report.message);
+    }
+    assert!(
+        !report.message.contains("ec2:RunInstances"),
+        "{}",
+        report.message
+    );
+}

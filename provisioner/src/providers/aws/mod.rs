@@ -29,6 +29,7 @@ mod delete;
 mod errors;
 mod groups;
 mod network;
+mod probe;
 mod tags;
 
 pub use client::{AwsSettings, http_client};
@@ -234,15 +235,32 @@ impl CloudProvider for AwsProvider {
                 true
             }
         };
-        let message = if can_write {
-            format!("{arn} may launch instances in {region}")
+        let dry = probe::dry_run_actions(&self.clients, &region).await;
+        let mut missing: Vec<&str> = dry.missing.clone();
+        if !can_write {
+            missing.insert(0, "ec2:RunInstances");
+        }
+        let mut message = if missing.is_empty() {
+            format!(
+                "{arn} may launch instances in {region} (RunInstances and {} more actions proven with DryRun)",
+                probe::DRY_RUN_ACTIONS.len()
+            )
         } else {
             format!(
-                "{arn} is not allowed to call ec2:RunInstances in {region}: attach the policy from the README"
+                "{arn} is not allowed to call {} in {region}: attach the policy from the README",
+                missing.join(", ")
             )
         };
+        if !dry.unverified.is_empty() {
+            let list: Vec<String> = dry
+                .unverified
+                .iter()
+                .map(|(a, code)| format!("{a} ({code})"))
+                .collect();
+            message.push_str(&format!("; not proven by a dry run: {}", list.join(", ")));
+        }
         Ok(CapabilityReport {
-            can_write,
+            can_write: missing.is_empty(),
             account,
             message,
         })

@@ -1,0 +1,156 @@
+//! The probe's dry runs of every other EC2 action the client calls that EC2 can dry-run
+//! (the security groups, the key pairs, tagging, termination), so a missing permission is
+//! named before a provision needs it. A dry run creates nothing: EC2 answers
+//! `DryRunOperation` when the action is allowed and `UnauthorizedOperation` when it is not.
+//! The names and ids are placeholders no provision uses; a cloud that ignored `DryRun` and
+//! made a group or key has it deleted at once.
+use aws_sdk_ec2::types::{IpPermission, IpRange, Tag};
+use tracing::warn;
+
+use super::client::Clients;
+use super::errors::classify;
+use crate::providers::{ErrorKind, ProviderError, Reason};
+
+const PROBE_NAME: &str = "levelrail-probe";
+const PROBE_GROUP_ID: &str = "sg-00000000000000000";
+const PROBE_INSTANCE_ID: &str = "i-00000000000000000";
+/// A well-formed public key of no use to anyone (its private half was thrown away).
+const PROBE_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBPFDjMUbkmUa8NMpNe9ckVnLtJv9X2m3mKsnlRyD6/+ levelrail-probe";
+
+/// The actions dry-run besides `RunInstances`, in the order they are tried.
+pub(super) const DRY_RUN_ACTIONS: [&str; 8] = [
+    "ec2:CreateSecurityGroup",
+    "ec2:AuthorizeSecurityGroupIngress",
+    "ec2:RevokeSecurityGroupIngress",
+    "ec2:DeleteSecurityGroup",
+    "ec2:ImportKeyPair",
+    "ec2:DeleteKeyPair",
+    "ec2:CreateTags",
+    "ec2:TerminateInstances",
+];
+
+/// What the dry runs found.
+#[derive(Debug, Default)]
+pub(super) struct DryRuns {
+    /// Actions refused (`UnauthorizedOperation`).
+    pub(super) missing: Vec<&'static str>,
+    /// Actions whose dry run answered something else, with that answer's code.
+    pub(super) unverified: Vec<(&'static str, String)>,
+}
+
+/// Dry-runs [`DRY_RUN_ACTIONS`] in `region`.
+pub(super) async fn dry_run_actions(c: &Clients, region: &str) -> DryRuns {
+    let ec2 = c.ec2(region).await;
+    let rule = || {
+        IpPermission::builder()
+            .ip_protocol("tcp")
+            .from_port(22)
+            .to_port(22)
+            .ip_ranges(IpRange::builder().cidr_ip("192.0.2.1/32").build())
+            .build()
+    };
+    let mut found = DryRuns::default();
+    for action in DRY_RUN_ACTIONS {
+        let outcome: Result<(), ProviderError> = match action {
+            "ec2:CreateSecurityGroup" => {
+                match ec2
+                    .create_security_group()
+                    .dry_run(true)
+                    .group_name(PROBE_NAME)
+                    .description("Levelrail probe: a dry run, never created")
+                    .send()
+                    .await
+                    .map_err(classify)
+                {
+                    Ok(out) => {
+                        if let Some(id) = out.group_id() {
+                            warn!(
+                                group = id,
+                                "the cloud ignored DryRun; deleting the probe group"
+                            );
+                            let _ = ec2.delete_security_group().group_id(id).send().await;
+                        }
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            "ec2:AuthorizeSecurityGroupIngress" => ec2
+                .authorize_security_group_ingress()
+                .dry_run(true)
+                .group_id(PROBE_GROUP_ID)
+                .ip_permissions(rule())
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify),
+            "ec2:RevokeSecurityGroupIngress" => ec2
+                .revoke_security_group_ingress()
+                .dry_run(true)
+                .group_id(PROBE_GROUP_ID)
+                .ip_permissions(rule())
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify),
+            "ec2:DeleteSecurityGroup" => ec2
+                .delete_security_group()
+                .dry_run(true)
+                .group_id(PROBE_GROUP_ID)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify),
+            "ec2:ImportKeyPair" => {
+                match ec2
+                    .import_key_pair()
+                    .dry_run(true)
+                    .key_name(PROBE_NAME)
+                    .public_key_material(aws_sdk_ec2::primitives::Blob::new(PROBE_PUBLIC_KEY))
+                    .send()
+                    .await
+                    .map_err(classify)
+                {
+                    Ok(_) => {
+                        warn!("the cloud ignored DryRun; deleting the probe key pair");
+                        let _ = ec2.delete_key_pair().key_name(PROBE_NAME).send().await;
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            "ec2:DeleteKeyPair" => ec2
+                .delete_key_pair()
+                .dry_run(true)
+                .key_name(PROBE_NAME)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify),
+            "ec2:CreateTags" => ec2
+                .create_tags()
+                .dry_run(true)
+                .resources(PROBE_INSTANCE_ID)
+                .tags(Tag::builder().key("levelrail-probe").value("1").build())
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify),
+            _ => ec2
+                .terminate_instances()
+                .dry_run(true)
+                .instance_ids(PROBE_INSTANCE_ID)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify),
+        };
+        match outcome {
+            Ok(()) => {}
+            Err(e) if e.reason == Reason::DryRunPassed => {}
+            Err(e) if e.kind == ErrorKind::Unauthorized => found.missing.push(action),
+            Err(e) => found.unverified.push((action, e.code)),
+        }
+    }
+    found
+}
