@@ -156,6 +156,9 @@ impl Driver {
                 &[("node_id", node.id.as_str())],
             );
             r.node_id = Some(node.id.clone());
+            // An enrolled agent has started, whether or not cloud-init's report of it came
+            // first: the report races the agent's own enrollment and may be refused.
+            r.install_step = Some(InstallStep::AgentStarted);
             r.status = ProvisionStatus::Ready;
             r.saga_step = SagaStep::Done;
         })

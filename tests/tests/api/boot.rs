@@ -99,27 +99,7 @@ impl Cloud {
             .into_inner()
             .provision
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let p = client
-                .get_provision(ppb::GetProvisionRequest {
-                    id: created.id.clone(),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .provision
-                .unwrap();
-            let status = ppb::ProvisionStatus::try_from(p.status).unwrap();
-            if matches!(
-                status,
-                ppb::ProvisionStatus::Ready | ppb::ProvisionStatus::Failed
-            ) {
-                return p;
-            }
-            assert!(Instant::now() < deadline, "{name} never finished: {p:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        crate::harness::wait_finished(&mut client, &created.id, name, Duration::from_secs(60)).await
     }
 
     /// The Docker version node `name` reported, once a heartbeat carried one.
@@ -443,18 +423,10 @@ async fn a_refused_progress_report_is_final_and_an_unavailable_one_is_retried() 
     );
 }
 
-fn free_port(ip: &str) -> u16 {
-    StdListener::bind((ip, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[tokio::test]
 async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
     // An advertised loopback IP other than 127.0.0.1.
-    let port = free_port("127.0.0.2");
+    let port = crate::harness::free_port_on("127.0.0.2");
     let cloud_ip = cloud(BootOptions::default(), |cfg| {
         cfg.agent_listen = format!("127.0.0.2:{port}").parse().unwrap();
         cfg.agent_advertise = Some(format!("127.0.0.2:{port}"));
@@ -473,7 +445,7 @@ async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
         eprintln!("skipping the DNS-name half: no unshare");
         return;
     }
-    let port = free_port("127.0.0.1");
+    let port = crate::harness::free_port();
     let options = BootOptions {
         hosts: vec![("127.0.0.1".into(), "agent.levelrail.test".into())],
         ..Default::default()

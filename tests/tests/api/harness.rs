@@ -188,10 +188,55 @@ pub(crate) fn bin(name: &str) -> PathBuf {
 
 /// A free loopback port (bound and released).
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
+    free_port_on("127.0.0.1")
+}
+
+/// A free port on `ip` (bound and released).
+pub(crate) fn free_port_on(ip: &str) -> u16 {
+    std::net::TcpListener::bind((ip, 0))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port")
+}
+
+/// Polls provision `id` until it is `ready` or `failed`; panics naming `name` after
+/// `within`.
+#[allow(dead_code)]
+pub(crate) async fn wait_finished<S>(
+    client: &mut levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient<S>,
+    id: &str,
+    name: &str,
+    within: std::time::Duration,
+) -> levelrail_proto::provisioner::v1::Provision
+where
+    S: tonic::client::GrpcService<tonic::body::Body>,
+    S::Error: Into<tonic::codegen::StdError>,
+    S::ResponseBody: tonic::codegen::Body<Data = tonic::codegen::Bytes> + Send + 'static,
+    <S::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
+{
+    use levelrail_proto::provisioner::v1 as ppb;
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let p = client
+            .get_provision(ppb::GetProvisionRequest { id: id.to_owned() })
+            .await
+            .unwrap()
+            .into_inner()
+            .provision
+            .unwrap();
+        let status = ppb::ProvisionStatus::try_from(p.status).unwrap();
+        if matches!(
+            status,
+            ppb::ProvisionStatus::Ready | ppb::ProvisionStatus::Failed
+        ) {
+            return p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} never finished: {p:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// The real `levelrail serve` binary as a child process, logs captured in a file.
@@ -209,8 +254,22 @@ pub(crate) struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `levelrail serve` with `extra` arguments and `LEVELRAIL_LOG=log_filter`.
+    /// Starts `levelrail serve` with `extra` arguments and `LEVELRAIL_LOG=log_filter`. A free
+    /// port can be taken by a parallel test between choosing and binding it: a server that
+    /// exits before it is ready is started again on other ports.
     pub(crate) fn start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Self {
+        for _ in 0..3 {
+            if let Some(server) = Self::try_start(data_dir, log_filter, extra) {
+                return server;
+            }
+        }
+        panic!(
+            "levelrail exited before it was ready three times; see its log beside {}",
+            data_dir.display()
+        );
+    }
+
+    fn try_start(data_dir: &Path, log_filter: &str, extra: &[&str]) -> Option<Self> {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
         let agent_addr: SocketAddr = format!("127.0.0.1:{}", free_port())
@@ -219,7 +278,8 @@ impl ServerProcess {
         let log_path = data_dir.with_extension("log");
         let log = std::fs::File::create(&log_path).expect("log file");
         let stdout_log = log.try_clone().expect("log file");
-        let child = Command::new(bin("levelrail"))
+        let first_start = !data_dir.join("admin.token").exists();
+        let mut child = Command::new(bin("levelrail"))
             .arg("serve")
             .arg("--data-dir")
             .arg(data_dir)
@@ -237,20 +297,27 @@ impl ServerProcess {
             .spawn()
             .expect("levelrail starts");
         let started = Instant::now();
-        while std::net::TcpStream::connect(addr).is_err() {
+        // Ready: listening, and on a first start the admin token is written (before the
+        // listener opens, so a listener without it is another test's).
+        while std::net::TcpStream::connect(addr).is_err()
+            || (first_start && !data_dir.join("admin.token").exists())
+        {
+            if child.try_wait().ok().flatten().is_some() {
+                return None;
+            }
             assert!(
                 started.elapsed() < Duration::from_secs(30),
                 "levelrail did not listen on {addr}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        Self {
+        Some(Self {
             child,
             addr,
             agent_addr,
             log_path,
             data_dir: data_dir.to_owned(),
-        }
+        })
     }
 
     /// The admin token written on first start.

@@ -117,25 +117,7 @@ async fn provision_and_wait(
         .provision
         .unwrap()
         .id;
-    let deadline = Instant::now() + Duration::from_secs(240);
-    loop {
-        let p = client
-            .get_provision(ppb::GetProvisionRequest { id: id.clone() })
-            .await
-            .unwrap()
-            .into_inner()
-            .provision
-            .unwrap();
-        let status = ppb::ProvisionStatus::try_from(p.status).unwrap();
-        if matches!(
-            status,
-            ppb::ProvisionStatus::Ready | ppb::ProvisionStatus::Failed
-        ) || Instant::now() > deadline
-        {
-            return p;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    crate::harness::wait_finished(&mut client, &id, name, Duration::from_secs(240)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -142,16 +142,6 @@ async fn a_custom_role_without_deletes_is_named_by_the_probe_and_refused_by_arm(
 
 #[test]
 fn the_readme_lists_exactly_the_actions_the_probe_checks() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
-    let listed: Vec<&str> = readme
-        .split("### Azure permissions")
-        .nth(1)
-        .and_then(|s| s.split("```text\n").nth(1))
-        .and_then(|s| s.split("```").next())
-        .expect("the README's Azure action list")
-        .lines()
-        .filter(|l| !l.is_empty())
-        .collect();
+    let listed = crate::readme::text_block("### Azure permissions");
     assert_eq!(listed, REQUIRED_ACTIONS);
 }

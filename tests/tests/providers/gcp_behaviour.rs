@@ -150,10 +150,7 @@ async fn the_instance_carries_user_data_keys_labels_and_an_external_address() {
 async fn a_stockout_is_reported_by_the_create_and_a_lost_answer_is_deduplicated() {
     let fake = start_fake(|_| {}).await;
     let gcp = client(&fake);
-    let instances = format!(
-        "/compute/v1/projects/{}/zones/{ZONE}/instances",
-        fake.config().project_id
-    );
+    let instances = instances_path(&fake);
     fake.faults()
         .inject(Some("POST"), &instances, 1, Fault::Capacity);
     let err = gcp
@@ -194,10 +191,7 @@ async fn a_stockout_is_reported_by_the_create_and_a_lost_answer_is_deduplicated(
 async fn an_undo_after_a_failed_insert_removes_the_ssh_rule_made_before_it() {
     let fake = start_fake(|_| {}).await;
     let gcp = client(&fake);
-    let instances = format!(
-        "/compute/v1/projects/{}/zones/{ZONE}/instances",
-        fake.config().project_id
-    );
+    let instances = instances_path(&fake);
     fake.faults()
         .inject(Some("POST"), &instances, 1, Fault::Capacity);
     let mut req = create_request("undo-1", "npv_undo1");
@@ -367,15 +361,7 @@ async fn the_probe_tests_every_permission_the_client_needs_and_names_the_missing
 
 #[test]
 fn the_readme_lists_exactly_the_permissions_the_probe_tests() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
-    let section = readme
-        .split("### GCP permissions")
-        .nth(1)
-        .and_then(|s| s.split("```text\n").nth(1))
-        .and_then(|s| s.split("```").next())
-        .expect("the README's GCP permission list");
-    let listed: Vec<&str> = section.lines().filter(|l| !l.is_empty()).collect();
+    let listed = crate::readme::text_block("### GCP permissions");
     assert_eq!(
         listed,
         levelrail_provisioner::providers::gcp::REQUIRED_PERMISSIONS

@@ -86,6 +86,14 @@ pub(crate) fn create_request(name: &str, provision: &str) -> CreateServer {
     }
 }
 
+/// The fake's instances collection in `ZONE`, as requests name it (for fault injection).
+pub(crate) fn instances_path(fake: &FakeGcpHandle) -> String {
+    format!(
+        "/compute/v1/projects/{}/zones/{ZONE}/instances",
+        fake.config().project_id
+    )
+}
+
 /// Polls `get_server` until the instance is running.
 pub(crate) async fn wait_running(client: &GcpProvider, id: &str) -> ServerInfo {
     for _ in 0..100 {

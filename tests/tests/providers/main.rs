@@ -31,3 +31,4 @@ mod hetzner_faults;
 mod hetzner_ratelimit;
 mod hetzner_support;
 mod openapi;
+mod readme;

@@ -243,7 +243,7 @@ impl CloudProvider for AwsProvider {
         let mut message = if missing.is_empty() {
             format!(
                 "{arn} may launch instances in {region} (RunInstances and {} more actions proven with DryRun)",
-                probe::DRY_RUN_ACTIONS.len()
+                dry.checked
             )
         } else {
             format!(

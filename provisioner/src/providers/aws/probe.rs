@@ -17,28 +17,19 @@ const PROBE_INSTANCE_ID: &str = "i-00000000000000000";
 /// A well-formed public key of no use to anyone (its private half was thrown away).
 const PROBE_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBPFDjMUbkmUa8NMpNe9ckVnLtJv9X2m3mKsnlRyD6/+ levelrail-probe";
 
-/// The actions dry-run besides `RunInstances`, in the order they are tried.
-pub(super) const DRY_RUN_ACTIONS: [&str; 8] = [
-    "ec2:CreateSecurityGroup",
-    "ec2:AuthorizeSecurityGroupIngress",
-    "ec2:RevokeSecurityGroupIngress",
-    "ec2:DeleteSecurityGroup",
-    "ec2:ImportKeyPair",
-    "ec2:DeleteKeyPair",
-    "ec2:CreateTags",
-    "ec2:TerminateInstances",
-];
-
 /// What the dry runs found.
 #[derive(Debug, Default)]
 pub(super) struct DryRuns {
+    /// How many actions were dry-run.
+    pub(super) checked: usize,
     /// Actions refused (`UnauthorizedOperation`).
     pub(super) missing: Vec<&'static str>,
     /// Actions whose dry run answered something else, with that answer's code.
     pub(super) unverified: Vec<(&'static str, String)>,
 }
 
-/// Dry-runs [`DRY_RUN_ACTIONS`] in `region`.
+/// Dry-runs, in `region`, every action the client calls besides `RunInstances` that EC2
+/// can dry-run.
 pub(super) async fn dry_run_actions(c: &Clients, region: &str) -> DryRuns {
     let ec2 = c.ec2(region).await;
     let rule = || {
@@ -49,102 +40,107 @@ pub(super) async fn dry_run_actions(c: &Clients, region: &str) -> DryRuns {
             .ip_ranges(IpRange::builder().cidr_ip("192.0.2.1/32").build())
             .build()
     };
-    let mut found = DryRuns::default();
-    for action in DRY_RUN_ACTIONS {
-        let outcome: Result<(), ProviderError> = match action {
-            "ec2:CreateSecurityGroup" => {
-                match ec2
-                    .create_security_group()
-                    .dry_run(true)
-                    .group_name(PROBE_NAME)
-                    .description("Levelrail probe: a dry run, never created")
-                    .send()
-                    .await
-                    .map_err(classify)
-                {
-                    Ok(out) => {
-                        if let Some(id) = out.group_id() {
-                            warn!(
-                                group = id,
-                                "the cloud ignored DryRun; deleting the probe group"
-                            );
-                            let _ = ec2.delete_security_group().group_id(id).send().await;
-                        }
-                        Ok(())
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            "ec2:AuthorizeSecurityGroupIngress" => ec2
-                .authorize_security_group_ingress()
+    let created_group = ec2
+        .create_security_group()
+        .dry_run(true)
+        .group_name(PROBE_NAME)
+        .description("Levelrail probe: a dry run, never created")
+        .send()
+        .await
+        .map_err(classify);
+    if let Ok(out) = &created_group
+        && let Some(id) = out.group_id()
+    {
+        warn!(
+            group = id,
+            "the cloud ignored DryRun; deleting the probe group"
+        );
+        let _ = ec2.delete_security_group().group_id(id).send().await;
+    }
+    let imported_key = ec2
+        .import_key_pair()
+        .dry_run(true)
+        .key_name(PROBE_NAME)
+        .public_key_material(aws_sdk_ec2::primitives::Blob::new(PROBE_PUBLIC_KEY))
+        .send()
+        .await
+        .map_err(classify);
+    if imported_key.is_ok() {
+        warn!("the cloud ignored DryRun; deleting the probe key pair");
+        let _ = ec2.delete_key_pair().key_name(PROBE_NAME).send().await;
+    }
+    let outcomes: [(&'static str, Result<(), ProviderError>); 8] = [
+        ("ec2:CreateSecurityGroup", created_group.map(drop)),
+        (
+            "ec2:AuthorizeSecurityGroupIngress",
+            ec2.authorize_security_group_ingress()
                 .dry_run(true)
                 .group_id(PROBE_GROUP_ID)
                 .ip_permissions(rule())
                 .send()
                 .await
-                .map(|_| ())
+                .map(drop)
                 .map_err(classify),
-            "ec2:RevokeSecurityGroupIngress" => ec2
-                .revoke_security_group_ingress()
+        ),
+        (
+            "ec2:RevokeSecurityGroupIngress",
+            ec2.revoke_security_group_ingress()
                 .dry_run(true)
                 .group_id(PROBE_GROUP_ID)
                 .ip_permissions(rule())
                 .send()
                 .await
-                .map(|_| ())
+                .map(drop)
                 .map_err(classify),
-            "ec2:DeleteSecurityGroup" => ec2
-                .delete_security_group()
+        ),
+        (
+            "ec2:DeleteSecurityGroup",
+            ec2.delete_security_group()
                 .dry_run(true)
                 .group_id(PROBE_GROUP_ID)
                 .send()
                 .await
-                .map(|_| ())
+                .map(drop)
                 .map_err(classify),
-            "ec2:ImportKeyPair" => {
-                match ec2
-                    .import_key_pair()
-                    .dry_run(true)
-                    .key_name(PROBE_NAME)
-                    .public_key_material(aws_sdk_ec2::primitives::Blob::new(PROBE_PUBLIC_KEY))
-                    .send()
-                    .await
-                    .map_err(classify)
-                {
-                    Ok(_) => {
-                        warn!("the cloud ignored DryRun; deleting the probe key pair");
-                        let _ = ec2.delete_key_pair().key_name(PROBE_NAME).send().await;
-                        Ok(())
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            "ec2:DeleteKeyPair" => ec2
-                .delete_key_pair()
+        ),
+        ("ec2:ImportKeyPair", imported_key.map(drop)),
+        (
+            "ec2:DeleteKeyPair",
+            ec2.delete_key_pair()
                 .dry_run(true)
                 .key_name(PROBE_NAME)
                 .send()
                 .await
-                .map(|_| ())
+                .map(drop)
                 .map_err(classify),
-            "ec2:CreateTags" => ec2
-                .create_tags()
+        ),
+        (
+            "ec2:CreateTags",
+            ec2.create_tags()
                 .dry_run(true)
                 .resources(PROBE_INSTANCE_ID)
                 .tags(Tag::builder().key("levelrail-probe").value("1").build())
                 .send()
                 .await
-                .map(|_| ())
+                .map(drop)
                 .map_err(classify),
-            _ => ec2
-                .terminate_instances()
+        ),
+        (
+            "ec2:TerminateInstances",
+            ec2.terminate_instances()
                 .dry_run(true)
                 .instance_ids(PROBE_INSTANCE_ID)
                 .send()
                 .await
-                .map(|_| ())
+                .map(drop)
                 .map_err(classify),
-        };
+        ),
+    ];
+    let mut found = DryRuns {
+        checked: outcomes.len(),
+        ..DryRuns::default()
+    };
+    for (action, outcome) in outcomes {
         match outcome {
             Ok(()) => {}
             Err(e) if e.reason == Reason::DryRunPassed => {}
