@@ -74,7 +74,8 @@ fn to_grant(provider: ProviderId, grant: AccessGrant) -> Result<Grant, BrokerErr
         project_id: grant.context.project_id,
     };
     let id = grant.context.credential_id;
-    match grant.secret {
+    let expires_at = grant.expires_at;
+    let grant = match grant.secret {
         GrantSecret::Bearer(token) => Ok(Grant::bearer(id, token, context)),
         GrantSecret::Aws {
             access_key_id,
@@ -92,7 +93,8 @@ fn to_grant(provider: ProviderId, grant: AccessGrant) -> Result<Grant, BrokerErr
         GrantSecret::AwsAmbient => Err(BrokerError::Failed(format!(
             "{provider}: the broker must resolve the ambient identity into session credentials"
         ))),
-    }
+    };
+    grant.map(|g| g.expiring(expires_at))
 }
 
 /// Verifies credentials with the provider clients of the registry. The registry is set

@@ -26,6 +26,6 @@ pub use nodes::{
 };
 pub use provisions::{
     AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig,
-    ProvisionerDeps, WorkflowTuning,
+    ProvisionerDeps, RetryTuning, WorkflowTuning,
 };
 pub use teardown::ServerTeardown;

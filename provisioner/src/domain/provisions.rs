@@ -13,7 +13,7 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use tracing::info;
 
-pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, WorkflowTuning};
+pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning, WorkflowTuning};
 pub use reachability::AgentAddrPolicy;
 
 use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};

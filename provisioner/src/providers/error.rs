@@ -65,6 +65,10 @@ pub enum Reason {
     /// The account lacks a piece of set-up the client needs (a default network, a
     /// subscription-scope reader, the resource group): a finding, not a refused credential.
     AccountSetup,
+    /// The grant (an exchanged token or a session) expired or is no longer accepted (AWS
+    /// `ExpiredToken` / `RequestExpired`, Azure `ExpiredAuthenticationToken`, Google
+    /// `authError`): a fresh grant may succeed.
+    GrantExpired,
 }
 
 impl Reason {
@@ -89,6 +93,9 @@ impl Reason {
             (DigitalOcean | Gcp | Hetzner | Azure | Aws, "unexpected_response") => {
                 Reason::UnexpectedResponse
             }
+            (Aws, "ExpiredToken" | "ExpiredTokenException" | "RequestExpired")
+            | (Azure, "ExpiredAuthenticationToken" | "InvalidAuthenticationToken")
+            | (Gcp, "authError" | "UNAUTHENTICATED") => Reason::GrantExpired,
             (
                 Azure | Gcp | Aws,
                 "missing_subscription_reader"
@@ -149,6 +156,13 @@ impl ProviderError {
     pub fn is_transient(&self) -> bool {
         matches!(self.kind, ErrorKind::Unavailable | ErrorKind::RateLimited)
     }
+
+    /// Whether the grant itself was refused (HTTP 401, or an expired token or session):
+    /// the same call with a freshly issued grant may succeed. A 403 (forbidden) is not.
+    pub fn is_grant_refused(&self) -> bool {
+        self.kind == ErrorKind::Unauthorized
+            && (self.status == Some(401) || self.reason == Reason::GrantExpired)
+    }
 }
 
 impl fmt::Display for ProviderError {
@@ -194,6 +208,11 @@ mod tests {
         );
         assert_eq!(e(ProviderId::Aws, "DryRunOperation"), Reason::DryRunPassed);
         assert_eq!(e(ProviderId::Aws, "DependencyViolation"), Reason::InUse);
+        assert_eq!(e(ProviderId::Aws, "RequestExpired"), Reason::GrantExpired);
+        assert_eq!(
+            e(ProviderId::Azure, "ExpiredAuthenticationToken"),
+            Reason::GrantExpired
+        );
         // A code means something only from the provider that defines it.
         assert_eq!(e(ProviderId::Hetzner, "alreadyExists"), Reason::Unspecified);
         assert_eq!(e(ProviderId::Gcp, "uniqueness_error"), Reason::Unspecified);

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use secrecy::SecretString;
+use time::OffsetDateTime;
 
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
@@ -36,6 +37,8 @@ pub struct Grant {
     pub context: GrantContext,
     /// AWS session credentials (`None` for every other provider).
     pub aws: Option<AwsKeys>,
+    /// When the grant stops working (`None`: a long-lived API token).
+    pub expires_at: Option<OffsetDateTime>,
 }
 
 impl Grant {
@@ -50,6 +53,7 @@ impl Grant {
             token,
             context,
             aws: None,
+            expires_at: None,
         }
     }
 
@@ -60,7 +64,14 @@ impl Grant {
             token: SecretString::from(""),
             context,
             aws: Some(keys),
+            expires_at: None,
         }
+    }
+
+    /// The same grant, expiring at `at` (an exchanged token or a session).
+    pub fn expiring(mut self, at: Option<OffsetDateTime>) -> Self {
+        self.expires_at = at;
+        self
     }
 }
 
@@ -87,6 +98,7 @@ impl std::fmt::Debug for Grant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Grant")
             .field("credential_id", &self.credential_id)
+            .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
 }
@@ -193,6 +205,17 @@ impl ProviderRegistry {
         id: ProviderId,
         purpose: &str,
     ) -> Result<(Arc<dyn CloudProvider>, String), RegistryError> {
+        let leased = self.lease(id, purpose).await?;
+        Ok((leased.client, leased.credential_id))
+    }
+
+    /// A client for `id` with a grant just issued by the broker, and when that grant
+    /// expires (a caller that outlives it asks again).
+    pub async fn lease(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<LeasedClient, RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
         let grant = self
             .broker
@@ -200,7 +223,11 @@ impl ProviderRegistry {
             .await
             .map_err(RegistryError::Broker)?;
         let client = self.build(id, spec, &grant)?;
-        Ok((client, grant.credential_id))
+        Ok(LeasedClient {
+            client,
+            credential_id: grant.credential_id,
+            expires_at: grant.expires_at,
+        })
     }
 
     /// A client for `id` acting with `grant` (verification of an AWS credential before
@@ -253,6 +280,33 @@ impl ProviderRegistry {
             policy: self.policy.clone(),
         })
         .map_err(RegistryError::Provider)
+    }
+}
+
+/// A client and the life of the grant it acts with.
+#[derive(Clone)]
+pub struct LeasedClient {
+    /// The client.
+    pub client: Arc<dyn CloudProvider>,
+    /// The credential the grant came from.
+    pub credential_id: String,
+    /// When the grant stops working (`None`: it does not expire).
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+impl std::fmt::Debug for LeasedClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeasedClient")
+            .field("credential_id", &self.credential_id)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LeasedClient {
+    /// Whether the grant still works for at least `margin` after `now`.
+    pub fn valid_for(&self, now: OffsetDateTime, margin: std::time::Duration) -> bool {
+        self.expires_at.is_none_or(|at| at - margin > now)
     }
 }
 

@@ -12,7 +12,7 @@ use super::events::{DriverSignals, Stop};
 use super::failure::{Failure, Halt, StepError};
 use super::hooks::{HookAction, HookPoint};
 use crate::domain::provision::{Provision, ProvisionId, SagaStep, StageTiming};
-use crate::providers::CloudProvider;
+use crate::providers::registry::LeasedClient;
 use crate::store::ProvisionRecord;
 
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
@@ -25,11 +25,16 @@ const CONFLICT_ATTEMPTS: u32 = 8;
 pub(super) struct Driver {
     pub(super) shared: Arc<Shared>,
     pub(super) record: ProvisionRecord,
-    pub(super) client: Option<Arc<dyn CloudProvider>>,
+    /// The provider client and the life of its grant (replaced before it expires).
+    pub(super) client: Option<LeasedClient>,
     pub(super) kick: Arc<Notify>,
-    stop: watch::Receiver<Stop>,
-    /// The last provider error seen while polling, for a timeout's reason.
+    pub(super) stop: watch::Receiver<Stop>,
+    /// The last provider error seen, for a timeout's reason.
     pub(super) last_poll_code: Option<String>,
+    /// Transient failures retried so far (the per-provision budget).
+    pub(super) retries: u32,
+    /// How long the provider asked us to wait before the next poll.
+    pub(super) provider_pause: Option<std::time::Duration>,
 }
 
 /// Unregisters the driver and stops its lease renewal when it ends, however it ends.
@@ -104,6 +109,8 @@ async fn start(
         kick: signals.kick,
         stop: signals.stop,
         last_poll_code: None,
+        retries: 0,
+        provider_pause: None,
     }))
 }
 
@@ -164,14 +171,29 @@ impl Driver {
         self.hook(HookPoint::Before(step))?;
         let remaining = self.remaining();
         let mut stop = self.stop.clone();
+        let grace = self.shared.config.tuning.cancel_grace;
+        let id = self.record.id.clone();
         let race = if remaining.is_zero() {
             Race::TimedOut
         } else {
-            tokio::select! {
-                r = self.run_step(step) => Race::Done(r),
+            let run = self.run_step(step);
+            tokio::pin!(run);
+            let race = tokio::select! {
+                r = &mut run => Race::Done(r),
                 () = tokio::time::sleep(remaining) => Race::TimedOut,
                 s = stopped(&mut stop) => Race::Stopped(s),
+            };
+            // A create in flight is not cut midway (its server could exist with nobody
+            // knowing its id): it finishes, bounded, and the undo then deletes by id.
+            let interrupted = matches!(race, Race::TimedOut | Race::Stopped(Stop::Cancel));
+            if interrupted && step == SagaStep::CreateServer {
+                debug!(provision = %id, "letting the create in flight finish");
+                if let Ok(Err(StepError::Halt(halt))) = tokio::time::timeout(grace, &mut run).await
+                {
+                    return Err(halt.into());
+                }
             }
+            race
         };
         match race {
             Race::Done(Ok(())) => self.after_step(step).await,

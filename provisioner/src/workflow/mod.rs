@@ -10,10 +10,12 @@
 //! labels when the create's answer was never recorded), token revoked — and the provision
 //! becomes `failed`, which releases its name. After a restart, [`Workflow::resume_all`]
 //! continues every provision whose lease expired from its persisted step.
+mod calls;
 mod driver;
 mod events;
 mod failure;
 pub(crate) mod hooks;
+mod retry;
 mod steps;
 mod teardown;
 mod undo;
@@ -48,6 +50,8 @@ pub(crate) struct Shared {
     /// This process's lease owner id.
     pub(crate) owner: String,
     pub(crate) hook: Option<Arc<dyn StepHook>>,
+    /// Retry budgets per credential, shared by every driver of this process.
+    pub(crate) budgets: retry::RetryBudgets,
 }
 
 impl Shared {
@@ -96,6 +100,7 @@ impl Workflow {
             clock,
             owner,
             hook: None,
+            budgets: retry::RetryBudgets::default(),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -125,6 +130,7 @@ impl Workflow {
             clock,
             owner,
             hook: Some(hook),
+            budgets: retry::RetryBudgets::default(),
         };
         Workflow {
             shared: Arc::new(shared),

@@ -9,12 +9,12 @@ use sha2::{Digest as _, Sha256};
 use zeroize::Zeroizing;
 
 use super::driver::Driver;
-use super::failure::{Failure, StepError};
+use super::failure::{Failure, Halt, StepError};
 use super::hooks::HookPoint;
 use crate::cloudinit::{self, CloudInitParams};
 use crate::domain::PROVISION_JOIN_TOKEN_TTL;
 use crate::domain::provision::{ProvisionStatus, SagaStep};
-use crate::providers::{CloudProvider, CreateServer, Ownership, ProviderError};
+use crate::providers::{CreateServer, Ownership};
 
 impl Driver {
     /// Runs one forward step.
@@ -40,8 +40,15 @@ impl Driver {
         );
         let phase = self.record.status;
         let nodes = Arc::clone(&self.shared.nodes);
-        let failed = |e: crate::domain::NodesError| {
-            Failure::new(phase, format!("could not mint the join token: {e}"))
+        // The store being down is no reason to fail a provision: the driver stops and the
+        // provision is resumed from this step.
+        let failed = |e: crate::domain::NodesError| -> StepError {
+            match e {
+                crate::domain::NodesError::Unavailable(e) => {
+                    Halt::StoreUnavailable(e.to_string()).into()
+                }
+                e => Failure::new(phase, format!("could not mint the join token: {e}")).into(),
+            }
         };
         // A token minted by an attempt whose result was never recorded must not stay live.
         nodes
@@ -104,15 +111,7 @@ impl Driver {
         self.commit(|r| r.saga.create_attempts += 1).await?;
         let phase = self.record.status;
         let region = self.record.region.clone();
-        let client = self.client().await.map_err(|e| {
-            Failure::provider(
-                phase,
-                &format!("could not use {}", self.record.provider),
-                &e,
-                &region,
-            )
-        })?;
-        let request = CreateServer {
+        let request = Arc::new(CreateServer {
             name: self.record.name.to_string(),
             region: region.clone(),
             size: self.record.size.clone(),
@@ -121,9 +120,14 @@ impl Driver {
             ssh_public_keys: self.record.ssh_public_keys.clone(),
             ssh_source_cidr: self.record.ssh_source_cidr.clone(),
             ownership: self.ownership(),
-        };
-        let server = client
-            .create_server(&request)
+        });
+        // Idempotent at the provider by provision id, so a retry adopts what an earlier
+        // attempt made.
+        let server = self
+            .call("create_server", |client| {
+                let request = Arc::clone(&request);
+                async move { client.create_server(&request).await }
+            })
             .await
             .map_err(|e| Failure::provider(phase, "could not create the server", &e, &region))?;
         drop(request);
@@ -175,23 +179,6 @@ impl Driver {
         cloudinit::render(&params)
             .map(Zeroizing::new)
             .map_err(|e| fail(format!("could not render the cloud-init: {e}")))
-    }
-
-    /// The provider client (built once per driver, with the stored credential).
-    pub(super) async fn client(&mut self) -> Result<Arc<dyn CloudProvider>, ProviderError> {
-        if let Some(client) = &self.client {
-            return Ok(Arc::clone(client));
-        }
-        let provider = self.record.provider;
-        let purpose = format!("provision {}", self.record.id);
-        let (client, _credential) = self
-            .shared
-            .registry
-            .client(provider, &purpose)
-            .await
-            .map_err(|e| e.into_provider_error(provider))?;
-        self.client = Some(Arc::clone(&client));
-        Ok(client)
     }
 
     /// The labels of this provision's resources.

@@ -2,8 +2,10 @@
 //! by our labels when the create's answer was never recorded), then the join token (every
 //! token of the provision, recorded or not). Each undo is idempotent and recorded when
 //! done; then the provision becomes `failed`, which releases its name.
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::driver::Driver;
@@ -11,10 +13,12 @@ use super::failure::{Failure, Halt, StepError, describe};
 use super::hooks::{HookAction, HookPoint};
 use crate::domain::provision::{FailureNote, ProvisionStatus, SagaStep};
 use crate::providers::error::clip;
-use crate::providers::{CloudProvider, Ownership, ProviderError};
+use crate::providers::{CloudProvider, ErrorKind, Ownership, ProviderError};
 
 const SERVER: &str = "create_server";
 const TOKEN: &str = "mint_join_token";
+/// Tries at revoking the tokens before the driver stops for a resume.
+const STORE_ATTEMPTS: u32 = 5;
 
 /// Deletes what a provision created at the provider: the server `server_id` when known,
 /// otherwise every server carrying the provision's labels; then (inside the provider's
@@ -88,10 +92,12 @@ impl Driver {
     /// Runs the undo of `step` and records it as done (or as given up, with its reason).
     /// A crash before the record repeats the undo on resume, which is harmless.
     async fn undo(&mut self, step: SagaStep) -> Result<(), Halt> {
-        let mut outcome = self.undo_action(step).await;
+        let mut outcome = self.undo_action(step).await?;
         match self.hook(HookPoint::Undo(step)) {
             Err(StepError::Halt(halt)) => return Err(halt),
-            Ok(HookAction::Replay) if outcome.is_ok() => outcome = self.undo_action(step).await,
+            Ok(HookAction::Replay) if outcome.is_ok() => {
+                outcome = self.undo_action(step).await?;
+            }
             _ => {}
         }
         let name = if step == SagaStep::CreateServer {
@@ -108,11 +114,14 @@ impl Driver {
         .await
     }
 
-    async fn undo_action(&mut self, step: SagaStep) -> Result<(), String> {
+    /// The undo of `step`: `Err` stops the driver (the unwinding resumes later), `Ok(Err)`
+    /// gives up with a reason. The token's undo is never given up on: only the store can
+    /// refuse it, and a live token must not outlive a failed provision.
+    async fn undo_action(&mut self, step: SagaStep) -> Result<Result<(), String>, Halt> {
         if step == SagaStep::CreateServer {
-            self.undo_server().await
+            Ok(self.undo_server().await)
         } else {
-            self.undo_token().await
+            self.undo_token().await.map(Ok)
         }
     }
 
@@ -142,43 +151,67 @@ impl Driver {
         Ok(())
     }
 
-    /// Deletes the server and its dedicated resources, retrying with backoff.
+    /// Deletes the server and its dedicated resources, retrying (capped backoff, a fresh
+    /// grant whenever the old one nears expiry) until it is done or the undo deadline
+    /// passes. A refused credential or a rejected request ends it early: what is left is
+    /// then the orphan sweeper's.
     async fn undo_server(&mut self) -> Result<(), String> {
-        let attempts = self.shared.config.tuning.undo_attempts.max(1);
-        let mut pause = self.shared.config.tuning.undo_backoff;
-        let mut last = String::new();
-        for attempt in 1..=attempts {
-            match self.delete_server_once().await {
+        let tuning = self.shared.config.tuning.clone();
+        let deadline = Instant::now() + tuning.undo_deadline;
+        let mut retry = 0u32;
+        loop {
+            let e = match self.delete_server_once().await {
                 Ok(()) => return Ok(()),
-                Err(e) => {
-                    last = format!(
-                        "could not delete the server: {}",
-                        describe(&e, &self.record.region)
-                    );
-                    warn!(provision = %self.record.id, attempt, error = %e, "undo of the server failed");
-                }
+                Err(e) => e,
+            };
+            let reason = format!(
+                "could not delete the server: {}",
+                describe(&e, &self.record.region)
+            );
+            retry += 1;
+            warn!(provision = %self.record.id, retry, error = %e, "undo of the server failed");
+            let hopeless = matches!(e.kind, ErrorKind::Unauthorized | ErrorKind::InvalidRequest);
+            if hopeless || Instant::now() >= deadline {
+                return Err(reason);
             }
-            if attempt < attempts {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(60));
-            }
+            let pause = tuning.retry.pause(retry, e.retry_after);
+            tokio::time::sleep(pause.min(deadline.saturating_duration_since(Instant::now()))).await;
         }
-        Err(last)
     }
 
     async fn delete_server_once(&mut self) -> Result<(), ProviderError> {
-        let client = self.client().await?;
-        let server_id = self.record.provider_server_id.clone();
-        delete_provision_resources(client.as_ref(), server_id.as_deref(), &self.ownership()).await
+        let server_id = Arc::new(self.record.provider_server_id.clone());
+        let ownership = Arc::new(self.ownership());
+        // Transient failures are retried by the caller's loop, which keeps the deadline.
+        self.call_once("delete_provision_resources", |client| {
+            let (server_id, ownership) = (Arc::clone(&server_id), Arc::clone(&ownership));
+            async move {
+                delete_provision_resources(client.as_ref(), server_id.as_deref(), &ownership).await
+            }
+        })
+        .await
     }
 
-    /// Revokes every live token of the provision.
-    async fn undo_token(&mut self) -> Result<(), String> {
-        let nodes = std::sync::Arc::clone(&self.shared.nodes);
-        nodes
-            .revoke_join_tokens_for_provision(self.record.id.as_str())
-            .await
-            .map(drop)
-            .map_err(|e| format!("could not revoke the join token: {e}"))
+    /// Revokes every live token of the provision; a store that stays down halts the
+    /// driver (the unwinding resumes later).
+    async fn undo_token(&mut self) -> Result<(), Halt> {
+        let nodes = Arc::clone(&self.shared.nodes);
+        let mut pause = Duration::from_millis(200);
+        for _ in 0..STORE_ATTEMPTS {
+            match nodes
+                .revoke_join_tokens_for_provision(self.record.id.as_str())
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(e) => {
+                    warn!(provision = %self.record.id, error = %e, "could not revoke the join token; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+            }
+        }
+        Err(Halt::StoreUnavailable(
+            "could not revoke the provision's join token".into(),
+        ))
     }
 }

@@ -2,6 +2,7 @@
 //! push (enrollment, progress report, cancel) or a timer, reads what the database says
 //! (enrollment, reported install steps, a cancel from another replica) and polls the
 //! provider — only this driver, only while booting, with backoff from 2 s to 15 s.
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -59,7 +60,9 @@ impl Driver {
             }
             if self.needs_poll() && Instant::now() >= next_poll {
                 self.poll_server().await?;
-                next_poll = Instant::now() + backoff;
+                // A provider that asked for a pause gets it.
+                let asked = self.provider_pause.take().unwrap_or_default();
+                next_poll = Instant::now() + backoff.max(asked.min(tuning.retry.max_retry_after));
                 backoff = backoff.mul_f64(1.5).min(tuning.poll_max);
             }
             self.skip_silent_install(tuning.install_grace).await?;
@@ -263,26 +266,35 @@ impl Driver {
         let Some(server_id) = self.record.provider_server_id.clone() else {
             return Ok(None);
         };
-        let error = match self.client().await {
-            Ok(client) => match client.get_server(&server_id).await {
-                Ok(info) => return Ok(Some(info)),
-                Err(e) => e,
-            },
+        let id = Arc::new(server_id);
+        let fetched = self
+            .call_once("get_server", |client| {
+                let id = Arc::clone(&id);
+                async move { client.get_server(&id).await }
+            })
+            .await;
+        let error = match fetched {
+            Ok(info) => return Ok(Some(info)),
             Err(e) => e,
         };
+        let (phase, region) = (self.record.status, &self.record.region);
         if error.kind == ErrorKind::NotFound {
-            let (phase, region) = (self.record.status, &self.record.region);
             return Err(
                 Failure::provider(phase, "the server no longer exists", &error, region).into(),
             );
         }
+        if matches!(
+            error.kind,
+            ErrorKind::Unauthorized | ErrorKind::InvalidRequest
+        ) {
+            // A refused credential (after one refresh), forbidden, a rejected request:
+            // polling again cannot help. Anything else is polled again.
+            return Err(
+                Failure::provider(phase, "could not read the server", &error, region).into(),
+            );
+        }
         debug!(provision = %self.record.id, error = %error, "polling the server failed; will retry");
-        let code = if error.code.is_empty() {
-            error.kind.as_str().to_owned()
-        } else {
-            error.code
-        };
-        self.last_poll_code = Some(code);
+        self.provider_pause = error.retry_after;
         Ok(None)
     }
 

@@ -2,6 +2,8 @@
 //! dial, how long a provision may take, and the workflow's timing.
 use std::time::Duration;
 
+use rand::Rng as _;
+
 use super::super::provision::SealingKey;
 use super::reachability::AgentAddrPolicy;
 use crate::cloudinit::AgentSource;
@@ -47,12 +49,18 @@ pub struct WorkflowTuning {
     pub follow_interval: Duration,
     /// How long a running server may send no progress report before `enrolling`.
     pub install_grace: Duration,
-    /// Attempts at deleting a failed provision's server.
-    pub undo_attempts: u32,
-    /// First pause between two of them (doubling).
-    pub undo_backoff: Duration,
+    /// How long an undo keeps retrying before what it could not delete is recorded as an
+    /// orphan for the sweeper.
+    pub undo_deadline: Duration,
+    /// How long a provider call in flight may go on after a cancel (it is not cut midway).
+    pub cancel_grace: Duration,
     /// How long `CancelProvision` waits for the unwinding before it answers.
     pub cancel_wait: Duration,
+    /// A grant must still be valid this long when a provider call starts; an older one is
+    /// replaced by a freshly issued grant first.
+    pub grant_margin: Duration,
+    /// Retries of transient provider failures.
+    pub retry: RetryTuning,
 }
 
 impl Default for WorkflowTuning {
@@ -64,9 +72,55 @@ impl Default for WorkflowTuning {
             db_tick: Duration::from_secs(5),
             follow_interval: Duration::from_secs(2),
             install_grace: Duration::from_secs(5 * 60),
-            undo_attempts: 5,
-            undo_backoff: Duration::from_secs(2),
+            undo_deadline: Duration::from_secs(30 * 60),
+            cancel_grace: Duration::from_secs(120),
             cancel_wait: Duration::from_secs(60),
+            grant_margin: Duration::from_secs(180),
+            retry: RetryTuning::default(),
         }
+    }
+}
+
+/// How retries are paced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryTuning {
+    /// First backoff ceiling; doubles per retry (full jitter: a random pause below it).
+    pub base: Duration,
+    /// Largest backoff ceiling.
+    pub max: Duration,
+    /// Largest wait taken from a provider's `Retry-After`.
+    pub max_retry_after: Duration,
+    /// Retries one provision may spend over its whole life.
+    pub per_provision: u32,
+    /// Retries a credential may hold in reserve (every provision's draw from it)…
+    pub per_credential_burst: u32,
+    /// …refilled at this many per second.
+    pub per_credential_refill: f64,
+}
+
+impl Default for RetryTuning {
+    fn default() -> Self {
+        RetryTuning {
+            base: Duration::from_secs(1),
+            max: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(120),
+            per_provision: 200,
+            per_credential_burst: 50,
+            per_credential_refill: 2.0,
+        }
+    }
+}
+
+impl RetryTuning {
+    /// The pause before retry number `retry` (1-based): a random share of the doubling
+    /// ceiling, and never less than what the provider asked for (capped).
+    pub fn pause(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        let ceiling = self
+            .base
+            .saturating_mul(1u32 << retry.clamp(1, 16).saturating_sub(1))
+            .min(self.max);
+        let jitter = rand::thread_rng().gen_range(0..=ceiling.as_millis().max(1) as u64);
+        let asked = retry_after.unwrap_or_default().min(self.max_retry_after);
+        Duration::from_millis(jitter).max(asked)
     }
 }

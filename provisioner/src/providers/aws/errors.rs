@@ -63,6 +63,8 @@ pub(crate) fn kind_of(code: &str, status: u16) -> ErrorKind {
         | "InvalidClientTokenId"
         | "SignatureDoesNotMatch"
         | "ExpiredToken"
+        | "ExpiredTokenException"
+        | "RequestExpired"
         | "AccessDenied"
         | "AccessDeniedException"
         | "Blocked"

@@ -2,21 +2,26 @@
 //! provision id (like every real client), a dedicated firewall per provision, servers that
 //! run after a set number of polls, per-call fault injection and call counters.
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use async_trait::async_trait;
+use tokio::time::Instant;
+
+use crate::domain::Clock;
 
 use crate::providers::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
     Region, ServerInfo, ServerState, Size,
 };
 
-/// A fault: the next `times` calls of `method` fail with `error`; with `after_effect` the
-/// call takes effect first and only its answer is lost.
+/// A fault: the next `times` calls of `method` (or every call until `until`) fail with
+/// `error`; with `after_effect` the call takes effect first and only its answer is lost.
 #[derive(Debug, Clone)]
 struct Fault {
     method: &'static str,
     times: usize,
+    until: Option<Instant>,
     error: ProviderError,
     after_effect: bool,
 }
@@ -40,6 +45,8 @@ struct State {
     user_data: BTreeMap<String, String>,
     faults: Vec<Fault>,
     running_after_polls: u32,
+    create_delay: Duration,
+    refused_grants: usize,
 }
 
 /// The fake cloud.
@@ -59,6 +66,8 @@ impl Default for FakeProvider {
             user_data: BTreeMap::new(),
             faults: Vec::new(),
             running_after_polls: 2,
+            create_delay: Duration::ZERO,
+            refused_grants: 0,
         };
         FakeProvider {
             state: Mutex::new(state),
@@ -83,13 +92,47 @@ impl FakeProvider {
         kind: ErrorKind,
         code: &str,
     ) {
-        let error = error(kind, code);
+        self.fail_next_with(method, times, error(kind, code));
+    }
+
+    /// The next `times` calls of `method` fail with `error`.
+    pub(crate) fn fail_next_with(&self, method: &'static str, times: usize, error: ProviderError) {
         self.lock().faults.push(Fault {
             method,
             times,
+            until: None,
             error,
             after_effect: false,
         });
+    }
+
+    /// Every call of `method` for `storm` (by Tokio's clock) fails, alternately with a 429
+    /// asking to wait `retry_after` and a 503.
+    pub(crate) fn storm(&self, method: &'static str, storm: Duration, retry_after: Duration) {
+        let until = Some(Instant::now() + storm);
+        let mut limited = error(ErrorKind::RateLimited, "rate_limit_exceeded").with_status(429);
+        limited.retry_after = Some(retry_after);
+        let unavailable = error(ErrorKind::Unavailable, "service_unavailable").with_status(503);
+        let mut s = self.lock();
+        for error in [limited, unavailable] {
+            s.faults.push(Fault {
+                method,
+                times: usize::MAX,
+                until,
+                error,
+                after_effect: false,
+            });
+        }
+    }
+
+    /// Creates take `delay` before they take effect.
+    pub(crate) fn set_create_delay(&self, delay: Duration) {
+        self.lock().create_delay = delay;
+    }
+
+    /// Calls refused because their grant had expired.
+    pub(crate) fn refused_grants(&self) -> usize {
+        self.lock().refused_grants
     }
 
     /// The next call of `method` takes effect but its answer is lost (a timeout).
@@ -98,6 +141,7 @@ impl FakeProvider {
         self.lock().faults.push(Fault {
             method,
             times: 1,
+            until: None,
             error,
             after_effect: true,
         });
@@ -155,12 +199,22 @@ impl FakeProvider {
     fn enter(&self, method: &'static str) -> Option<Fault> {
         let mut s = self.lock();
         *s.calls.entry(method).or_default() += 1;
-        let fault = s
+        let now = Instant::now();
+        s.faults.retain(|f| f.until.is_none_or(|u| now < u));
+        let index = s
             .faults
-            .iter_mut()
-            .find(|f| f.method == method && f.times > 0)?;
+            .iter()
+            .position(|f| f.method == method && f.times > 0)?;
+        let mut fault = s.faults.remove(index);
         fault.times -= 1;
-        Some(fault.clone())
+        let taken = fault.clone();
+        if fault.times > 0 && fault.until.is_some() {
+            // A storm alternates its errors: the one taken goes to the back.
+            s.faults.push(fault);
+        } else if fault.times > 0 {
+            s.faults.insert(index, fault);
+        }
+        Some(taken)
     }
 
     fn info(id: u64, s: &Server, running_after: u32) -> ServerInfo {
@@ -247,6 +301,8 @@ impl CloudProvider for FakeProvider {
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
+        let delay = self.lock().create_delay;
+        tokio::time::sleep(delay).await;
         match self.enter("create_server") {
             Some(f) if f.after_effect => {
                 self.create(req);
@@ -314,5 +370,81 @@ impl CloudProvider for FakeProvider {
             account: "fake".into(),
             message: "fake".into(),
         })
+    }
+}
+
+/// The fake cloud as seen with one grant: every call after the grant's expiry (by the
+/// bench's clock) is refused with a 401, as a token cloud refuses an expired token.
+pub(crate) struct GrantedClient {
+    pub(crate) inner: Arc<FakeProvider>,
+    /// The grant's expiry in UNIX nanoseconds (`None`: it does not expire).
+    pub(crate) expires: Option<i128>,
+    pub(crate) clock: Clock,
+}
+
+impl std::fmt::Debug for GrantedClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrantedClient")
+            .field("expires", &self.expires)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GrantedClient {
+    fn check(&self) -> Result<(), ProviderError> {
+        let now = (self.clock)().unix_timestamp_nanos();
+        if self.expires.is_some_and(|at| now >= at) {
+            self.inner.lock().refused_grants += 1;
+            return Err(error(ErrorKind::Unauthorized, "unauthorized").with_status(401));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl CloudProvider for GrantedClient {
+    fn id(&self) -> ProviderId {
+        ProviderId::Hetzner
+    }
+
+    async fn list_regions(&self) -> Result<Vec<Region>, ProviderError> {
+        self.check()?;
+        self.inner.list_regions().await
+    }
+
+    async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
+        self.check()?;
+        self.inner.list_sizes(region).await
+    }
+
+    async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
+        self.check()?;
+        self.inner.create_server(req).await
+    }
+
+    async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
+        self.check()?;
+        self.inner.get_server(id).await
+    }
+
+    async fn delete_provision_resources(
+        &self,
+        server: Option<&str>,
+        ownership: &Ownership,
+    ) -> Result<(), ProviderError> {
+        self.check()?;
+        self.inner
+            .delete_provision_resources(server, ownership)
+            .await
+    }
+
+    async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {
+        self.check()?;
+        self.inner.list_servers(control_plane).await
+    }
+
+    async fn probe(&self) -> Result<CapabilityReport, ProviderError> {
+        self.check()?;
+        self.inner.probe().await
     }
 }

@@ -2,14 +2,15 @@
 //! a `Nodes` wired to the workflow's events, a scripted fault hook, and helpers that play
 //! the node's part (progress reports, enrollment) with the token from the user-data.
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret as _, SecretString};
 use tokio::time::Instant;
 
-use super::fake::FakeProvider;
+use super::fake::{FakeProvider, GrantedClient};
 use crate::arch::CpuArch;
 use crate::cloudinit::{
     AgentDownload, AgentSource, JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, written_file,
@@ -81,37 +82,81 @@ impl StepHook for ScriptedHook {
     }
 }
 
-/// Grants for Hetzner only; DigitalOcean has no credential stored.
-#[derive(Debug)]
-struct TestBroker;
+/// Grants for Hetzner only (DigitalOcean has no credential stored), each living
+/// `grant_life` by the bench's clock when set. The token carries its expiry, which the
+/// client built on it enforces (as a token cloud does).
+pub(crate) struct TestBroker {
+    clock: Clock,
+    grant_life: Mutex<Option<Duration>>,
+    issued: AtomicUsize,
+}
+
+impl std::fmt::Debug for TestBroker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestBroker").finish_non_exhaustive()
+    }
+}
+
+impl TestBroker {
+    /// Grants issued so far.
+    pub(crate) fn issued(&self) -> usize {
+        self.issued.load(Ordering::SeqCst)
+    }
+
+    /// Grants issued from now on live `life`.
+    pub(crate) fn set_grant_life(&self, life: Duration) {
+        *self.grant_life.lock().expect("lock") = Some(life);
+    }
+}
 
 #[async_trait]
 impl AccessBroker for TestBroker {
     async fn issue(&self, provider: ProviderId, _purpose: &str) -> Result<Grant, BrokerError> {
-        match provider {
-            ProviderId::Hetzner => Ok(Grant::bearer(
-                "cred_test",
-                SecretString::from("fake-token"),
-                GrantContext::default(),
-            )),
-            other => Err(BrokerError::NotConnected(other)),
+        if provider != ProviderId::Hetzner {
+            return Err(BrokerError::NotConnected(provider));
         }
+        self.issued.fetch_add(1, Ordering::SeqCst);
+        let expires = (*self.grant_life.lock().expect("lock")).map(|life| (self.clock)() + life);
+        let token = expires.map_or_else(
+            || "fake-token".to_owned(),
+            |at| format!("exp:{}", at.unix_timestamp_nanos()),
+        );
+        Ok(Grant::bearer(
+            "cred_test",
+            SecretString::from(token),
+            GrantContext::default(),
+        )
+        .expiring(expires))
     }
 }
 
-fn registry(fake: &Arc<FakeProvider>) -> ProviderRegistry {
-    let spec = |fake: Arc<FakeProvider>| {
-        let construct: Constructor =
-            Arc::new(move |_| Ok(Arc::clone(&fake) as Arc<dyn CloudProvider>));
+fn registry(fake: &Arc<FakeProvider>, broker: Arc<TestBroker>) -> ProviderRegistry {
+    let spec = |fake: Arc<FakeProvider>, clock: Clock| {
+        let construct: Constructor = Arc::new(move |parts| {
+            let expires = parts
+                .token
+                .expose_secret()
+                .strip_prefix("exp:")
+                .and_then(|n| n.parse::<i128>().ok());
+            Ok(Arc::new(GrantedClient {
+                inner: Arc::clone(&fake),
+                expires,
+                clock: Arc::clone(&clock),
+            }) as Arc<dyn CloudProvider>)
+        });
         ProviderSpec {
             base_url: "fake://cloud".into(),
             construct,
             limiter: RateLimiter::unlimited,
         }
     };
-    ProviderRegistry::new(Arc::new(TestBroker))
-        .with(ProviderId::Hetzner, spec(Arc::clone(fake)))
-        .with(ProviderId::DigitalOcean, spec(Arc::clone(fake)))
+    let clock = Arc::clone(&broker.clock);
+    ProviderRegistry::new(broker)
+        .with(
+            ProviderId::Hetzner,
+            spec(Arc::clone(fake), Arc::clone(&clock)),
+        )
+        .with(ProviderId::DigitalOcean, spec(Arc::clone(fake), clock))
 }
 
 /// The configuration of a bench.
@@ -142,6 +187,7 @@ pub(crate) fn tokio_clock() -> Clock {
 pub(crate) struct Harness {
     pub(crate) store: Arc<dyn ProvisionerStore>,
     pub(crate) fake: Arc<FakeProvider>,
+    pub(crate) broker: Arc<TestBroker>,
     ca: Arc<ControlPlaneCa>,
     clock: Clock,
     pub(crate) events: Arc<ProvisionEvents>,
@@ -203,7 +249,12 @@ impl Harness {
         tuning: WorkflowTuning,
     ) -> Self {
         let events = Arc::new(ProvisionEvents::new());
-        let registry = Arc::new(registry(&fake));
+        let broker = Arc::new(TestBroker {
+            clock: Arc::clone(&clock),
+            grant_life: Mutex::new(None),
+            issued: AtomicUsize::new(0),
+        });
+        let registry = Arc::new(registry(&fake, Arc::clone(&broker)));
         let provisions: Arc<dyn ProvisionStore> = Arc::clone(&store) as _;
         let teardown = ProvisionTeardown::new(
             Arc::clone(&provisions),
@@ -233,6 +284,7 @@ impl Harness {
         Harness {
             store,
             fake,
+            broker,
             ca,
             clock,
             events,

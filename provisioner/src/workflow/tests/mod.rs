@@ -7,6 +7,7 @@ mod backends;
 mod crash;
 pub(crate) mod fake;
 pub(crate) mod harness;
+mod retries;
 mod saga;
 mod unwind;
 mod watch;

@@ -40,12 +40,6 @@ async fn a_failure_at_each_step_unwinds_to_a_clean_slate() {
             "could not create the server: capacity unavailable in fsn1 (resource_unavailable)",
         ),
         (
-            "create with a lost answer",
-            Inject::Fake(|f| f.lose_next_answer("create_server")),
-            ProvisionStatus::Creating,
-            "could not create the server: the provider could not be reached (timeout)",
-        ),
-        (
             "wait_running",
             Inject::Fake(|f| f.fail_next("get_server", 1, ErrorKind::NotFound, "not_found")),
             ProvisionStatus::Booting,
@@ -245,31 +239,4 @@ async fn keep_on_failure_keeps_the_server_but_revokes_the_token_and_frees_the_na
         .provision(input("web-2"))
         .await
         .expect("other names work");
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_server_that_cannot_be_deleted_fails_the_provision_saying_the_cleanup_is_incomplete() {
-    let hook = ScriptedHook::once(HookPoint::Before(SagaStep::Installing), HookAction::Fail);
-    let h = Harness::with_hook(Some(hook));
-    h.fake.fail_next(
-        "delete_server",
-        5,
-        ErrorKind::Unavailable,
-        "service_unavailable",
-    );
-
-    let p = h.provision(NAME).await;
-    let failed = h.finish(&p.id).await;
-
-    let reason = failed.failure_reason.unwrap_or_default();
-    assert!(
-        reason.contains("cleanup incomplete: could not delete the server"),
-        "{reason}"
-    );
-    assert_eq!(
-        h.fake.calls("delete_server"),
-        5,
-        "the delete was not retried"
-    );
-    assert_eq!(h.live_tokens(&p.id).await, 0, "the token stayed live");
 }
