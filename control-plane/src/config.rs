@@ -118,6 +118,11 @@ pub struct ServeConfig {
     /// e.g. `20m`).
     #[arg(long, env = "APP_NODE_PROVISION_TIMEOUT")]
     pub provision_timeout: Option<String>,
+    /// With `--demo`: how long the demo clouds' access tokens and AWS sessions live (Go
+    /// duration, e.g. `3s`; default: an hour, as real clouds issue them). A short life shows
+    /// grants being renewed in the middle of a provision.
+    #[arg(long, env = "LEVELRAIL_DEMO_TOKEN_LIFETIME", requires = "demo")]
+    pub demo_token_lifetime: Option<String>,
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]
     pub max_concurrent_requests: usize,

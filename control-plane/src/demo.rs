@@ -54,7 +54,13 @@ pub struct Demo {
 impl Demo {
     /// Starts the demo clouds; servers boot through the boot harness (nodes under
     /// `<data dir>/demo-nodes`), or through `boot` when given (the real-boot tests).
-    pub async fn start(data_dir: &Path, boot: Option<BootHook>) -> anyhow::Result<Self> {
+    /// `token_lifetime` shortens the life of every access token and AWS session the demo
+    /// clouds issue (default: an hour, as the real ones).
+    pub async fn start(
+        data_dir: &Path,
+        boot: Option<BootHook>,
+        token_lifetime: Option<Duration>,
+    ) -> anyhow::Result<Self> {
         let (hook, harness) = match boot {
             Some(hook) => (hook, None),
             None => {
@@ -82,11 +88,12 @@ impl Demo {
             access_keys: vec![(DEMO_AWS_KEY_ID.into(), DEMO_AWS_SECRET.into())],
             boot_hook: Some(hook.clone()),
             state_step: Duration::from_secs(2),
+            session_lifetime: token_lifetime,
             ..Default::default()
         })
         .await
         .context("starting the demo AWS cloud")?;
-        let (azure, gcp, azure_gcp) = start_azure_gcp(hook).await?;
+        let (azure, gcp, azure_gcp) = start_azure_gcp(hook, token_lifetime).await?;
         let endpoints = Endpoints {
             hetzner: hetzner.base_url(),
             digitalocean: digitalocean.base_url(),
@@ -188,18 +195,23 @@ impl Demo {
 /// The demo Azure (HTTPS with its own CA) and GCP clouds, and the endpoints pointing at them.
 async fn start_azure_gcp(
     hook: BootHook,
+    token_lifetime: Option<Duration>,
 ) -> anyhow::Result<(FakeAzureHandle, FakeGcpHandle, AzureGcp)> {
+    let azure_defaults = FakeAzureConfig::default();
     let azure = FakeAzure::start(FakeAzureConfig {
         boot_hook: Some(hook.clone()),
         state_step: Duration::from_secs(2),
-        ..Default::default()
+        token_lifetime: token_lifetime.unwrap_or(azure_defaults.token_lifetime),
+        ..azure_defaults
     })
     .await
     .context("starting the demo Azure cloud")?;
+    let gcp_defaults = FakeGcpConfig::default();
     let gcp = FakeGcp::start(FakeGcpConfig {
         boot_hook: Some(hook),
         state_step: Duration::from_secs(2),
-        ..Default::default()
+        token_lifetime: token_lifetime.unwrap_or(gcp_defaults.token_lifetime),
+        ..gcp_defaults
     })
     .await
     .context("starting the demo GCP cloud")?;

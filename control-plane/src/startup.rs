@@ -82,7 +82,15 @@ impl App {
             .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
         let agent_addr = agent_listener.local_addr()?;
         let demo = match cfg.demo {
-            true => Some(Demo::start(&cfg.data_dir, boot).await?),
+            true => {
+                let lifetime = cfg
+                    .demo_token_lifetime
+                    .as_deref()
+                    .map(levelrail_provisioner::domain::provision::parse_go_duration)
+                    .transpose()
+                    .map_err(|e| anyhow::anyhow!("--demo-token-lifetime: {e}"))?;
+                Some(Demo::start(&cfg.data_dir, boot, lifetime).await?)
+            }
             false => None,
         };
         let endpoints = match &demo {

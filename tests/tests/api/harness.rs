@@ -42,6 +42,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         aws_endpoint_url: Some("http://127.0.0.1:9".into()),
         aws_sts_url: Some("http://127.0.0.1:9".into()),
         aws_subnets: vec![],
+        demo_token_lifetime: None,
     }
 }
 
@@ -60,6 +61,13 @@ pub(crate) struct TestApp {
     pub(crate) agent_addr: SocketAddr,
     /// The credentials service, for direct inspection.
     pub(crate) credentials: Credentials,
+    /// The provider clients (what exists at a demo cloud, as its API lists it).
+    #[allow(dead_code)]
+    pub(crate) registry:
+        std::sync::Arc<levelrail_provisioner::providers::registry::ProviderRegistry>,
+    /// The data directory.
+    #[allow(dead_code)]
+    pub(crate) data_dir: std::path::PathBuf,
     stop: watch::Sender<bool>,
     join: tokio::task::JoinHandle<()>,
 }
@@ -85,6 +93,7 @@ impl TestApp {
         };
         let addr = app.local_addr();
         let credentials = app.credentials().clone();
+        let registry = app.registry().clone();
         let nodes = app.nodes().clone();
         let agent_addr = app.agent_addr();
         let stop = app.stopper();
@@ -97,6 +106,8 @@ impl TestApp {
             nodes,
             agent_addr,
             credentials,
+            registry,
+            data_dir,
             stop,
             join,
         })

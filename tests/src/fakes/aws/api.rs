@@ -26,6 +26,7 @@ pub(crate) struct Shared {
     pub(crate) denied_actions: Vec<String>,
     pub(crate) boot_hook: Option<BootHook>,
     pub(crate) state_step: Duration,
+    pub(crate) session_lifetime: Option<Duration>,
     pub(crate) faults: FaultPlan,
     pub(crate) inventory: Mutex<Inventory>,
     pub(crate) log: Mutex<Vec<AwsRequest>>,
@@ -231,6 +232,18 @@ fn authenticate(
     }
     let inv = lock(&shared.inventory);
     match inv.sessions.get(key) {
+        // EC2 answers `RequestExpired` for expired temporary credentials; STS, like most
+        // services, `ExpiredToken`.
+        Some(s) if Some(s.token.as_str()) == token && s.expires <= std::time::SystemTime::now() => {
+            Err(match scope.service.as_str() {
+                "sts" => Reply::sts_error(
+                    403,
+                    "ExpiredToken",
+                    "The security token included in the request is expired",
+                ),
+                _ => Reply::ec2_error(400, "RequestExpired", "Request has expired."),
+            })
+        }
         Some(s) if Some(s.token.as_str()) == token => Ok(Caller {
             arn: s.arn.clone(),
             user_id: s.user_id.clone(),

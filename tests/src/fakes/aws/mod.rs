@@ -63,6 +63,9 @@ pub struct FakeAwsConfig {
     pub boot_hook: Option<BootHook>,
     /// How long `pending` and `shutting-down` last.
     pub state_step: Duration,
+    /// When set, every STS session lives this long whatever `DurationSeconds` asked (the
+    /// demo's short-lived grants; tests of expiry).
+    pub session_lifetime: Option<Duration>,
 }
 
 impl Default for FakeAwsConfig {
@@ -73,6 +76,7 @@ impl Default for FakeAwsConfig {
             denied_actions: Vec::new(),
             boot_hook: None,
             state_step: Duration::from_secs(1),
+            session_lifetime: None,
         }
     }
 }
@@ -177,6 +181,7 @@ impl FakeAws {
             denied_actions: config.denied_actions,
             boot_hook: config.boot_hook,
             state_step: config.state_step,
+            session_lifetime: config.session_lifetime,
             faults: FaultPlan::default(),
             inventory: Mutex::default(),
             log: Mutex::default(),

@@ -98,6 +98,8 @@ pub(crate) struct Session {
     pub(crate) token: String,
     pub(crate) arn: String,
     pub(crate) user_id: String,
+    /// When the session stops working.
+    pub(crate) expires: std::time::SystemTime,
 }
 
 /// Everything in the fake account.

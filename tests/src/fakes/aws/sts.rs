@@ -95,6 +95,11 @@ fn assume_role(shared: &Arc<Shared>, call: &Call) -> Result<Vec<Xml>, Reply> {
 
 /// New session credentials acting as `arn`.
 fn issue(shared: &Arc<Shared>, arn: String, user_id: String, secs: i64) -> Xml {
+    let life = shared
+        .session_lifetime
+        .map_or(secs, |l| i64::try_from(l.as_secs()).unwrap_or(i64::MAX));
+    let expires_at = std::time::SystemTime::now()
+        + std::time::Duration::from_secs(u64::try_from(life).unwrap_or(0));
     let mut inv = lock(&shared.inventory);
     let n = inv.serial();
     let key = format!("ASIAFAKE{n:012X}");
@@ -106,9 +111,10 @@ fn issue(shared: &Arc<Shared>, arn: String, user_id: String, secs: i64) -> Xml {
             token: token.clone(),
             arn,
             user_id,
+            expires: expires_at,
         },
     );
-    let expires = (OffsetDateTime::now_utc() + Duration::seconds(secs))
+    let expires = (OffsetDateTime::now_utc() + Duration::seconds(life))
         .replace_nanosecond(0)
         .unwrap_or(OffsetDateTime::UNIX_EPOCH);
     Xml::node(
