@@ -11,6 +11,7 @@ mod azure_contract;
 mod azure_federation;
 mod azure_lro;
 mod azure_permissions;
+mod azure_sizes;
 mod azure_support;
 mod conformance;
 mod digitalocean_catalog;
