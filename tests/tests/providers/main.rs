@@ -19,6 +19,7 @@ mod digitalocean_contract;
 mod digitalocean_faults;
 mod digitalocean_lifecycle;
 mod digitalocean_ratelimit;
+mod digitalocean_scopes;
 mod digitalocean_support;
 mod digitalocean_wire;
 mod federation_support;
