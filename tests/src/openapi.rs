@@ -200,6 +200,24 @@ impl OpenApi {
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 
+    /// The scopes the operation of `method` on `path` (concrete or template) needs: every
+    /// scope its `security` requirements name (the document's default when it has none).
+    pub fn security_scopes(&self, method: &str, path: &str) -> Result<Vec<String>, String> {
+        let (op, _, _, _) = self.operation(method, path)?;
+        let security = op.get("security").unwrap_or(&self.doc["security"]);
+        Ok(security
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+            .flat_map(|requirement| requirement.values())
+            .filter_map(Value::as_array)
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// The template (key of `paths`) a concrete path matches, preferring literal segments.
     pub fn match_path(&self, path: &str) -> Option<&str> {
         let path = path.split('?').next().unwrap_or_default();

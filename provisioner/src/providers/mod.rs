@@ -91,8 +91,10 @@ pub struct Size {
     pub currency: Option<String>,
     /// The CPU architecture of the size's machines.
     pub architecture: CpuArch,
-    /// Why a node of this size cannot be provisioned here (no agent binary for its
-    /// architecture); `None` when it can. Set by the provisioner, not the provider.
+    /// Why a node of this size cannot be provisioned here; `None` when it can. The provider
+    /// sets it for what the cloud says (Azure: restricted for the subscription, or unable to
+    /// boot the image's generation); the provisioner adds "no agent binary for its
+    /// architecture".
     pub unavailable_reason: Option<String>,
 }
 

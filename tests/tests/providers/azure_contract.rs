@@ -161,3 +161,90 @@ async fn the_brokers_federated_token_request_over_https_matches_the_azure_sdks()
         .replace("client_id=app", &format!("client_id={}", cfg.client_id));
     assert_eq!(got.raw_body, want_body);
 }
+
+/// Resource SKU fields the example's two Gen1 sizes leave out, as documented for 2021-07-01
+/// (`ResourceSkuRestrictions`, `ResourceSkuRestrictionInfo`).
+const SKU_EXTRAS: [&str; 5] = [
+    "value[].restrictions[].type",
+    "value[].restrictions[].values[]",
+    "value[].restrictions[].reasonCode",
+    "value[].restrictions[].restrictionInfo.locations[]",
+    "value[].restrictions[].restrictionInfo.zones[]",
+];
+
+#[tokio::test]
+async fn the_sku_request_and_answer_have_the_shape_of_the_skus_example() {
+    // Arrange
+    let example =
+        spec_json("azure-compute-skus-2021-07-01-example-ListAvailableResourceSkusForARegion.json");
+    let mut documented = BTreeSet::new();
+    paths(&example["responses"]["200"]["body"], "", &mut documented);
+    documented.extend(SKU_EXTRAS.iter().map(|s| (*s).to_owned()));
+    let fake = start_fake(|_| {}).await;
+    let azure = client(&fake);
+
+    // Act
+    azure.list_sizes(LOCATION).await.expect("sizes");
+
+    // Assert: the example's parameters, for our location.
+    let log = fake.request_log();
+    let call = log
+        .iter()
+        .find(|r| r.path.contains("/providers/Microsoft.Compute/skus?"))
+        .expect("the SKU list was read");
+    let url = reqwest::Url::parse(&format!("https://arm{}", call.path)).expect("url");
+    let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+    let want = &example["parameters"];
+    assert_eq!(
+        url.path(),
+        format!(
+            "/subscriptions/{}/providers/Microsoft.Compute/skus",
+            fake.config().subscription_id
+        )
+    );
+    assert_eq!(
+        query,
+        [
+            (
+                "$filter".to_owned(),
+                want["$filter"]
+                    .as_str()
+                    .expect("filter")
+                    .replace("westus", LOCATION)
+            ),
+            (
+                "api-version".to_owned(),
+                want["api-version"].as_str().expect("version").to_owned()
+            ),
+        ]
+    );
+    // The answer: every field the example has, and only documented ones.
+    let mut answered = BTreeSet::new();
+    paths(&call.response, "", &mut answered);
+    let unknown: Vec<&String> = answered.difference(&documented).collect();
+    assert!(
+        unknown.is_empty(),
+        "fields the API does not document: {unknown:?}"
+    );
+    let missing: Vec<&String> = documented
+        .difference(&answered)
+        .filter(|p| !p.contains("zoneDetails") && !SKU_EXTRAS.contains(&p.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the example's fields missing: {missing:?}"
+    );
+    let names = |v: &Value| -> BTreeSet<String> {
+        v.pointer("/value/0/capabilities")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let example_caps = names(&example["responses"]["200"]["body"]);
+    assert!(
+        example_caps.is_subset(&names(&call.response)),
+        "every capability of the example is answered"
+    );
+}

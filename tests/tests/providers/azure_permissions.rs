@@ -1,11 +1,12 @@
 //! The Azure probe checks exactly the actions the client's calls need: a whole create,
-//! list, get and delete against the fake ARM is recorded, each request mapped to the action
-//! Azure RBAC checks (`<type>/read|write|delete`, and the `join/action` of every resource a
-//! body references), and that set must equal the probe's list. A custom role lacking one
-//! is named by the probe, and the fake refuses the call as ARM does.
+//! list, get and delete, and the region and size pickers, against the fake ARM is recorded,
+//! each request mapped to the action Azure RBAC checks (`<type>/read|write|delete`, and the
+//! `join/action` of every resource a body references), and those sets must equal the probe's
+//! lists: the resource group's, and the subscription's. A custom role lacking one is named by
+//! the probe, and the fake refuses the call as ARM does.
 use std::collections::BTreeSet;
 
-use levelrail_provisioner::providers::azure::REQUIRED_ACTIONS;
+use levelrail_provisioner::providers::azure::{REQUIRED_ACTIONS, SUBSCRIPTION_ACTIONS};
 use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind};
 use serde_json::Value;
 
@@ -39,6 +40,32 @@ fn referenced(body: &Value, out: &mut BTreeSet<String>) {
         Value::Array(items) => items.iter().for_each(|v| referenced(v, out)),
         _ => {}
     }
+}
+
+/// The actions the recorded requests needed at subscription scope (operation polls need none).
+fn subscription_actions_used(
+    fake: &levelrail_tests::fakes::azure::FakeAzureHandle,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for r in fake.request_log() {
+        let path = r.path.split('?').next().unwrap_or_default();
+        if !path.starts_with("/subscriptions/")
+            || path.contains("/resourceGroups/")
+            || path.contains("/operations/")
+            || path.contains("/operationResults/")
+        {
+            continue;
+        }
+        assert_eq!(r.method, "GET", "{}", r.path);
+        let kind = resource_type(path)
+            .unwrap_or_else(|| format!("Microsoft.Resources/subscriptions/{}", last(path)));
+        out.insert(format!("{kind}/read"));
+    }
+    out
+}
+
+fn last(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or_default()
 }
 
 /// The actions the recorded requests needed at resource-group scope.
@@ -90,6 +117,8 @@ async fn the_probe_checks_exactly_the_actions_the_client_uses() {
         .await
         .expect("delete");
     azure.probe().await.expect("probe");
+    azure.list_regions().await.expect("regions");
+    azure.list_sizes(LOCATION).await.expect("sizes");
 
     // A disk left behind by a VM deleted outside Levelrail is deleted by its tag; the fake
     // always honours the disk's deleteOption, so this run cannot make one.
@@ -103,6 +132,11 @@ async fn the_probe_checks_exactly_the_actions_the_client_uses() {
         used.difference(&listed).collect::<Vec<_>>(),
         listed.difference(&used).collect::<Vec<_>>()
     );
+    let listed: BTreeSet<String> = SUBSCRIPTION_ACTIONS
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    assert_eq!(subscription_actions_used(&fake), listed);
 }
 
 #[tokio::test]
@@ -144,4 +178,6 @@ async fn a_custom_role_without_deletes_is_named_by_the_probe_and_refused_by_arm(
 fn the_readme_lists_exactly_the_actions_the_probe_checks() {
     let listed = crate::readme::text_block("### Azure permissions");
     assert_eq!(listed, REQUIRED_ACTIONS);
+    let listed = crate::readme::text_block("#### Azure subscription reads");
+    assert_eq!(listed, SUBSCRIPTION_ACTIONS);
 }

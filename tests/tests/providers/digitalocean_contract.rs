@@ -9,8 +9,11 @@
 //!   with a read-only token, 503 from an injected fault) are checked against its `default` response, the `error`
 //!   schema, which is how DigitalOcean documents them.
 //! - The capability probe sends an invalid tag name on purpose (`levelrail write probe`): the
-//!   400 it earns proves write scope without creating anything. Its body still matches the
-//!   `tags` schema apart from `pattern`.
+//!   400 it earns proves the `tag:create` scope without creating anything. Its body still
+//!   matches the `tags` schema apart from `pattern`. Likewise it sends an empty body (`{}`)
+//!   to `POST /v2/droplets`, `/v2/firewalls` and `/v2/account/keys`: the 400 or 422 (or the
+//!   403 without the scope) proves the create scope; those bodies are not checked, their
+//!   answers are.
 //! - The validator ignores `pattern` and `format`, so the patterns that matter here are
 //!   checked by this test itself: tag names `^[a-zA-Z0-9_\-\:]+$` (≤ 255), the firewall name
 //!   `^[a-zA-Z0-9][a-zA-Z0-9\.-]+$` and the droplet name
@@ -106,7 +109,9 @@ async fn every_request_and_answer_of_a_provision_lifecycle_matches_the_digitaloc
     let mut problems = Vec::new();
     for r in &log {
         let what = format!("{} {}", r.method, r.path_and_query());
-        if let Err(errs) = spec.validate_request(&r.method, &r.path_and_query(), &r.body) {
+        let probe = r.body == serde_json::json!({}) && matches!(r.status, Some(400 | 403 | 422));
+        if !probe && let Err(errs) = spec.validate_request(&r.method, &r.path_and_query(), &r.body)
+        {
             problems.push(format!("request {what}: {errs:?}"));
         }
         if let Some(status) = r.status
@@ -114,7 +119,9 @@ async fn every_request_and_answer_of_a_provision_lifecycle_matches_the_digitaloc
         {
             problems.push(format!("answer {status} to {what}: {errs:?}"));
         }
-        problems.extend(pattern_problems(r));
+        if !probe {
+            problems.extend(pattern_problems(r));
+        }
     }
     assert!(
         problems.is_empty(),

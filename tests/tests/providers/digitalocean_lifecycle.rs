@@ -369,8 +369,8 @@ async fn the_probe_proves_write_access_without_creating_anything() {
         full.account
     );
     assert!(
-        read_only.message.contains("read-only"),
-        "{}",
+        read_only.message.contains("droplet:create"),
+        "the missing scopes are named: {}",
         read_only.message
     );
     assert!(

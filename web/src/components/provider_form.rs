@@ -193,7 +193,7 @@ pub fn ProviderForm(
         Provider::Hetzner | Provider::Digitalocean => {
             let (id, path, help) = match provider {
                 Provider::Hetzner => ("hetzner-token", "hetzner.token", "A project API token with Read & Write access. Never echoed back once saved."),
-                _ => ("digitalocean-token", "digitalocean.token", "A personal access token with write scope. Never echoed back once saved."),
+                _ => ("digitalocean-token", "digitalocean.token", "A personal access token with full access, or the custom scopes the README lists (droplet, firewall, ssh_key and tag create/read/delete…). Never echoed back once saved."),
             };
             let placeholder = match provider {
                 Provider::Hetzner => "Paste your Hetzner API token",

@@ -88,7 +88,11 @@ impl Provisioner {
             .await
             .map_err(|e| catalog_error(&e, Some(region)))?;
         for size in &mut sizes {
-            size.unavailable_reason = self.config.agent.unavailable_on(size.architecture);
+            // The provider's reason (a restricted size, one that cannot boot the image) first.
+            size.unavailable_reason = size
+                .unavailable_reason
+                .take()
+                .or_else(|| self.config.agent.unavailable_on(size.architecture));
         }
         Ok(sizes)
     }

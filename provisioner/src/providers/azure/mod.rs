@@ -1,10 +1,10 @@
-//! Microsoft Azure over the ARM REST API: physical locations, VM sizes of a location, VM
+//! Microsoft Azure over the ARM REST API: physical locations, VM sizes of a location (Resource
+//! SKUs: restricted sizes and those that cannot boot the image's generation unavailable), VM
 //! creation in the operator's existing resource group (network resources, Ubuntu 24.04,
 //! base64 `customData`, key or throw-away-password auth, ownership tags, `deleteOption:
 //! Delete`, long-running operations followed), provisioning and power state, deletion with
 //! the cascade verified, listing by tag, and a probe that reads the resource group, checks
-//! the principal's write permissions there and names a missing subscription-scope Reader.
-use crate::arch::CpuArch;
+//! the principal's permissions there and names the subscription-scope reads it lacks.
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -25,9 +25,10 @@ mod delete;
 mod errors;
 mod names;
 mod probe;
-
-pub use probe::REQUIRED_ACTIONS;
+mod skus;
 mod wire;
+
+pub use probe::{REQUIRED_ACTIONS, SUBSCRIPTION_ACTIONS};
 
 use client::Arm;
 use names::Scope;
@@ -42,6 +43,8 @@ pub(super) const API_SUBSCRIPTIONS: &str = "2022-12-01";
 pub(super) const API_NETWORK: &str = "2023-09-01";
 /// api-version of Microsoft.Compute.
 pub(super) const API_COMPUTE: &str = "2024-07-01";
+/// api-version of Microsoft.Compute Resource SKUs.
+pub(super) const API_SKUS: &str = "2021-07-01";
 /// api-version of Microsoft.Authorization permissions.
 pub(super) const API_AUTHORIZATION: &str = "2022-04-01";
 
@@ -123,11 +126,7 @@ impl CloudProvider for AzureProvider {
         let locations: Vec<wire::Location> = self.arm.list(&path, API_SUBSCRIPTIONS).await?;
         Ok(locations
             .into_iter()
-            .filter(|l| {
-                l.metadata
-                    .as_ref()
-                    .is_none_or(|m| m.region_type.is_empty() || m.region_type == "Physical")
-            })
+            .filter(wire::Location::is_physical)
             .map(|l| Region {
                 name: if l.display_name.is_empty() {
                     l.name.clone()
@@ -148,27 +147,7 @@ impl CloudProvider for AzureProvider {
                 "a location is required to list VM sizes",
             ));
         }
-        let path = format!(
-            "{}/providers/Microsoft.Compute/locations/{region}/vmSizes",
-            self.scope.subscription_path()
-        );
-        let sizes: Vec<wire::VmSize> = self.arm.list(&path, API_COMPUTE).await?;
-        // The OS disk is not fixed by the size (`osDiskSizeInMB` is only its maximum), and
-        // ARM publishes no price: the picker says "pricing varies".
-        Ok(sizes
-            .into_iter()
-            .map(|s| Size {
-                architecture: vm_size_arch(&s.name),
-                unavailable_reason: None,
-                id: s.name.clone(),
-                name: s.name,
-                vcpus: s.number_of_cores,
-                memory_mb: s.memory_in_mb,
-                disk_gb: 0,
-                price_monthly: None,
-                currency: None,
-            })
-            .collect())
+        skus::list_sizes(self, region).await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
@@ -261,46 +240,10 @@ fn server_info(name: &str, vm: &Value, ip: Option<&Value>) -> ServerInfo {
     }
 }
 
-/// A VM size's architecture from its name: Azure marks Arm sizes with the `p` feature
-/// letter after the vCPU count (`Standard_D2ps_v5`, `Standard_B2pts_v2`); the family letters
-/// before it (`NP` in `Standard_NP10s`) do not count.
-fn vm_size_arch(name: &str) -> CpuArch {
-    let base = name.strip_prefix("Standard_").unwrap_or(name);
-    let base = base.split('_').next().unwrap_or(base);
-    let features = base.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-    let features = features.trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
-    if features.contains(['p', 'P']) {
-        CpuArch::Aarch64
-    } else {
-        CpuArch::X86_64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn arm_sizes_are_told_by_the_p_feature_letter() {
-        for arm in [
-            "Standard_D2ps_v5",
-            "Standard_B2pts_v2",
-            "Standard_E4pds_v5",
-            "Standard_D16plds_v5",
-        ] {
-            assert_eq!(vm_size_arch(arm), CpuArch::Aarch64, "{arm}");
-        }
-        for x86 in [
-            "Standard_B2s",
-            "Standard_D2s_v5",
-            "Standard_NP10s",
-            "Standard_DC2s_v3",
-            "Standard_M416-208s_v2",
-        ] {
-            assert_eq!(vm_size_arch(x86), CpuArch::X86_64, "{x86}");
-        }
-    }
 
     fn vm(provisioning: &str, power: Option<&str>) -> Value {
         let mut statuses =

@@ -1,13 +1,14 @@
 //! What an Azure credential can do, proven without creating anything: the resource group
 //! must be readable; the principal's effective permissions there
 //! (`Microsoft.Authorization/permissions`) must allow writing VMs and their network
-//! resources; and the subscription-scope reads behind the region and size pickers must be
-//! allowed. Without them VM creation still works but the wizard cannot list locations, so
-//! that gap is reported as its own named finding, `missing_subscription_reader`.
+//! resources; and the subscription-scope reads behind the region and size pickers
+//! (locations, Resource SKUs) must be allowed, which the probe proves by making them. Without
+//! those VM creation still works but the wizard cannot list locations or sizes, so that gap
+//! is reported as its own named finding, `missing_subscription_reader`, naming each read.
 use serde_json::Value;
 
 use super::wire::{Location, Permission};
-use super::{API_AUTHORIZATION, API_RESOURCES, API_SUBSCRIPTIONS, AzureProvider};
+use super::{API_AUTHORIZATION, API_RESOURCES, API_SKUS, API_SUBSCRIPTIONS, AzureProvider, skus};
 use crate::providers::{CapabilityReport, ErrorKind, ProviderError, ProviderId};
 
 /// Every action the client's calls need in the resource group: reading it and its tagged
@@ -39,6 +40,17 @@ pub const REQUIRED_ACTIONS: [&str; 23] = [
     "Microsoft.Network/networkSecurityGroups/delete",
     "Microsoft.Network/networkSecurityGroups/join/action",
 ];
+
+/// The subscription-scope reads of the region and size pickers, in the order the probe
+/// makes them (`tests/tests/providers/azure_permissions.rs` derives them from the calls too).
+pub const SUBSCRIPTION_ACTIONS: [&str; 2] = [
+    "Microsoft.Resources/subscriptions/locations/read",
+    "Microsoft.Compute/skus/read",
+];
+
+/// The location whose SKUs the probe reads when it may not list locations: ARM checks the
+/// permission first, and a location the subscription lacks answers an empty list.
+const FALLBACK_LOCATION: &str = "eastus";
 
 pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, ProviderError> {
     let s = &p.scope;
@@ -76,31 +88,9 @@ pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, Provide
         .filter(|a| !allowed(&permissions, a))
         .collect();
     let can_write = missing.is_empty();
-    let locations = p
-        .arm
-        .list::<Location>(
-            &format!("{}/locations", s.subscription_path()),
-            API_SUBSCRIPTIONS,
-        )
-        .await;
-    match locations {
-        Ok(_) => {}
-        Err(e) if e.kind == ErrorKind::Unauthorized => {
-            let write = if can_write {
-                "can create VMs in the resource group, but it "
-            } else {
-                ""
-            };
-            return Err(finding(
-                ErrorKind::Unauthorized,
-                "missing_subscription_reader",
-                &format!(
-                    "missing subscription-scope Reader: the service principal {write}may not read subscription {}'s locations and VM sizes, so the region and size pickers fail; grant it Reader on the subscription (or Microsoft.Resources/subscriptions/locations/read and Microsoft.Compute/locations/vmSizes/read)",
-                    s.subscription
-                ),
-            ));
-        }
-        Err(e) => return Err(e),
+    let missing_reads = missing_subscription_reads(p).await?;
+    if !missing_reads.is_empty() {
+        return Err(reader_finding(&s.subscription, can_write, &missing_reads));
     }
     let message = if can_write {
         format!("the service principal can create VMs and their network in {account}")
@@ -115,6 +105,55 @@ pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, Provide
         account,
         message,
     })
+}
+
+/// The finding of a principal without the subscription-scope reads `missing`.
+fn reader_finding(subscription: &str, can_write: bool, missing: &[&str]) -> ProviderError {
+    let write = if can_write {
+        "can create VMs in the resource group, but it "
+    } else {
+        ""
+    };
+    finding(
+        ErrorKind::Unauthorized,
+        "missing_subscription_reader",
+        &format!(
+            "missing subscription-scope Reader: the service principal {write}lacks {} in subscription {subscription}, so the region and size pickers fail; grant it Reader on the subscription (or a role with {})",
+            missing.join(", "),
+            SUBSCRIPTION_ACTIONS.join(" and ")
+        ),
+    )
+}
+
+/// The subscription-scope reads ARM refuses (403), found by making them: the locations
+/// list, then one page of the SKUs of the first physical location.
+async fn missing_subscription_reads(p: &AzureProvider) -> Result<Vec<&'static str>, ProviderError> {
+    let [locations_read, skus_read] = SUBSCRIPTION_ACTIONS;
+    let s = &p.scope;
+    let mut missing = Vec::new();
+    let locations = p
+        .arm
+        .list::<Location>(
+            &format!("{}/locations", s.subscription_path()),
+            API_SUBSCRIPTIONS,
+        )
+        .await;
+    let location = match locations {
+        Ok(all) => all.into_iter().find(Location::is_physical).map(|l| l.name),
+        Err(e) if e.status == Some(403) => {
+            missing.push(locations_read);
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let location = location.unwrap_or_else(|| FALLBACK_LOCATION.to_owned());
+    let path = skus::path(&s.subscription_path(), &location);
+    match p.arm.get::<Value>(&path, API_SKUS).await {
+        Ok(_) => {}
+        Err(e) if e.status == Some(403) => missing.push(skus_read),
+        Err(e) => return Err(e),
+    }
+    Ok(missing)
 }
 
 /// Whether one of the role assignments allows `action` (and does not exclude it).

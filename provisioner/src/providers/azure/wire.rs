@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 
 /// The image of a create that names none: Ubuntu 24.04 LTS (Canonical's Gen2 image).
 pub(super) const UBUNTU: [&str; 4] = ["Canonical", "ubuntu-24_04-lts", "server", "latest"];
+/// The Hyper-V generation `UBUNTU` boots with (its Gen1 twin is the `server-gen1` SKU): the
+/// sizes offered are those that support it.
+pub(super) const UBUNTU_GENERATION: &str = "V2";
 /// The admin user of every VM.
 pub(super) const ADMIN_USER: &str = "levelrail";
 
@@ -21,21 +24,19 @@ pub(super) struct Location {
     pub(super) metadata: Option<LocationMetadata>,
 }
 
+impl Location {
+    /// Whether it is a physical location (logical ones such as `europe` take no VM).
+    pub(super) fn is_physical(&self) -> bool {
+        self.metadata
+            .as_ref()
+            .is_none_or(|m| m.region_type.is_empty() || m.region_type == "Physical")
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct LocationMetadata {
     #[serde(default, rename = "regionType")]
     pub(super) region_type: String,
-}
-
-/// An entry of `GET …/locations/{location}/vmSizes`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct VmSize {
-    pub(super) name: String,
-    #[serde(default)]
-    pub(super) number_of_cores: u32,
-    #[serde(default, rename = "memoryInMB")]
-    pub(super) memory_in_mb: u32,
 }
 
 /// An entry of the generic resource list (`…/resources?$filter=…`).

@@ -169,6 +169,22 @@ impl Api {
             .await
     }
 
+    /// Whether the token holds the scope of `method path`: 403 says no; a success, 400, 404
+    /// or 422 says yes (DigitalOcean checks the scope before the body and the resource).
+    pub(super) async fn scope_granted(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<bool, ProviderError> {
+        match self.http.send(method, path, body, true).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(403) => Ok(false),
+            Err(e) if matches!(e.status, Some(400 | 404 | 422)) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
     pub(super) async fn delete_tag(&self, name: &str) -> Result<(), ProviderError> {
         self.delete(&format!("/tags/{name}")).await
     }

@@ -1,6 +1,7 @@
 //! DigitalOcean (API v2): regions, sizes with their USD monthly price, idempotent droplet
 //! creation (a unique provision tag listed before any create), a cloud firewall with no
-//! inbound rule, operator SSH keys, status mapping, cleanup and a write-capability probe.
+//! inbound rule, operator SSH keys, status mapping, cleanup and a probe that names each token
+//! scope provisioning needs and the token lacks.
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -20,7 +21,10 @@ mod create;
 mod errors;
 mod keys;
 mod names;
+mod scopes;
 mod wire;
+
+pub use scopes::REQUIRED_SCOPES;
 
 use client::Api;
 
@@ -28,9 +32,6 @@ use client::Api;
 pub const DEFAULT_BASE_URL: &str = "https://api.digitalocean.com/v2";
 /// The image used when a create does not name one.
 pub const DEFAULT_IMAGE: &str = "ubuntu-24-04-x64";
-/// An invalid tag name: POST /v2/tags with it is refused with 400 after the token's write
-/// scope was checked (403), so the probe proves write access without creating anything.
-const PROBE_TAG: &str = "levelrail write probe";
 
 /// DigitalOcean as seen with one API token.
 #[derive(Debug)]
@@ -136,35 +137,45 @@ impl CloudProvider for DigitalOceanProvider {
     }
 
     async fn probe(&self) -> Result<CapabilityReport, ProviderError> {
-        let account = self.api.account().await?;
-        let owner = match &account.team {
-            Some(team) if !team.name.is_empty() => format!("team {} ({})", team.name, team.uuid),
-            _ => format!("{} ({})", account.email, account.uuid),
-        };
-        let can_write = match self.api.create_tag(PROBE_TAG).await {
-            Ok(_) => true,
-            Err(e) if matches!(e.status, Some(400 | 422)) => true,
-            Err(e) if e.status == Some(403) => false,
+        let account = match self.api.account().await {
+            Ok(a) => Some(a),
+            Err(e) if e.status == Some(403) => None,
             Err(e) => return Err(e),
         };
-        let locked = account.status == "locked";
-        let message = match (can_write, locked) {
-            (_, true) => {
-                format!("DigitalOcean account {owner} is locked: no droplet can be created")
-            }
-            (true, false) => format!(
-                "DigitalOcean account {owner} ({}): the token can create droplets",
-                account.status
-            ),
-            (false, false) => format!(
-                "DigitalOcean account {owner}: the token is read-only and cannot create droplets"
-            ),
-        };
-        Ok(CapabilityReport {
-            can_write: can_write && !locked,
-            account: owner,
-            message,
-        })
+        let missing = scopes::missing_scopes(&self.api, account.is_some()).await?;
+        Ok(report(account.as_ref(), &missing))
+    }
+}
+
+/// The probe's verdict: the account (unknown without `account:read`), whether it is locked,
+/// and each scope the token lacks.
+fn report(account: Option<&wire::Account>, missing: &[&str]) -> CapabilityReport {
+    let owner = match account {
+        Some(a) => match &a.team {
+            Some(team) if !team.name.is_empty() => format!("team {} ({})", team.name, team.uuid),
+            _ => format!("{} ({})", a.email, a.uuid),
+        },
+        None => "unknown account".to_owned(),
+    };
+    let locked = account.is_some_and(|a| a.status == "locked");
+    let message = if locked {
+        format!("DigitalOcean account {owner} is locked: no droplet can be created")
+    } else if missing.is_empty() {
+        format!(
+            "DigitalOcean account {owner}: the token holds every scope provisioning uses ({} checked)",
+            REQUIRED_SCOPES.len()
+        )
+    } else {
+        format!(
+            "DigitalOcean account {owner}: the token lacks {} of the scopes provisioning uses: {}; create a token with full access, or with custom scopes including these",
+            missing.len(),
+            missing.join(", ")
+        )
+    };
+    CapabilityReport {
+        can_write: missing.is_empty() && !locked,
+        account: owner,
+        message,
     }
 }
 

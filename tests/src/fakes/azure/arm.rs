@@ -1,14 +1,15 @@
 //! Routing of the fake ARM API: bearer tokens issued by the fake Azure AD (401
 //! `InvalidAuthenticationToken` / `ExpiredAuthenticationToken`), `api-version` checks per
 //! resource provider, subscription-scope reads (refused with 403 `AuthorizationFailed`
-//! unless the principal has Reader there), resource groups, the tag-filtered resource list
-//! with `nextLink` paging, effective permissions, operation status, and the resources.
+//! unless the principal's role there allows it), Resource SKUs, resource groups, the
+//! tag-filtered resource list with `nextLink` paging, effective permissions, operation
+//! status, and the resources.
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
 use super::state::error;
-use super::{Shared, catalog, compute, deletes, network};
+use super::{Shared, catalog, compute, deletes, network, roles, skus};
 use crate::fakes::edge::{Call, Reply, lock};
 
 /// A resource addressed by a request.
@@ -37,7 +38,7 @@ const KINDS: [(&str, &str); 6] = [
 /// The api-versions the fake serves per namespace (unknown ones are refused, as by ARM).
 fn api_versions(ns: &str) -> &'static [&'static str] {
     match ns.to_ascii_lowercase().as_str() {
-        "microsoft.compute" => &["2024-07-01", "2024-11-01", "2026-04-01"],
+        "microsoft.compute" => &["2021-07-01", "2024-07-01", "2024-11-01", "2026-04-01"],
         "microsoft.network" => &["2023-09-01", "2024-05-01"],
         "microsoft.authorization" => &["2022-04-01"],
         "subscriptions" => &["2022-12-01", "2021-04-01"],
@@ -97,33 +98,20 @@ pub(crate) fn handle(shared: &std::sync::Arc<Shared>, call: &Call, capacity: boo
         }
         Some(_) => {}
     }
-    let reader = lock(&shared.settings).subscription_reader;
-    let forbidden = |action: &str| {
-        Reply::json(
-            403,
-            error(
-                "AuthorizationFailed",
-                &format!(
-                    "The client does not have authorization to perform action '{action}' over scope '/subscriptions/{}' or the scope is invalid.",
-                    shared.cfg.subscription_id
-                ),
-            ),
-        )
-    };
     match (call.method.as_str(), segs.len()) {
         ("GET", 3) if is(2, "locations") => {
-            return if reader {
-                Reply::json(200, catalog::locations(&shared.cfg.subscription_id))
-            } else {
-                forbidden("Microsoft.Resources/subscriptions/locations/read")
-            };
+            return roles::subscription_check(
+                shared,
+                "Microsoft.Resources/subscriptions/locations/read",
+            )
+            .unwrap_or_else(|| Reply::json(200, catalog::locations(&shared.cfg.subscription_id)));
         }
         ("GET", 7) if is(2, "providers") && is(4, "locations") && is(6, "vmSizes") => {
-            return if reader {
-                Reply::json(200, catalog::sizes(segs[5]))
-            } else {
-                forbidden("Microsoft.Compute/locations/vmSizes/read")
-            };
+            return roles::subscription_check(shared, "Microsoft.Compute/locations/vmSizes/read")
+                .unwrap_or_else(|| Reply::json(200, catalog::sizes(segs[5])));
+        }
+        ("GET", 5) if is(2, "providers") && is(3, "Microsoft.Compute") && is(4, "skus") => {
+            return skus::list(shared, call);
         }
         ("GET", 8) if is(2, "providers") && is(4, "locations") && is(6, "operations") => {
             return deletes::operation_status(shared, segs[7]);
@@ -203,17 +191,8 @@ pub(crate) fn handle(shared: &std::sync::Arc<Shared>, call: &Call, capacity: boo
         _ => "write",
     };
     let action = format!("{}/{verb}", target.kind);
-    if !role_allows(shared, &action) {
-        return Reply::json(
-            403,
-            error(
-                "AuthorizationFailed",
-                &format!(
-                    "The client does not have authorization to perform action '{action}' over scope '{}' or the scope is invalid.",
-                    target.id
-                ),
-            ),
-        );
+    if !roles::group_allows(shared, &action) {
+        return roles::forbidden(&action, &target.id);
     }
     match (call.method.as_str(), target.kind) {
         ("GET", _) => get(shared, call, &target),
@@ -337,14 +316,29 @@ fn list_resources(shared: &Shared, call: &Call, scope: &str) -> Reply {
         .filter(|r| filter.as_ref().is_none_or(|(k, v)| r.tags.get(k) == Some(v)))
         .map(|r| json!({ "id": r.id, "name": r.name, "type": r.kind, "location": r.location, "tags": r.tags }))
         .collect();
+    let (page, next) = page_of(shared, call, all);
+    let mut body = json!({ "value": page });
+    if let Some(next) = next {
+        body["nextLink"] = json!(next);
+    }
+    Reply::json(200, body)
+}
+
+/// One page of `all` by `$skiptoken` (the configured page size), and the `nextLink` of the
+/// rest: the request's own URL with the next `$skiptoken`.
+pub(crate) fn page_of(
+    shared: &Shared,
+    call: &Call,
+    all: Vec<Value>,
+) -> (Vec<Value>, Option<String>) {
     let skip: usize = call
         .param("$skiptoken")
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let size = shared.cfg.page_size.max(1);
-    let page: Vec<Value> = all.iter().skip(skip).take(size).cloned().collect();
-    let mut body = json!({ "value": page });
-    if skip + size < all.len() {
+    let more = skip + size < all.len();
+    let page: Vec<Value> = all.into_iter().skip(skip).take(size).collect();
+    let next = more.then(|| {
         let base = shared.base.get().cloned().unwrap_or_default();
         let q: Vec<String> = call
             .query
@@ -352,14 +346,14 @@ fn list_resources(shared: &Shared, call: &Call, scope: &str) -> Reply {
             .filter(|(k, _)| k != "$skiptoken")
             .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
             .collect();
-        body["nextLink"] = json!(format!(
+        format!(
             "{base}{}?{}&$skiptoken={}",
             call.path,
             q.join("&"),
             skip + size
-        ));
-    }
-    Reply::json(200, body)
+        )
+    });
+    (page, next)
 }
 
 /// `tagName eq 'k' and tagValue eq 'v'` (quotes doubled inside values).
@@ -390,6 +384,7 @@ fn quoted(s: &str) -> Option<(String, &str)> {
     None
 }
 
+/// Percent-encodes a query key or value of a `nextLink`.
 fn enc(s: &str) -> String {
     s.bytes()
         .map(|b| {
@@ -400,35 +395,6 @@ fn enc(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// Whether the principal's role on the resource groups allows `action`: Contributor
-/// (everything but `Microsoft.Authorization` writes), Reader (`*/read`), or the custom role.
-fn role_allows(shared: &Shared, action: &str) -> bool {
-    let s = lock(&shared.settings);
-    let (actions, not_actions): (Vec<String>, Vec<String>) = match &s.custom_role {
-        Some(role) => role.clone(),
-        None if s.contributor => (
-            vec!["*".into()],
-            vec!["Microsoft.Authorization/*/Write".into()],
-        ),
-        None => (vec!["*/read".into()], vec![]),
-    };
-    actions.iter().any(|p| glob(p, action)) && !not_actions.iter().any(|p| glob(p, action))
-}
-
-/// An Azure action pattern: case-insensitive, `*` matching any run of characters.
-fn glob(pattern: &str, action: &str) -> bool {
-    fn go(p: &[u8], a: &[u8]) -> bool {
-        match p.split_first() {
-            None => a.is_empty(),
-            Some((b'*', rest)) => (0..=a.len()).any(|i| go(rest, &a[i..])),
-            Some((c, rest)) => a
-                .split_first()
-                .is_some_and(|(d, tail)| c.eq_ignore_ascii_case(d) && go(rest, tail)),
-        }
-    }
-    go(pattern.as_bytes(), action.as_bytes())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Microsoft.Compute VMs of the fake: the PUT body is checked like ARM does (known members
-//! only, size sold in the location, a known image, key auth or a complex password, base64
+//! only, a known image, a size sold to the subscription in the location that boots the
+//! image's Hyper-V generation, key auth or a complex password, base64
 //! `customData`, NICs that exist in the same location and are free), then the VM moves
 //! `Creating → Succeeded` (power `starting → running`, then the boot hook) while its
 //! `Azure-AsyncOperation` reports `InProgress → Succeeded`; a `Capacity` fault fails the
@@ -28,6 +29,44 @@ const IMAGES: [(&str, &str); 2] = [
     ("Canonical", "0001-com-ubuntu-server-jammy"),
 ];
 
+/// ARM's answer to a size that is not sold (or not to this subscription) in `location`, or
+/// that cannot boot the image SKU's Hyper-V generation.
+fn check_size(size: &str, location: &str, image_sku: &str) -> Option<Reply> {
+    let spec = catalog::find(size).filter(|s| s.sold_in(location));
+    let Some(spec) = spec.filter(|s| s.restriction(location).is_none()) else {
+        return Some(Reply::json(
+            409,
+            error(
+                "SkuNotAvailable",
+                &format!(
+                    "The requested VM size {size} is currently not available in location '{location}'. Please try another size or deploy to a different location or different zone."
+                ),
+            ),
+        ));
+    };
+    let generation = image_generation(image_sku);
+    if spec.generations.split(',').any(|g| g == generation) {
+        return None;
+    }
+    let number = &generation[1..];
+    Some(bad(
+        "BadRequest",
+        &format!(
+            "The selected VM size '{size}' cannot boot Hypervisor Generation '{number}'. If this was a Create operation please check that the Hypervisor Generation of the Image matches the Hypervisor Generation of the selected VM Size. If this was an Update operation please select a Hypervisor Generation '{number}' VM Size."
+        ),
+    ))
+}
+
+/// The Hyper-V generation of Canonical's image SKUs: `server`, `*-gen2` are V2; `server-gen1`
+/// and the older unsuffixed ones (`22_04-lts`) are V1.
+fn image_generation(sku: &str) -> &'static str {
+    if sku == "server" || sku.ends_with("gen2") {
+        "V2"
+    } else {
+        "V1"
+    }
+}
+
 pub(crate) fn put_vm(shared: &Arc<Shared>, call: &Call, t: &Target, capacity: bool) -> Reply {
     let b = &call.json;
     let Some(obj) = b.as_object() else {
@@ -47,24 +86,13 @@ pub(crate) fn put_vm(shared: &Arc<Shared>, call: &Call, t: &Target, capacity: bo
             "The location property is required and must be a physical location.",
         );
     }
-    if !catalog::sold(s("/properties/hardwareProfile/vmSize"), location) {
-        return Reply::json(
-            409,
-            error(
-                "SkuNotAvailable",
-                &format!(
-                    "The requested VM size {} is not available in location '{location}'.",
-                    s("/properties/hardwareProfile/vmSize")
-                ),
-            ),
-        );
-    }
     let image = (
         s("/properties/storageProfile/imageReference/publisher"),
         s("/properties/storageProfile/imageReference/offer"),
     );
+    let sku = s("/properties/storageProfile/imageReference/sku");
     if !IMAGES.contains(&image)
-        || s("/properties/storageProfile/imageReference/sku").is_empty()
+        || sku.is_empty()
         || s("/properties/storageProfile/imageReference/version").is_empty()
     {
         return Reply::json(
@@ -74,6 +102,9 @@ pub(crate) fn put_vm(shared: &Arc<Shared>, call: &Call, t: &Target, capacity: bo
                 "The platform image requested was not found.",
             ),
         );
+    }
+    if let Some(refused) = check_size(s("/properties/hardwareProfile/vmSize"), location, sku) {
+        return refused;
     }
     if s("/properties/storageProfile/osDisk/createOption") != "FromImage" {
         return bad(

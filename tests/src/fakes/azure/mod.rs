@@ -1,8 +1,8 @@
 //! A fake Azure (Azure AD v2.0 token endpoint + Resource Manager) on `127.0.0.1:0` over
 //! HTTPS with a throw-away test CA, as the official SDKs require: client-secret and
 //! federated (JWT client assertion) token grants, access tokens with an expiry, the
-//! subscription catalog, resource groups, VNets / subnets / NSGs / public IPs / NICs / VMs /
-//! disks with ARM's JSON, api-version checks, long-running operations
+//! subscription catalog (locations, VM sizes, Resource SKUs with restrictions), resource
+//! groups, VNets / subnets / NSGs / public IPs / NICs / VMs / disks with ARM's JSON, api-version checks, long-running operations
 //! (`Azure-AsyncOperation` for PUT, `Location` for DELETE), VM state transitions with a
 //! boot hook receiving the decoded `customData`, the `deleteOption` cascade (switchable, to
 //! test a cascade that leaves the NIC and public IP behind), effective permissions, and
@@ -25,6 +25,8 @@ mod catalog;
 mod compute;
 mod deletes;
 mod network;
+mod roles;
+mod skus;
 mod state;
 
 use super::edge::{self, Call, Cloud, LoggedRequest, Reply, lock};
@@ -84,6 +86,8 @@ impl std::fmt::Debug for FakeAzureConfig {
 #[derive(Debug)]
 pub(crate) struct Settings {
     pub(crate) subscription_reader: bool,
+    /// A custom role at subscription scope instead (its `actions`).
+    pub(crate) subscription_actions: Option<Vec<String>>,
     pub(crate) contributor: bool,
     /// A custom role on the resource groups instead (`actions`, `notActions`).
     pub(crate) custom_role: Option<(Vec<String>, Vec<String>)>,
@@ -199,6 +203,7 @@ impl FakeAzure {
             inventory: Mutex::new(inventory),
             settings: Mutex::new(Settings {
                 subscription_reader: true,
+                subscription_actions: None,
                 contributor: true,
                 custom_role: None,
                 cascade_network: true,
@@ -332,6 +337,13 @@ impl FakeAzureHandle {
     /// Whether the principal has Reader at subscription scope (locations, VM sizes).
     pub fn set_subscription_reader(&self, on: bool) {
         lock(&self.shared.settings).subscription_reader = on;
+    }
+
+    /// Gives the principal a custom role at subscription scope (its `actions` patterns), or
+    /// back to Reader / none as `set_subscription_reader` says with `None`.
+    pub fn set_subscription_actions(&self, actions: Option<&[&str]>) {
+        lock(&self.shared.settings).subscription_actions =
+            actions.map(|a| a.iter().map(|s| (*s).to_owned()).collect());
     }
 
     /// Gives the principal a custom role on the resource groups: its `actions` and

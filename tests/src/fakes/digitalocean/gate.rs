@@ -1,7 +1,7 @@
 //! What stands in front of every handler: the request log (outermost, so it sees every
-//! answer), bearer authentication (401 `unauthorized`; a read-only token gets 403
-//! `forbidden` on writes), the per-token rate limit (429 `too_many_requests` with
-//! `Retry-After`) and the fault plan.
+//! answer), bearer authentication (401 `unauthorized`), the per-token rate limit (429
+//! `too_many_requests` with `Retry-After`), the token's scopes (403 `forbidden` for an
+//! operation whose scope a read-only or custom-scoped token lacks) and the fault plan.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::limits::Taken;
+use super::scopes;
 use super::state::{LoggedRequest, Shared, error};
 use crate::fakes::Fault;
 
@@ -88,16 +89,12 @@ pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::to_owned);
-    let read_only = match presented.as_deref() {
-        Some(t) if t == shared.token => false,
-        Some(t) if shared.read_only_token.as_deref() == Some(t) => true,
-        _ => {
-            return error(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "Unable to authenticate you",
-            );
-        }
+    let Some(access) = presented.and_then(|t| shared.tokens.get(&t).cloned()) else {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "Unable to authenticate you",
+        );
     };
     let taken = shared
         .limits
@@ -120,7 +117,9 @@ pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: 
             return resp;
         }
     };
-    if read_only && req.method() != Method::GET && req.method() != Method::HEAD {
+    // The scope is checked before the body is read or the resource looked up.
+    let needed = scopes::required(req.method().as_str(), req.uri().path()).unwrap_or_default();
+    if !access.allows(needed) {
         let mut resp = error(
             StatusCode::FORBIDDEN,
             "forbidden",

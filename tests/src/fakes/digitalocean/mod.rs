@@ -1,5 +1,6 @@
 //! A fake DigitalOcean API v2 on 127.0.0.1: the real paths and JSON shapes
-//! (`specs/digitalocean-public.v2.bundled.json`), bearer authentication, an inventory of
+//! (`specs/digitalocean-public.v2.bundled.json`), bearer authentication with full-access,
+//! read-only and custom-scoped tokens (the scope checked before the body), an inventory of
 //! droplets, firewalls, SSH keys and tags, droplets moving `new → active` over time with a
 //! boot hook, per-token rate limits with DigitalOcean's headers, and fault injection at any
 //! call. Used by the provider tests and by demo mode.
@@ -8,6 +9,7 @@
 //! applies to droplet creates only; `Delay` stalls before the handler runs (a client that
 //! gives up first leaves nothing behind); `ProcessThenDrop` runs the handler and then cuts the
 //! connection, as when an answer is lost on its way back.
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,11 +29,14 @@ mod fingerprint;
 mod firewalls;
 mod gate;
 mod limits;
+mod scopes;
 mod state;
 
 pub use limits::RateLimits;
+pub use scopes::ROUTE_SCOPES;
 pub use state::{FakeDroplet, FakeFirewall, FakeSshKey, LoggedRequest};
 
+use scopes::Access;
 use state::{Inventory, Shared};
 
 /// How the fake behaves.
@@ -47,6 +52,9 @@ pub struct FakeDigitalOceanConfig {
     pub rate_limits: RateLimits,
     /// A second token that may read but gets 403 `forbidden` on every write.
     pub read_only_token: Option<String>,
+    /// Custom-scoped tokens: each may call only the operations whose scopes
+    /// (`droplet:create`, `tag:delete`, …) it holds, and gets 403 `forbidden` otherwise.
+    pub scoped_tokens: Vec<(String, Vec<String>)>,
     /// Largest `per_page` honoured (DigitalOcean: 200); lower it to test paging.
     pub page_size_cap: usize,
     /// Droplets the account may have at once.
@@ -61,6 +69,7 @@ impl Default for FakeDigitalOceanConfig {
             state_step: Duration::from_secs(2),
             rate_limits: RateLimits::default(),
             read_only_token: None,
+            scoped_tokens: Vec::new(),
             page_size_cap: 200,
             droplet_limit: 50,
         }
@@ -108,9 +117,13 @@ impl FakeDigitalOcean {
     ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        let mut tokens = BTreeMap::from([(config.token, Access::Full)]);
+        tokens.extend(config.read_only_token.map(|t| (t, Access::ReadOnly)));
+        for (token, held) in config.scoped_tokens {
+            tokens.insert(token, Access::Scoped(held.into_iter().collect()));
+        }
         let shared = Arc::new(Shared {
-            token: config.token,
-            read_only_token: config.read_only_token,
+            tokens,
             boot_hook: config.boot_hook,
             state_step: config.state_step,
             page_size_cap: config.page_size_cap,

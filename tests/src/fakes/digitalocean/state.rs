@@ -11,12 +11,13 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::limits::Limits;
+use super::scopes::Access;
 use crate::fakes::{BootHook, FaultPlan};
 
 /// Everything the server shares between requests.
 pub(super) struct Shared {
-    pub(super) token: String,
-    pub(super) read_only_token: Option<String>,
+    /// Every token accepted, with what it may do.
+    pub(super) tokens: BTreeMap<String, Access>,
     pub(super) boot_hook: Option<BootHook>,
     pub(super) state_step: Duration,
     pub(super) page_size_cap: usize,
