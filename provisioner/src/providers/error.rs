@@ -65,6 +65,10 @@ pub enum Reason {
     /// The account lacks a piece of set-up the client needs (a default network, a
     /// subscription-scope reader, the resource group): a finding, not a refused credential.
     AccountSetup,
+    /// The zone or subnet asked for cannot take the server now (AWS
+    /// `InsufficientInstanceCapacity`, `Unsupported`, `InsufficientFreeAddressesInSubnet`):
+    /// another zone of the same region may.
+    ZonalCapacity,
 }
 
 impl Reason {
@@ -82,6 +86,12 @@ impl Reason {
             | (Hetzner, "uniqueness_error") => Reason::AlreadyExists,
             (Aws, "IdempotentParameterMismatch") => Reason::IdempotencyMismatch,
             (Aws, "DryRunOperation") => Reason::DryRunPassed,
+            (
+                Aws,
+                "InsufficientInstanceCapacity"
+                | "Unsupported"
+                | "InsufficientFreeAddressesInSubnet",
+            ) => Reason::ZonalCapacity,
             (Hetzner, "invalid_input") => Reason::InvalidInput,
             (Hetzner, "resource_in_use" | "conflict" | "locked") | (Aws, "DependencyViolation") => {
                 Reason::InUse
@@ -194,6 +204,11 @@ mod tests {
         );
         assert_eq!(e(ProviderId::Aws, "DryRunOperation"), Reason::DryRunPassed);
         assert_eq!(e(ProviderId::Aws, "DependencyViolation"), Reason::InUse);
+        assert_eq!(e(ProviderId::Aws, "Unsupported"), Reason::ZonalCapacity);
+        assert_eq!(
+            e(ProviderId::Aws, "InsufficientInstanceCapacity"),
+            Reason::ZonalCapacity
+        );
         // A code means something only from the provider that defines it.
         assert_eq!(e(ProviderId::Hetzner, "alreadyExists"), Reason::Unspecified);
         assert_eq!(e(ProviderId::Gcp, "uniqueness_error"), Reason::Unspecified);
