@@ -69,6 +69,10 @@ pub enum Reason {
     /// `ExpiredToken` / `RequestExpired`, Azure `ExpiredAuthenticationToken`, Google
     /// `authError`): a fresh grant may succeed.
     GrantExpired,
+    /// The zone or subnet asked for cannot take the server now (AWS
+    /// `InsufficientInstanceCapacity`, `Unsupported`, `InsufficientFreeAddressesInSubnet`):
+    /// another zone of the same region may.
+    ZonalCapacity,
 }
 
 impl Reason {
@@ -86,6 +90,12 @@ impl Reason {
             | (Hetzner, "uniqueness_error") => Reason::AlreadyExists,
             (Aws, "IdempotentParameterMismatch") => Reason::IdempotencyMismatch,
             (Aws, "DryRunOperation") => Reason::DryRunPassed,
+            (
+                Aws,
+                "InsufficientInstanceCapacity"
+                | "Unsupported"
+                | "InsufficientFreeAddressesInSubnet",
+            ) => Reason::ZonalCapacity,
             (Hetzner, "invalid_input") => Reason::InvalidInput,
             (Hetzner, "resource_in_use" | "conflict" | "locked") | (Aws, "DependencyViolation") => {
                 Reason::InUse
@@ -212,6 +222,11 @@ mod tests {
         assert_eq!(
             e(ProviderId::Azure, "ExpiredAuthenticationToken"),
             Reason::GrantExpired
+        );
+        assert_eq!(e(ProviderId::Aws, "Unsupported"), Reason::ZonalCapacity);
+        assert_eq!(
+            e(ProviderId::Aws, "InsufficientInstanceCapacity"),
+            Reason::ZonalCapacity
         );
         // A code means something only from the provider that defines it.
         assert_eq!(e(ProviderId::Hetzner, "alreadyExists"), Reason::Unspecified);

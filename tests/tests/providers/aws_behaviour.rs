@@ -13,7 +13,7 @@ use crate::aws_support::{
 };
 
 #[tokio::test]
-async fn regions_have_console_names_and_sizes_are_the_curated_t3_list_without_prices() {
+async fn regions_have_console_names_and_opted_out_ones_are_hidden() {
     let fake = start_fake(|_| {}).await;
     let aws = client(&fake);
     let regions = aws.list_regions().await.expect("regions");
@@ -26,13 +26,6 @@ async fn regions_have_console_names_and_sizes_are_the_curated_t3_list_without_pr
         regions.iter().all(|r| r.id != "af-south-1"),
         "not-opted-in regions are hidden"
     );
-    let sizes = aws.list_sizes(REGION).await.expect("sizes");
-    let ids: Vec<&str> = sizes.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        ["t3.micro", "t3.small", "t3.medium", "t3.large", "t3.xlarge"]
-    );
-    assert!(sizes.iter().all(|s| s.price_monthly.is_none()));
 }
 
 #[tokio::test]
@@ -57,8 +50,14 @@ async fn a_create_launches_the_newest_ubuntu_2404_in_the_default_subnet_with_tag
         "user-data arrives base64-decoded intact"
     );
     assert_eq!(
-        i.client_token, "npv_create1",
-        "ClientToken derived from the provision id"
+        i.client_token,
+        format!("npv_create1/{}", i.subnet_id),
+        "ClientToken derived from the provision id and the subnet"
+    );
+    assert_eq!(
+        i.subnet_id,
+        fake.default_subnets(REGION)[0].1,
+        "the first zone's default subnet"
     );
     assert_eq!(i.http_tokens, "required", "IMDSv2 only");
     assert!(i.public_ip.is_some(), "a public IP");
@@ -214,9 +213,11 @@ async fn a_create_retried_after_a_lost_answer_adopts_the_same_instance() {
         .filter(|r| r.action == "RunInstances")
         .collect();
     assert!(runs.len() >= 2, "the SDK retried: {}", runs.len());
+    let token = format!("npv_crash1/{}", fake.default_subnets(REGION)[0].1);
     assert!(
         runs.iter()
-            .all(|r| r.params.get("ClientToken").map(String::as_str) == Some("npv_crash1"))
+            .all(|r| r.params.get("ClientToken") == Some(&token)),
+        "every retry carries the same token"
     );
     assert_eq!(
         fake.launch_count_by_tag("levelrail-provision", "npv_crash1"),
@@ -339,18 +340,28 @@ async fn the_probe_dry_runs_every_action_the_client_needs_and_names_each_missing
         "DeleteKeyPair",
         "CreateTags",
         "TerminateInstances",
+        "DescribeInstanceTypes",
+        "DescribeInstanceTypeOfferings",
     ] {
         assert!(dry.iter().any(|a| a == action), "{action} dry-run: {dry:?}");
     }
 
     // A policy without the key-pair and termination actions.
     let fake = start_fake(|c| {
-        c.denied_actions = vec!["ImportKeyPair".into(), "TerminateInstances".into()];
+        c.denied_actions = vec![
+            "ImportKeyPair".into(),
+            "TerminateInstances".into(),
+            "DescribeInstanceTypeOfferings".into(),
+        ];
     })
     .await;
     let report = client(&fake).probe().await.expect("probe");
     assert!(!report.can_write, "{}", report.message);
-    for named in ["ec2:ImportKeyPair", "ec2:TerminateInstances"] {
+    for named in [
+        "ec2:ImportKeyPair",
+        "ec2:TerminateInstances",
+        "ec2:DescribeInstanceTypeOfferings",
+    ] {
         assert!(report.message.contains(named), "{}", report.message);
     }
     assert!(

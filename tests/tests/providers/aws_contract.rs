@@ -1,8 +1,13 @@
-//! The fake EC2 + STS answer with the official serialization: every element of every
-//! successful answer, over a run of every client path, must be a member of the operation's
-//! output shape in the botocore models of `tests/specs/` (EC2 `locationName`s and `item`
-//! lists; STS `{Action}Result` with member names and `member` lists).
+//! The fake EC2 + STS speak the official serialization, both ways, over a run of every
+//! client path: every parameter of every request must be a member path of the operation's
+//! input shape in the botocore models of `tests/specs/` (EC2: `queryName` or capitalised
+//! `locationName`, lists as `Name.N`; STS: member names, lists as `Name.member.N`), with
+//! its enum values and integer bounds, and the required members present; every element of
+//! every successful answer must be a member of the output shape (EC2 `locationName`s and
+//! `item` lists; STS `{Action}Result` with member names and `member` lists).
 use serde_json::Value;
+
+use levelrail_tests::fakes::aws::AwsRequest;
 
 use crate::aws_support::{exercise_everything, start_fake};
 
@@ -59,6 +64,35 @@ fn model(file: &str) -> Value {
     levelrail_tests::specs::json(file)
 }
 
+/// The botocore models of EC2 and STS.
+struct Models {
+    ec2: Value,
+    sts: Value,
+}
+
+impl Models {
+    fn load() -> Self {
+        Self {
+            ec2: model("botocore-ec2-2016-11-15.service-2.json"),
+            sts: model("botocore-sts-2011-06-15.service-2.json"),
+        }
+    }
+
+    /// The shapes of `r`'s service, the name of its operation's `io` (`input` or `output`)
+    /// shape, and whether the service is EC2.
+    fn shape_of<'a>(&'a self, r: &AwsRequest, io: &str) -> (&'a Value, &'a str, bool) {
+        let (m, ec2) = if r.service == "sts" {
+            (&self.sts, false)
+        } else {
+            (&self.ec2, true)
+        };
+        let shape = m["operations"][&r.action][io]["shape"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{} has an {io}", r.action));
+        (&m["shapes"], shape, ec2)
+    }
+}
+
 /// Checks `node` against shape `shape`; `ec2` picks the serialization rules.
 fn check(shapes: &Value, shape: &str, node: &Node, ec2: bool, path: &str, out: &mut Vec<String>) {
     let s = &shapes[shape];
@@ -112,22 +146,13 @@ fn check(shapes: &Value, shape: &str, node: &Node, ec2: bool, path: &str, out: &
 async fn every_answer_of_the_fake_uses_the_botocore_output_shapes() {
     let fake = start_fake(|_| {}).await;
     exercise_everything(&fake).await;
-    let ec2 = model("botocore-ec2-2016-11-15.service-2.json");
-    let sts = model("botocore-sts-2011-06-15.service-2.json");
+    let models = Models::load();
     let mut problems = Vec::new();
     let mut checked = std::collections::BTreeSet::new();
     for r in fake.requests().iter().filter(|r| r.status == Some(200)) {
         let root = parse(&r.response);
         assert_eq!(root.name, format!("{}Response", r.action));
-        let (m, is_ec2) = if r.service == "sts" {
-            (&sts, false)
-        } else {
-            (&ec2, true)
-        };
-        let output = m["operations"][&r.action]["output"]["shape"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{} has an output", r.action));
-        let shapes = &m["shapes"];
+        let (shapes, output, is_ec2) = models.shape_of(r, "output");
         if is_ec2 {
             let body = Node {
                 name: root.name.clone(),
@@ -154,6 +179,164 @@ async fn every_answer_of_the_fake_uses_the_botocore_output_shapes() {
         "every action answered at least once: {checked:?}"
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The name a member has in a request: EC2 prefers `queryName`, then `locationName` with a
+/// capital first letter; the Query protocol uses `locationName`; both fall back on the
+/// member name.
+fn request_name(name: &str, def: &Value, ec2: bool) -> String {
+    let location = def["locationName"].as_str();
+    match (def["queryName"].as_str(), location, ec2) {
+        (Some(q), _, true) => q.to_owned(),
+        (_, Some(l), true) => {
+            let mut c = l.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect())
+                .unwrap_or_default()
+        }
+        (_, Some(l), false) => l.to_owned(),
+        _ => name.to_owned(),
+    }
+}
+
+/// Checks parameter `key` (split on `.`) with `value` against shape `shape`.
+fn check_param(
+    shapes: &Value,
+    shape: &str,
+    key: &[&str],
+    value: &str,
+    ec2: bool,
+) -> Result<(), String> {
+    let s = &shapes[shape];
+    match (s["type"].as_str().unwrap_or_default(), key) {
+        ("structure", [first, rest @ ..]) => {
+            let (_, def) = s["members"]
+                .as_object()
+                .and_then(|m| m.iter().find(|(n, d)| request_name(n, d, ec2) == *first))
+                .ok_or_else(|| format!("{first} is not a member of {shape}"))?;
+            check_param(
+                shapes,
+                def["shape"].as_str().unwrap_or_default(),
+                rest,
+                value,
+                ec2,
+            )
+        }
+        ("list", keys) => {
+            let rest = match (ec2, keys) {
+                (true, [n, rest @ ..]) | (false, ["member", n, rest @ ..])
+                    if n.parse::<u32>().is_ok_and(|n| n >= 1) =>
+                {
+                    rest
+                }
+                _ => {
+                    return Err(format!(
+                        "{} does not index the list {shape}",
+                        keys.join(".")
+                    ));
+                }
+            };
+            check_param(
+                shapes,
+                s["member"]["shape"].as_str().unwrap_or_default(),
+                rest,
+                value,
+                ec2,
+            )
+        }
+        (_, [extra, ..]) => Err(format!("{shape} is a scalar, yet .{extra} follows")),
+        ("string", []) => match s["enum"].as_array() {
+            Some(values) if !values.iter().any(|v| v == value) => {
+                Err(format!("{value} is not one of the values of {shape}"))
+            }
+            _ => Ok(()),
+        },
+        ("integer" | "long", []) => {
+            let n: i64 = value
+                .parse()
+                .map_err(|_| format!("{value} is not a {shape}"))?;
+            let (min, max) = (s["min"].as_i64(), s["max"].as_i64());
+            if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
+                return Err(format!("{n} is outside {shape}'s {min:?}..{max:?}"));
+            }
+            Ok(())
+        }
+        ("boolean", []) if !matches!(value, "true" | "false") => {
+            Err(format!("{value} is not a boolean"))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[tokio::test]
+async fn every_request_of_the_client_uses_the_botocore_input_shapes() {
+    let fake = start_fake(|_| {}).await;
+    exercise_everything(&fake).await;
+    let models = Models::load();
+    let mut problems = Vec::new();
+    let mut checked = std::collections::BTreeSet::new();
+    for r in fake.requests() {
+        let (shapes, input, is_ec2) = models.shape_of(&r, "input");
+        for (key, value) in r
+            .params
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "Action" | "Version"))
+        {
+            let path: Vec<&str> = key.split('.').collect();
+            if let Err(e) = check_param(shapes, input, &path, value, is_ec2) {
+                problems.push(format!("{} {key}={value}: {e}", r.action));
+            }
+        }
+        for required in shapes[input]["required"].as_array().into_iter().flatten() {
+            let name = required.as_str().unwrap_or_default();
+            let wire = request_name(name, &shapes[input]["members"][name], is_ec2);
+            if !r
+                .params
+                .keys()
+                .any(|k| k == &wire || k.starts_with(&format!("{wire}.")))
+            {
+                problems.push(format!("{}: the required {wire} is missing", r.action));
+            }
+        }
+        checked.insert(format!("{}:{}", r.service, r.action));
+    }
+    for new in [
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeInstanceTypeOfferings",
+    ] {
+        assert!(checked.contains(new), "{new} was exercised: {checked:?}");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_request_check_refuses_what_the_model_does_not_describe() {
+    let m = model("botocore-ec2-2016-11-15.service-2.json");
+    let shapes = &m["shapes"];
+    let check = |shape: &str, key: &str, value: &str| {
+        let path: Vec<&str> = key.split('.').collect();
+        check_param(shapes, shape, &path, value, true)
+    };
+    let offerings = "DescribeInstanceTypeOfferingsRequest";
+    assert_eq!(check(offerings, "LocationType", "region"), Ok(()));
+    assert_eq!(check(offerings, "Filter.1.Value.2", "eu-west-1"), Ok(()));
+    assert_eq!(
+        check("DescribeInstanceTypesRequest", "MaxResults", "100"),
+        Ok(())
+    );
+    assert_eq!(
+        check(
+            "RunInstancesRequest",
+            "NetworkInterface.1.SubnetId",
+            "subnet-1"
+        ),
+        Ok(())
+    );
+    assert!(check(offerings, "LocationType", "planet").is_err());
+    assert!(check(offerings, "Filters.1.Name", "location").is_err());
+    assert!(check(offerings, "Filter.0.Name", "location").is_err());
+    assert!(check("DescribeInstanceTypesRequest", "MaxResults", "1000").is_err());
+    assert!(check("DescribeInstanceTypesRequest", "MaxResults.1", "5").is_err());
 }
 
 #[test]

@@ -1,8 +1,10 @@
 //! The AWS client against moto, an independent EC2 implementation (validation flags on):
-//! a create retried after a lost answer adopts the same instance, and deleting an
-//! SSH-opted-in node leaves no security group and no key pair. Skipped with a note when
+//! a create retried after a lost answer adopts the same instance (launched in the first
+//! zone's default subnet with that subnet's token), deleting an SSH-opted-in node leaves no
+//! security group and no key pair, and the live sizes are moto's offered types. Skipped with a note when
 //! `moto_server` is not installed, unless `LEVELRAIL_REQUIRE_MOTO=1`.
 use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+use levelrail_provisioner::arch::CpuArch;
 use levelrail_provisioner::providers::CloudProvider as _;
 use levelrail_provisioner::providers::aws::http_client;
 
@@ -33,6 +35,28 @@ fn tag_filter(key: &str, value: &str) -> aws_sdk_ec2::types::Filter {
         .build()
 }
 
+/// The default VPC's default subnet of the first zone, looked up behind the client's back.
+async fn first_default_subnet(moto: &Moto) -> String {
+    let out = raw(moto)
+        .describe_subnets()
+        .filters(
+            aws_sdk_ec2::types::Filter::builder()
+                .name("default-for-az")
+                .values("true")
+                .build(),
+        )
+        .send()
+        .await
+        .expect("subnets");
+    let mut subnets: Vec<(&str, &str)> = out
+        .subnets()
+        .iter()
+        .filter_map(|s| Some((s.availability_zone()?, s.subnet_id()?)))
+        .collect();
+    subnets.sort();
+    subnets.first().expect("a default subnet").1.to_owned()
+}
+
 #[tokio::test]
 async fn at_moto_a_create_retried_after_a_lost_answer_adopts_the_same_instance() {
     let Some(moto) = Moto::start() else { return };
@@ -55,10 +79,16 @@ async fn at_moto_a_create_retried_after_a_lost_answer_adopts_the_same_instance()
         .flat_map(|r| r.instances())
         .collect();
     assert_eq!(instances.len(), 1, "no second instance");
+    let first_subnet = first_default_subnet(&moto).await;
+    assert_eq!(
+        instances[0].subnet_id(),
+        Some(first_subnet.as_str()),
+        "the first zone's default subnet"
+    );
     assert_eq!(
         instances[0].client_token(),
-        Some("npv_moto_crash1"),
-        "launched with the provision's ClientToken"
+        Some(format!("npv_moto_crash1/{first_subnet}").as_str()),
+        "launched with the provision's ClientToken for that subnet"
     );
     assert_eq!(
         instances[0].instance_type().map(|t| t.as_str()),
@@ -138,4 +168,39 @@ async fn at_moto_the_probe_names_the_account_and_proves_run_instances_with_a_dry
     let report = moto.client().probe().await.expect("probe");
     assert!(report.can_write, "{}", report.message);
     assert_eq!(report.account.len(), 12, "{}", report.account);
+}
+
+#[tokio::test]
+async fn at_moto_sizes_are_the_regions_offered_types_with_arm64_ones_as_aarch64() {
+    let Some(moto) = Moto::start() else { return };
+    let sizes = moto.client().list_sizes(REGION).await.expect("sizes");
+    let offered = raw(&moto)
+        .describe_instance_type_offerings()
+        .location_type(aws_sdk_ec2::types::LocationType::Region)
+        .send()
+        .await
+        .expect("offerings");
+    let offered: std::collections::BTreeSet<&str> = offered
+        .instance_type_offerings()
+        .iter()
+        .filter_map(|o| o.instance_type().map(|t| t.as_str()))
+        .collect();
+    let find = |id: &str| sizes.iter().find(|s| s.id == id);
+    assert_eq!(
+        find("t3.micro").map(|s| (s.architecture, s.vcpus, s.memory_mb)),
+        Some((CpuArch::X86_64, 2, 1024))
+    );
+    assert_eq!(
+        find("t4g.micro").map(|s| s.architecture),
+        Some(CpuArch::Aarch64)
+    );
+    assert!(find("t1.micro").is_none(), "previous generation");
+    assert!(
+        sizes.iter().all(|s| !s.id.contains("metal")),
+        "no bare metal"
+    );
+    assert!(
+        sizes.iter().all(|s| offered.contains(s.id.as_str())),
+        "only the region's offerings"
+    );
 }

@@ -5,6 +5,8 @@ mod aws_broker;
 mod aws_contract;
 mod aws_iam;
 mod aws_moto;
+mod aws_placement;
+mod aws_sizes;
 mod aws_support;
 mod azure_behaviour;
 mod azure_contract;

@@ -25,7 +25,8 @@ pub struct AwsSettings {
     /// STS endpoint (`None`: AWS's regional STS endpoint).
     pub sts_endpoint: Option<String>,
     /// Operator-named subnets, by region (`eu-west-1` → `subnet-…`); the VPC is the
-    /// subnet's. Regions without one use the default VPC and its first default subnet.
+    /// subnet's. Regions without one use the default VPC and its default subnets, one zone
+    /// after another while a zone has no capacity.
     pub subnets: BTreeMap<String, String>,
     /// How long a delete waits for the network interface of a terminated instance to be
     /// released before it deletes the dedicated security group.

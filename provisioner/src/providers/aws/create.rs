@@ -1,13 +1,19 @@
 //! Idempotent creation. The provision's instance is looked up by tag first (a retry after
-//! a crash adopts it; this also covers clouds that ignore `ClientToken`, like moto); then
-//! the image (Canonical's newest Ubuntu 24.04 unless overridden), the subnet, the security
-//! group and the key pair are ensured, each idempotently; then `RunInstances` carries a
-//! `ClientToken` derived from the provision id, so a retried call (by the SDK after a lost
-//! answer, or by a later attempt) returns the instance the first call created.
+//! a crash adopts it, whichever subnet it went to; this also covers clouds that ignore
+//! `ClientToken`, like moto); then the instance type's architecture, the image (Canonical's
+//! newest Ubuntu 24.04 for it unless overridden), the subnets, the security group and the
+//! key pair are ensured, each idempotently; then `RunInstances` is tried in each subnet in
+//! turn while EC2 answers that the zone cannot take the instance (`InsufficientInstanceCapacity`,
+//! `Unsupported`). Each subnet's call carries its own `ClientToken` derived from the
+//! provision id and the subnet, so a retried call (by the SDK after a lost answer, or by a
+//! later attempt) returns the instance that call created. Any other failure ends the create
+//! at once: a lost answer is not a refusal, and moving on could launch a second instance.
+//! After a launch, an older instance of the provision that the first lookup missed wins
+//! and the new one is terminated.
 use aws_sdk_ec2::types::{
     BlockDeviceMapping, EbsBlockDevice, HttpTokensState, Image, Instance,
     InstanceMetadataOptionsRequest, InstanceNetworkInterfaceSpecification, InstanceType,
-    ResourceType, VolumeType,
+    ResourceType, Tag, VolumeType,
 };
 use base64::Engine as _;
 use tracing::{info, warn};
@@ -15,18 +21,31 @@ use tracing::{info, warn};
 use super::catalog::ROOT_VOLUME_GB;
 use super::errors::{classify, invalid};
 use super::groups;
-use super::network::{self, valid_cidr};
+use super::network::{self, Subnet, valid_cidr};
 use super::tags::{self, filter, tag_filter};
-use super::{AwsProvider, server_info};
+use super::{AwsProvider, server_info, sizes};
+use crate::arch::CpuArch;
 use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId, Reason, ServerInfo};
 
 /// Canonical's AWS account: the owner of the official Ubuntu images.
 pub const CANONICAL_OWNER: &str = "099720109477";
 /// The name pattern of Ubuntu 24.04 LTS (noble) server images for x86_64 on gp3.
 pub const UBUNTU_2404: &str = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*";
+/// The same for arm64 (Graviton).
+pub const UBUNTU_2404_ARM64: &str = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-server-*";
 /// States of an instance that still exists (or is going away).
 pub(super) const LIVE_STATES: [&str; 5] =
     ["pending", "running", "stopping", "stopped", "shutting-down"];
+
+/// What every subnet's `RunInstances` of one create carries.
+#[derive(Debug)]
+struct Launch<'a> {
+    req: &'a CreateServer,
+    image: Image,
+    group: String,
+    key_name: Option<String>,
+    tags: Vec<Tag>,
+}
 
 pub(super) async fn create_server(
     p: &AwsProvider,
@@ -45,7 +64,8 @@ pub(super) async fn create_server(
         info!(provision = %o.provision_id, instance = existing.instance_id().unwrap_or_default(), "adopting the instance an earlier attempt created");
         return Ok(server_info(region, &existing));
     }
-    let image = image(p, region, req.image.as_deref()).await?;
+    let arch = sizes::architecture(c, region, req.size.trim()).await?;
+    let image = image(p, region, req.image.as_deref(), arch).await?;
     let place = network::placement(c, region).await?;
     let group = match req.ssh_source_cidr.as_deref() {
         Some(cidr) => groups::ssh_group(c, region, &place.vpc_id, o, cidr.trim()).await?,
@@ -58,25 +78,57 @@ pub(super) async fn create_server(
     if req.ssh_public_keys.len() > 1 {
         warn!(provision = %o.provision_id, keys = req.ssh_public_keys.len(), "EC2 takes one key pair per instance: only the first SSH key is installed");
     }
-    let token = tags::client_token(&o.provision_id);
-    let tags = tags::ownership_tags(o, Some(&req.name), &[]);
-    let root = image.root_device_name().unwrap_or("/dev/sda1").to_owned();
-    let run = c
+    let launch = Launch {
+        req,
+        image,
+        group,
+        key_name,
+        tags: tags::ownership_tags(o, Some(&req.name), &[]),
+    };
+    let mut refused: Vec<(String, ProviderError)> = Vec::new();
+    for subnet in &place.subnets {
+        match run_in(p, region, &launch, subnet).await {
+            Ok(instance) => {
+                info!(provision = %o.provision_id, instance = instance.instance_id().unwrap_or_default(), region, zone = %subnet.zone, "instance created");
+                let kept = keep_oldest(p, region, &o.provision_id, instance).await?;
+                return Ok(server_info(region, &kept));
+            }
+            Err(e) if e.reason == Reason::ZonalCapacity => {
+                warn!(provision = %o.provision_id, zone = %subnet.zone, code = %e.code, "the zone cannot take the instance; trying the next one");
+                refused.push((subnet.zone.clone(), e));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(exhausted(region, req.size.trim(), refused))
+}
+
+/// `RunInstances` in `subnet` with the subnet's own `ClientToken`.
+async fn run_in(
+    p: &AwsProvider,
+    region: &str,
+    l: &Launch<'_>,
+    subnet: &Subnet,
+) -> Result<Instance, ProviderError> {
+    let o = &l.req.ownership;
+    let root = l.image.root_device_name().unwrap_or("/dev/sda1").to_owned();
+    let run = p
+        .clients
         .ec2(region)
         .await
         .run_instances()
-        .image_id(image.image_id().unwrap_or_default())
-        .instance_type(InstanceType::from(req.size.trim()))
+        .image_id(l.image.image_id().unwrap_or_default())
+        .instance_type(InstanceType::from(l.req.size.trim()))
         .min_count(1)
         .max_count(1)
-        .client_token(&token)
-        .user_data(base64::engine::general_purpose::STANDARD.encode(req.user_data.as_bytes()))
-        .set_key_name(key_name)
+        .client_token(tags::client_token(&o.provision_id, &subnet.id))
+        .user_data(base64::engine::general_purpose::STANDARD.encode(l.req.user_data.as_bytes()))
+        .set_key_name(l.key_name.clone())
         .network_interfaces(
             InstanceNetworkInterfaceSpecification::builder()
                 .device_index(0)
-                .subnet_id(&place.subnet_id)
-                .groups(&group)
+                .subnet_id(&subnet.id)
+                .groups(&l.group)
                 .associate_public_ip_address(true)
                 .delete_on_termination(true)
                 .build(),
@@ -99,7 +151,7 @@ pub(super) async fn create_server(
                 ResourceType::Volume,
                 ResourceType::NetworkInterface,
             ],
-            &tags,
+            &l.tags,
         )))
         .metadata_options(
             InstanceMetadataOptionsRequest::builder()
@@ -109,7 +161,7 @@ pub(super) async fn create_server(
         .send()
         .await
         .map_err(classify);
-    let instance = match run {
+    match run {
         Ok(out) => out.instances().first().cloned().ok_or_else(|| {
             ProviderError::new(
                 ProviderId::Aws,
@@ -117,7 +169,7 @@ pub(super) async fn create_server(
                 "unexpected_response",
                 "RunInstances returned no instance",
             )
-        })?,
+        }),
         // The token was used with other parameters (e.g. a newer image since the first
         // attempt): the instance of the first attempt is the provision's.
         Err(e) if e.reason == Reason::IdempotencyMismatch => p
@@ -125,11 +177,70 @@ pub(super) async fn create_server(
             .await?
             .into_iter()
             .next()
-            .ok_or(e)?,
-        Err(e) => return Err(e),
+            .ok_or(e),
+        Err(e) => Err(e),
+    }
+}
+
+/// The provision's oldest pending or running instance, once `mine` is launched. The first
+/// lookup may miss an instance whose answer was lost (EC2's reads are eventually
+/// consistent), and a zone that refused then may have capacity now: when an older instance
+/// of the provision shows up, `mine` is terminated and the older one is the provision's,
+/// so a provision never keeps two servers. Every create settles on the same one.
+async fn keep_oldest(
+    p: &AwsProvider,
+    region: &str,
+    pid: &str,
+    mine: Instance,
+) -> Result<Instance, ProviderError> {
+    let oldest = p
+        .provision_instances(region, pid)
+        .await?
+        .into_iter()
+        .find(|i| {
+            i.state()
+                .and_then(|s| s.name())
+                .is_some_and(|n| matches!(n.as_str(), "pending" | "running"))
+        });
+    let Some(oldest) = oldest.filter(|i| i.instance_id() != mine.instance_id()) else {
+        return Ok(mine);
     };
-    info!(provision = %o.provision_id, instance = instance.instance_id().unwrap_or_default(), region, "instance created");
-    Ok(server_info(region, &instance))
+    let extra = mine.instance_id().unwrap_or_default().to_owned();
+    warn!(provision = %pid, kept = oldest.instance_id().unwrap_or_default(), terminated = %extra, "an earlier launch of the provision showed up late; terminating the newer instance");
+    p.clients
+        .ec2(region)
+        .await
+        .terminate_instances()
+        .instance_ids(extra)
+        .send()
+        .await
+        .map_err(classify)?;
+    Ok(oldest)
+}
+
+/// Every zone refused: a capacity error naming each zone's answer, with the last code.
+fn exhausted(region: &str, size: &str, refused: Vec<(String, ProviderError)>) -> ProviderError {
+    let answers: Vec<String> = refused
+        .iter()
+        .map(|(zone, e)| format!("{zone}: {}", e.code))
+        .collect();
+    let (code, status) = refused
+        .last()
+        .map(|(_, e)| (e.code.clone(), e.status))
+        .unwrap_or_else(|| ("InsufficientInstanceCapacity".into(), None));
+    let e = ProviderError::new(
+        ProviderId::Aws,
+        ErrorKind::CapacityUnavailable,
+        &code,
+        &format!(
+            "no zone of {region} can launch {size} now ({})",
+            answers.join(", ")
+        ),
+    );
+    match status {
+        Some(s) => e.with_status(s),
+        None => e,
+    }
 }
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
@@ -169,21 +280,27 @@ fn validate(req: &CreateServer) -> Result<(), ProviderError> {
     Ok(())
 }
 
-/// The override AMI, or Canonical's newest available Ubuntu 24.04 image in `region`.
+/// The override AMI, or Canonical's newest available Ubuntu 24.04 image for `arch` in
+/// `region`.
 pub(super) async fn image(
     p: &AwsProvider,
     region: &str,
     image: Option<&str>,
+    arch: CpuArch,
 ) -> Result<Image, ProviderError> {
+    let (pattern, architecture) = match arch {
+        CpuArch::X86_64 => (UBUNTU_2404, "x86_64"),
+        CpuArch::Aarch64 => (UBUNTU_2404_ARM64, "arm64"),
+    };
     let ec2 = p.clients.ec2(region).await;
     let found = match image {
         Some(id) => ec2.describe_images().image_ids(id.trim()).send().await,
         None => {
             ec2.describe_images()
                 .owners(CANONICAL_OWNER)
-                .filters(filter("name", &[UBUNTU_2404]))
+                .filters(filter("name", &[pattern]))
                 .filters(filter("state", &["available"]))
-                .filters(filter("architecture", &["x86_64"]))
+                .filters(filter("architecture", &[architecture]))
                 .filters(filter("virtualization-type", &["hvm"]))
                 .send()
                 .await
@@ -197,7 +314,7 @@ pub(super) async fn image(
         ),
         None => invalid(
             "image_not_found",
-            &format!("no Ubuntu 24.04 image from Canonical in {region}: pass an AMI id"),
+            &format!("no Ubuntu 24.04 {arch} image from Canonical in {region}: pass an AMI id"),
         ),
     })
 }

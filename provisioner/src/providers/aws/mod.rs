@@ -1,10 +1,11 @@
 //! Amazon EC2 through `aws-sdk-ec2` / `aws-sdk-sts` (rustls with ring, SigV4 with the
-//! broker's session credentials): regions with their console names, the curated t3 sizes,
-//! idempotent instance creation (`ClientToken` from the provision id, adoption by tag),
-//! a zero-ingress shared security group or an opted-in SSH group, the operator's key as a
-//! key pair, deletion that waits for the network interface before removing the dedicated
-//! group and key pair, listing by tag in every region, and a probe made of
-//! `GetCallerIdentity` and a `DryRun` `RunInstances`.
+//! broker's session credentials): regions with their console names, live sizes (the
+//! region's offered x86_64 and arm64 types), idempotent instance creation (a `ClientToken`
+//! per provision and subnet, adoption by tag) that moves on to the next zone when one has
+//! no capacity, a zero-ingress shared security group or an opted-in SSH group, the
+//! operator's key as a key pair, deletion that waits for the network interface before
+//! removing the dedicated group and key pair, listing by tag in every region, and a probe
+//! made of `GetCallerIdentity` and `DryRun`s of the actions that change anything.
 //!
 //! Server ids are `<region>/<instance id>`: an instance lives in the region it was created
 //! in, which need not be the credential's default region.
@@ -30,10 +31,11 @@ mod errors;
 mod groups;
 mod network;
 mod probe;
+mod sizes;
 mod tags;
 
 pub use client::{AwsSettings, http_client};
-pub use create::{CANONICAL_OWNER, UBUNTU_2404};
+pub use create::{CANONICAL_OWNER, UBUNTU_2404, UBUNTU_2404_ARM64};
 
 use client::Clients;
 use errors::{classify, invalid};
@@ -124,8 +126,8 @@ impl CloudProvider for AwsProvider {
             .collect())
     }
 
-    async fn list_sizes(&self, _region: &str) -> Result<Vec<Size>, ProviderError> {
-        Ok(catalog::sizes())
+    async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
+        sizes::sizes(&self.clients, region.trim()).await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
@@ -195,7 +197,7 @@ impl CloudProvider for AwsProvider {
         let account = who.account().unwrap_or_default().to_owned();
         let arn = who.arn().unwrap_or_default().to_owned();
         let region = self.clients.default_region.clone();
-        let image = match create::image(self, &region, None).await {
+        let image = match create::image(self, &region, None, crate::arch::CpuArch::X86_64).await {
             Ok(i) => i.image_id().unwrap_or(PROBE_IMAGE).to_owned(),
             Err(e) if e.kind == ErrorKind::InvalidRequest => PROBE_IMAGE.to_owned(),
             Err(e) => return Err(e),

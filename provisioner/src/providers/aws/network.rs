@@ -1,5 +1,7 @@
-//! Where an instance goes: the operator's subnet for the region (its VPC), else the default
-//! VPC's default subnet (first by availability zone, so every attempt picks the same one).
+//! Where an instance may go: the operator's subnet for the region (its VPC), else every
+//! default subnet of the default VPC, one per availability zone, in zone order (the same
+//! order on every attempt), so a launch refused for capacity in one zone moves on to the
+//! next.
 use std::net::IpAddr;
 
 use super::client::Clients;
@@ -7,39 +9,65 @@ use super::errors::{classify, invalid};
 use super::tags::filter;
 use crate::providers::ProviderError;
 
-/// The VPC and subnet of a new instance.
+/// A subnet an instance may be launched in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Subnet {
+    pub(super) id: String,
+    /// Its availability zone (`eu-west-1a`).
+    pub(super) zone: String,
+}
+
+/// The VPC of a new instance and the subnets to try, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Placement {
     pub(super) vpc_id: String,
-    pub(super) subnet_id: String,
+    /// Never empty.
+    pub(super) subnets: Vec<Subnet>,
 }
 
-/// The operator's subnet for `region`, else the default VPC's first default subnet.
+/// The operator's subnet for `region` alone, else the default VPC's default subnets by zone.
 pub(super) async fn placement(c: &Clients, region: &str) -> Result<Placement, ProviderError> {
-    if let Some(subnet_id) = c.settings.subnets.get(region) {
-        let out = c
-            .ec2(region)
-            .await
-            .describe_subnets()
-            .subnet_ids(subnet_id)
-            .send()
-            .await
-            .map_err(classify)?;
-        let vpc = out
-            .subnets()
-            .first()
-            .and_then(|s| s.vpc_id())
-            .ok_or_else(|| {
-                invalid(
-                    "subnet_not_found",
-                    &format!("the configured subnet {subnet_id} does not exist in {region}"),
-                )
-            })?;
-        return Ok(Placement {
-            vpc_id: vpc.to_owned(),
-            subnet_id: subnet_id.clone(),
-        });
+    match c.settings.subnets.get(region) {
+        Some(subnet_id) => named_subnet(c, region, subnet_id).await,
+        None => default_subnets(c, region).await,
     }
+}
+
+/// The operator-named subnet: only that one is tried (its zone is the operator's choice).
+async fn named_subnet(
+    c: &Clients,
+    region: &str,
+    subnet_id: &str,
+) -> Result<Placement, ProviderError> {
+    let out = c
+        .ec2(region)
+        .await
+        .describe_subnets()
+        .subnet_ids(subnet_id)
+        .send()
+        .await
+        .map_err(classify)?;
+    let found = out.subnets().first();
+    let Some(vpc) = found.and_then(|s| s.vpc_id()) else {
+        return Err(invalid(
+            "subnet_not_found",
+            &format!("the configured subnet {subnet_id} does not exist in {region}"),
+        ));
+    };
+    Ok(Placement {
+        vpc_id: vpc.to_owned(),
+        subnets: vec![Subnet {
+            id: subnet_id.to_owned(),
+            zone: found
+                .and_then(|s| s.availability_zone())
+                .unwrap_or_default()
+                .to_owned(),
+        }],
+    })
+}
+
+/// The default VPC and its default subnets, ordered by zone then id.
+async fn default_subnets(c: &Clients, region: &str) -> Result<Placement, ProviderError> {
     let vpcs = c
         .ec2(region)
         .await
@@ -56,7 +84,7 @@ pub(super) async fn placement(c: &Clients, region: &str) -> Result<Placement, Pr
             ),
         ));
     };
-    let subnets = c
+    let out = c
         .ec2(region)
         .await
         .describe_subnets()
@@ -65,21 +93,26 @@ pub(super) async fn placement(c: &Clients, region: &str) -> Result<Placement, Pr
         .send()
         .await
         .map_err(classify)?;
-    let mut found: Vec<(&str, &str)> = subnets
+    let mut subnets: Vec<Subnet> = out
         .subnets()
         .iter()
-        .filter_map(|s| Some((s.availability_zone().unwrap_or_default(), s.subnet_id()?)))
+        .filter_map(|s| {
+            Some(Subnet {
+                id: s.subnet_id()?.to_owned(),
+                zone: s.availability_zone().unwrap_or_default().to_owned(),
+            })
+        })
         .collect();
-    found.sort();
-    let Some((_, subnet_id)) = found.first() else {
+    subnets.sort_by(|a, b| a.zone.cmp(&b.zone).then(a.id.cmp(&b.id)));
+    if subnets.is_empty() {
         return Err(invalid(
             "no_default_subnet",
             &format!("the default VPC {vpc_id} in {region} has no default subnet"),
         ));
-    };
+    }
     Ok(Placement {
         vpc_id: vpc_id.to_owned(),
-        subnet_id: (*subnet_id).to_owned(),
+        subnets,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The probe's dry runs of every other EC2 action the client calls that EC2 can dry-run
-//! (the security groups, the key pairs, tagging, termination), so a missing permission is
-//! named before a provision needs it. A dry run creates nothing: EC2 answers
+//! (the security groups, the key pairs, tagging, termination) and of the instance-type
+//! reads the size list needs (added after the first policy: an older policy lacks them),
+//! so a missing permission is named before a provision needs it. A dry run creates nothing: EC2 answers
 //! `DryRunOperation` when the action is allowed and `UnauthorizedOperation` when it is not.
 //! The names and ids are placeholders no provision uses; a cloud that ignored `DryRun` and
 //! made a group or key has it deleted at once.
@@ -69,7 +70,25 @@ pub(super) async fn dry_run_actions(c: &Clients, region: &str) -> DryRuns {
         warn!("the cloud ignored DryRun; deleting the probe key pair");
         let _ = ec2.delete_key_pair().key_name(PROBE_NAME).send().await;
     }
-    let outcomes: [(&'static str, Result<(), ProviderError>); 8] = [
+    let outcomes: [(&'static str, Result<(), ProviderError>); 10] = [
+        (
+            "ec2:DescribeInstanceTypes",
+            ec2.describe_instance_types()
+                .dry_run(true)
+                .send()
+                .await
+                .map(drop)
+                .map_err(classify),
+        ),
+        (
+            "ec2:DescribeInstanceTypeOfferings",
+            ec2.describe_instance_type_offerings()
+                .dry_run(true)
+                .send()
+                .await
+                .map(drop)
+                .map_err(classify),
+        ),
         ("ec2:CreateSecurityGroup", created_group.map(drop)),
         (
             "ec2:AuthorizeSecurityGroupIngress",

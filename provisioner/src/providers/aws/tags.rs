@@ -108,15 +108,20 @@ pub(crate) fn key_pair_name(o: &Ownership) -> String {
     format!("levelrail-{}", sanitize(&o.provision_id, 200))
 }
 
-/// The `ClientToken` of a provision's `RunInstances` (at most 64 ASCII characters): the
-/// provision id itself when it fits, else a digest of it. Every attempt of the same
-/// provision sends the same token, so AWS returns the instance the first attempt created.
-pub(crate) fn client_token(provision_id: &str) -> String {
+/// The `ClientToken` of a provision's `RunInstances` in `subnet_id` (at most 64 ASCII
+/// characters): `<provision id>/<subnet id>` when it fits, else `levelrail-` and a digest of
+/// both. Every retry in the same subnet sends the same token, so EC2 returns the instance
+/// that call created. A launch in another subnet (after a capacity refusal) needs a token
+/// of its own: EC2 refuses a token reused with other parameters
+/// (`IdempotentParameterMismatch`). Whatever the subnet, the instance carries the
+/// provision's tag, which is what a retried create looks up first.
+pub(crate) fn client_token(provision_id: &str, subnet_id: &str) -> String {
     let id = provision_id.trim();
-    if !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_graphic()) {
-        return id.to_owned();
+    let plain = format!("{id}/{subnet_id}");
+    if !id.is_empty() && plain.len() <= 64 && plain.bytes().all(|b| b.is_ascii_graphic()) {
+        return plain;
     }
-    let digest = hex::encode(Sha256::digest(id.as_bytes()));
+    let digest = hex::encode(Sha256::digest(format!("{id}\n{subnet_id}").as_bytes()));
     format!("levelrail-{}", &digest[..54])
 }
 
@@ -125,12 +130,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn client_tokens_are_stable_and_short() {
-        assert_eq!(client_token("npv_abc"), "npv_abc");
+    fn client_tokens_are_stable_short_and_differ_per_subnet() {
+        let s = "subnet-0c0ffee0000000002";
+        assert_eq!(
+            client_token("npv_abc", s),
+            "npv_abc/subnet-0c0ffee0000000002"
+        );
+        assert_ne!(
+            client_token("npv_abc", s),
+            client_token("npv_abc", "subnet-0c0ffee0000000003")
+        );
         let long = "x".repeat(100);
-        assert_eq!(client_token(&long), client_token(&long));
-        assert_eq!(client_token(&long).len(), 64);
-        assert_ne!(client_token("a b"), "a b");
+        assert_eq!(client_token(&long, s), client_token(&long, s));
+        assert_eq!(client_token(&long, s).len(), 64);
+        assert_ne!(client_token(&long, s), client_token(&long, "subnet-1"));
+        assert!(client_token("a b", s).starts_with("levelrail-"));
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The fake's HTTP edge: a form-encoded `POST /` is decoded, logged, authenticated (the
 //! SigV4 `Authorization` header must name a known access key, and a session key must come
-//! with its `X-Amz-Security-Token`), offered to the fault plan (path `/{Action}`), checked
-//! against the denied actions (also for `DryRun`), then handled by EC2 or STS according to
-//! the signing scope's service. Handling runs in its own task, so a client that gives up
+//! with its `X-Amz-Security-Token`), offered to the fault plan (path `/{Action}`, then
+//! `/{subnet id}` when the call names one), checked against the denied actions (also for
+//! `DryRun`), then handled by EC2 or STS according to the signing scope's service. Handling runs in its own task, so a client that gives up
 //! does not cancel a launch half-way, as with a real cloud.
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) boot_hook: Option<BootHook>,
     pub(crate) state_step: Duration,
     pub(crate) session_lifetime: Option<Duration>,
+    /// The most items a paginated answer holds.
+    pub(crate) page_limit: usize,
     pub(crate) faults: FaultPlan,
     pub(crate) inventory: Mutex<Inventory>,
     pub(crate) log: Mutex<Vec<AwsRequest>>,
@@ -263,8 +265,7 @@ async fn serve(shared: &Arc<Shared>, service: &str, call: Call) -> Outcome {
         task.await
             .unwrap_or_else(|_| Reply::error("ec2", 500, "InternalError", "handler failed"))
     };
-    let path = format!("/{}", call.action);
-    match shared.faults.take("POST", &path) {
+    match shared.faults.take("POST", &fault_path(&call)) {
         Some(Fault::RateLimited { .. }) => {
             let code = if service == "sts" {
                 "Throttling"
@@ -308,6 +309,19 @@ async fn serve(shared: &Arc<Shared>, service: &str, call: Call) -> Outcome {
         Some(Fault::Capacity) | None => Outcome::Answer(
             handle_in_task(shared.clone(), service.to_owned(), call, Duration::ZERO).await,
         ),
+    }
+}
+
+/// `/{Action}`, then `/{subnet id}` when the call names a subnet, so a fault can hit the
+/// launches in one subnet only (`/RunInstances/subnet-…`) or every call of an action.
+fn fault_path(call: &Call) -> String {
+    let subnet = call
+        .params
+        .str("NetworkInterface.1.SubnetId")
+        .or(call.params.str("SubnetId"));
+    match subnet {
+        Some(s) => format!("/{}/{s}", call.action),
+        None => format!("/{}", call.action),
     }
 }
 

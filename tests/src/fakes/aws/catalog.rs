@@ -1,5 +1,6 @@
 //! What every region of the fake offers: the region list (two opted out), three
-//! availability zones, the instance types, and public images: Canonical's Ubuntu 24.04
+//! availability zones, the instance types (one offered in two regions only), and public
+//! images: Canonical's Ubuntu 24.04
 //! builds (the newest is what a client should pick), a 22.04 build, an arm64 build, one
 //! still pending, and an impostor with the same name from another owner.
 use super::xml::Xml;
@@ -27,16 +28,65 @@ pub(crate) const REGIONS: [(&str, bool); 14] = [
     ("me-south-1", false),
 ];
 
-/// The instance types the fake accepts: (type, vCPUs, MiB).
-pub(crate) const INSTANCE_TYPES: [(&str, u32, u32); 8] = [
-    ("t3.nano", 2, 512),
-    ("t3.micro", 2, 1024),
-    ("t3.small", 2, 2048),
-    ("t3.medium", 2, 4096),
-    ("t3.large", 2, 8192),
-    ("t3.xlarge", 4, 16384),
-    ("t3.2xlarge", 8, 32768),
-    ("m7i.large", 2, 8192),
+/// An instance type of the fake, with what `DescribeInstanceTypes` tells of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TypeInfo {
+    pub(crate) name: &'static str,
+    pub(crate) vcpus: u32,
+    pub(crate) mib: u32,
+    /// `processorInfo.supportedArchitectures`.
+    pub(crate) archs: &'static [&'static str],
+    pub(crate) current: bool,
+    pub(crate) metal: bool,
+    /// The regions offering it (`None`: every region).
+    pub(crate) regions: Option<&'static [&'static str]>,
+}
+
+const fn t(name: &'static str, vcpus: u32, mib: u32, archs: &'static [&'static str]) -> TypeInfo {
+    TypeInfo {
+        name,
+        vcpus,
+        mib,
+        archs,
+        current: true,
+        metal: false,
+        regions: None,
+    }
+}
+
+const X86: &[&str] = &["x86_64"];
+const ARM: &[&str] = &["arm64"];
+
+/// The instance types of the fake: current x86_64 and arm64 types, a previous-generation
+/// one, bare-metal ones (one a Mac), and one offered only in two US regions.
+pub(crate) const INSTANCE_TYPES: [TypeInfo; 15] = [
+    TypeInfo {
+        current: false,
+        ..t("t1.micro", 1, 627, &["i386", "x86_64"])
+    },
+    t("t3.nano", 2, 512, X86),
+    t("t3.micro", 2, 1024, X86),
+    t("t3.small", 2, 2048, X86),
+    t("t3.medium", 2, 4096, X86),
+    t("t3.large", 2, 8192, X86),
+    t("t3.xlarge", 4, 16384, X86),
+    t("t3.2xlarge", 8, 32768, X86),
+    t("m7i.large", 2, 8192, X86),
+    TypeInfo {
+        regions: Some(&["us-east-1", "us-west-2"]),
+        ..t("c7a.large", 2, 4096, X86)
+    },
+    TypeInfo {
+        metal: true,
+        ..t("m7i.metal-24xl", 96, 393216, X86)
+    },
+    t("t4g.micro", 2, 1024, ARM),
+    t("t4g.small", 2, 2048, ARM),
+    t("m7g.large", 2, 8192, ARM),
+    TypeInfo {
+        metal: true,
+        ..t("mac2.metal", 12, 32768, &["arm64_mac"])
+    },
 ];
 
 /// A public image.
@@ -101,12 +151,14 @@ pub(crate) const IMAGES: [Image; 6] = [
     },
 ];
 
-/// vCPUs and memory of a type the fake knows.
-pub(crate) fn instance_type(name: &str) -> Option<(u32, u32)> {
-    INSTANCE_TYPES
-        .iter()
-        .find(|t| t.0 == name)
-        .map(|t| (t.1, t.2))
+/// A type the fake knows.
+pub(crate) fn instance_type(name: &str) -> Option<&'static TypeInfo> {
+    INSTANCE_TYPES.iter().find(|t| t.name == name)
+}
+
+/// Whether `region` offers type `t`.
+pub(crate) fn offered_in(t: &TypeInfo, region: &str) -> bool {
+    t.regions.is_none_or(|r| r.contains(&region))
 }
 
 /// Whether `name` matches an EC2 filter pattern (`*` any run, `?` one character).

@@ -1,5 +1,5 @@
-//! EC2 actions of the fake, other than the instance life cycle (`instances.rs`): regions,
-//! images, VPCs and subnets, security groups and their ingress rules, key pairs and network
+//! EC2 actions of the fake, other than the instance life cycle (`instances.rs`) and the
+//! instance types (`types.rs`): regions, images, VPCs and subnets, security groups and their ingress rules, key pairs and network
 //! interfaces, with EC2's filters (`tag:KEY`, globs) and error codes.
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use super::groups;
 use super::instances;
 use super::render;
 use super::state::Inventory;
+use super::types;
 use super::xml::{self, Xml};
 
 /// Dispatches one EC2 action.
@@ -39,6 +40,8 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
         "DescribeImages" => describe_images(call),
         "DescribeVpcs" => describe_vpcs(&inv, call),
         "DescribeSubnets" => describe_subnets(&inv, call),
+        "DescribeInstanceTypes" => types::describe_types(call, shared.page_limit),
+        "DescribeInstanceTypeOfferings" => types::describe_offerings(&inv, call, shared.page_limit),
         "CreateSecurityGroup" => groups::create_group(&mut inv, call),
         "DescribeSecurityGroups" => groups::describe_groups(&inv, call, owner),
         "AuthorizeSecurityGroupIngress" => groups::change_ingress(&mut inv, call, true),
@@ -49,6 +52,13 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
         "DeleteKeyPair" => Ok(groups::delete_key(&mut inv, call)),
         "DescribeNetworkInterfaces" => describe_enis(&inv, call, owner),
         "RunInstances" => instances::run(shared, &mut inv, call),
+        "DescribeInstances"
+            if inv.stale_describes > 0 && call.params.list("InstanceId").is_empty() =>
+        {
+            // EC2's eventual consistency: a launch is not yet seen by every reader.
+            inv.stale_describes -= 1;
+            Ok(vec![Xml::items("reservationSet", Vec::new())])
+        }
         "DescribeInstances" => instances::describe(&inv, call, owner),
         "TerminateInstances" => instances::terminate(shared, &mut inv, call),
         other => Err(Reply::ec2_error(

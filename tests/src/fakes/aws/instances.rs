@@ -2,7 +2,8 @@
 //! type, subnet, groups of the subnet's VPC, key pair, one network interface with a public
 //! IP, tags on the instance, its volume and its interface, base64 user-data of at most
 //! 16 KiB, and `ClientToken` idempotency: the same token returns the same instance, other
-//! parameters with it are `IdempotentParameterMismatch`); `pending → running` after one
+//! parameters with it are `IdempotentParameterMismatch`; a type the region does not offer,
+//! or a zone told to refuse, answers `Unsupported` / `InsufficientInstanceCapacity`); `pending → running` after one
 //! state step (then the boot hook gets the decoded user-data); `DescribeInstances`; and
 //! `TerminateInstances`: `shutting-down → terminated`, when the interface and the volume
 //! are released.
@@ -17,6 +18,7 @@ use super::catalog::{self, IMAGES};
 use super::ec2::{Handled, bad, passes};
 use super::render;
 use super::state::{Eni, Instance, Inventory, Volume};
+use super::types;
 use super::xml::Xml;
 use crate::fakes::BootEvent;
 
@@ -145,6 +147,9 @@ pub(crate) fn run(shared: &Arc<Shared>, inv: &mut Inventory, call: &Call) -> Han
                 &format!("'{t}' is not a valid taggable resource type for this operation."),
             ));
         }
+    }
+    if let Some(refused) = types::launch_refusal(inv, call, &subnet, instance_type) {
+        return Err(refused);
     }
     let n = inv.serial();
     let public = p

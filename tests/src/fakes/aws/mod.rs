@@ -11,13 +11,17 @@
 //! (`DependencyViolation`); `DryRun` answers `DryRunOperation`, or `UnauthorizedOperation`
 //! for a denied action.
 //!
-//! Faults are injected per action: `faults().inject(Some("POST"), "/RunInstances", 1, …)`.
+//! Faults are injected per action: `faults().inject(Some("POST"), "/RunInstances", 1, …)`,
+//! or per action and subnet: `"/RunInstances/subnet-…"`.
 //! `RateLimited` is `RequestLimitExceeded` (503), `Capacity` is
-//! `InsufficientInstanceCapacity` (RunInstances only).
+//! `InsufficientInstanceCapacity` (RunInstances only). A zone or subnet can refuse every
+//! launch (`refuse_launches`) with `InsufficientInstanceCapacity` or `Unsupported`, as EC2
+//! does when a zone lacks capacity for, or does not offer, an instance type.
 //!
 //! Known differences from AWS: signatures are not verified (only their scope is read);
 //! one instance per `RunInstances`; terminated instances stay listed until the fake stops;
-//! no pagination (`NextToken` is never returned).
+//! only `DescribeInstanceTypes` and `DescribeInstanceTypeOfferings` paginate; filters the
+//! fake does not implement are refused as invalid.
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -34,10 +38,12 @@ mod query;
 mod render;
 mod state;
 mod sts;
+mod types;
 mod xml;
 
 pub use catalog::{CANONICAL, NEWEST_NOBLE};
 pub use groups::{EC2_TEXT_MAX, EC2_TEXT_PUNCTUATION, ec2_text_ok};
+pub use types::LaunchRefusal;
 
 use api::{Shared, lock};
 
@@ -66,6 +72,10 @@ pub struct FakeAwsConfig {
     /// When set, every STS session lives this long whatever `DurationSeconds` asked (the
     /// demo's short-lived grants; tests of expiry).
     pub session_lifetime: Option<Duration>,
+    /// The most items one page of `DescribeInstanceTypes` / `DescribeInstanceTypeOfferings`
+    /// holds, whatever `MaxResults` asks (EC2 may answer fewer; small values make clients
+    /// follow `NextToken`).
+    pub page_limit: usize,
 }
 
 impl Default for FakeAwsConfig {
@@ -77,6 +87,7 @@ impl Default for FakeAwsConfig {
             boot_hook: None,
             state_step: Duration::from_secs(1),
             session_lifetime: None,
+            page_limit: 1000,
         }
     }
 }
@@ -88,6 +99,7 @@ impl std::fmt::Debug for FakeAwsConfig {
             .field("denied_actions", &self.denied_actions)
             .field("boot_hook", &self.boot_hook.is_some())
             .field("state_step", &self.state_step)
+            .field("page_limit", &self.page_limit)
             .finish_non_exhaustive()
     }
 }
@@ -182,6 +194,7 @@ impl FakeAws {
             boot_hook: config.boot_hook,
             state_step: config.state_step,
             session_lifetime: config.session_lifetime,
+            page_limit: config.page_limit,
             faults: FaultPlan::default(),
             inventory: Mutex::default(),
             log: Mutex::default(),
@@ -318,6 +331,36 @@ impl FakeAwsHandle {
             to: port,
             cidr: cidr.into(),
         })
+    }
+
+    /// Makes `place` (a zone such as `eu-west-1a`, or a subnet id) refuse every launch
+    /// with `refusal`; `None` lifts it.
+    pub fn refuse_launches(&self, place: &str, refusal: Option<LaunchRefusal>) {
+        let mut inv = lock(&self.shared.inventory);
+        match refusal {
+            Some(r) => inv.refusals.insert(place.to_owned(), r),
+            None => inv.refusals.remove(place),
+        };
+    }
+
+    /// The next `calls` `DescribeInstances` by filter answer as if no instance existed yet,
+    /// as EC2 may right after a launch (its reads are eventually consistent).
+    pub fn stale_describes(&self, calls: usize) {
+        lock(&self.shared.inventory).stale_describes = calls;
+    }
+
+    /// The default subnets of `region` as (zone, subnet id), by zone.
+    pub fn default_subnets(&self, region: &str) -> Vec<(String, String)> {
+        let mut inv = lock(&self.shared.inventory);
+        inv.ensure_region(region);
+        let mut out: Vec<(String, String)> = inv
+            .subnets
+            .values()
+            .filter(|s| s.region == region && s.default_for_az)
+            .map(|s| (s.zone.clone(), s.id.clone()))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Creates a non-default VPC with one subnet in `region`: (vpc id, subnet id).

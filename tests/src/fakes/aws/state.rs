@@ -1,10 +1,12 @@
 //! The fake account's inventory, partitioned by region like EC2's: a default VPC with a
 //! default subnet per zone and its `default` security group (made on first use of a
 //! region), security groups with ingress rules, key pairs, instances with their network
-//! interface and root volume, and the STS sessions issued.
+//! interface and root volume, the zones or subnets told to refuse launches, and the STS
+//! sessions issued.
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::query::Rule;
+use super::types::LaunchRefusal;
 
 /// A VPC.
 #[derive(Debug, Clone)]
@@ -116,6 +118,10 @@ pub(crate) struct Inventory {
     pub(crate) sessions: BTreeMap<String, Session>,
     /// The tags of every instance ever launched (terminated ones included).
     pub(crate) launched_tags: Vec<BTreeMap<String, String>>,
+    /// How many more `DescribeInstances` by filter answer as if no instance existed yet.
+    pub(crate) stale_describes: usize,
+    /// Zones and subnets that refuse launches, by zone name or subnet id.
+    pub(crate) refusals: BTreeMap<String, LaunchRefusal>,
     regions: BTreeSet<String>,
 }
 
@@ -171,6 +177,19 @@ impl Inventory {
                 ingress: BTreeSet::new(),
             },
         );
+    }
+
+    /// The zones of `region`, in order.
+    pub(crate) fn zones(&self, region: &str) -> Vec<String> {
+        let mut zones: Vec<String> = self
+            .subnets
+            .values()
+            .filter(|s| s.region == region && s.default_for_az)
+            .map(|s| s.zone.clone())
+            .collect();
+        zones.sort();
+        zones.dedup();
+        zones
     }
 
     /// Adds a subnet outside the default VPC (an operator-named network) in a new VPC.
