@@ -5,6 +5,7 @@ mod catalog;
 mod errors;
 mod fake_nodes;
 mod fake_provisioner;
+mod fallback;
 mod helpers;
 mod join_tokens;
 mod list;

@@ -266,6 +266,7 @@ async fn show_json_maps_every_field() {
                 { "status": "failed", "entered_at": "2026-01-02T03:05:57Z" },
             ],
             "keep_on_failure": false,
+            "placements": [],
         })
     );
 }

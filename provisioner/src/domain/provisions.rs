@@ -136,12 +136,13 @@ impl Provisioner {
             return Ok(Provision::from(&existing));
         }
         let (client, credential) = self.client(spec.provider, "provision").await?;
-        self.check_catalog(client.as_ref(), &credential, &spec.region, &spec.size)
+        let placements = self
+            .plan_placements(client.as_ref(), &credential, &spec)
             .await?;
         let now = self.now();
         let id = ProvisionId::generate();
         let lease_until = now + self.config.tuning.lease_ttl;
-        let record = ProvisionRecord::new(
+        let mut record = ProvisionRecord::new(
             id,
             &spec,
             &credential,
@@ -149,6 +150,7 @@ impl Provisioner {
             self.workflow.owner(),
             lease_until,
         );
+        record.saga.placements = placements;
         let stored = match self.store.insert_provision(&record).await {
             Ok(stored) => stored,
             Err(InsertProvisionError::Replayed(existing)) => {

@@ -4,7 +4,9 @@ use levelrail_proto::credentials::v1::Provider as PbProvider;
 use levelrail_proto::provisioner::v1 as pb;
 
 use super::convert::timestamp;
-use crate::domain::provision::{Provision, ProvisionInput, ProvisionStatus, StageTiming};
+use crate::domain::provision::{
+    Placement, PlacementOutcome, Provision, ProvisionInput, ProvisionStatus, StageTiming,
+};
 use crate::domain::{FieldError, InstallStep, Role};
 use crate::providers::{ProviderId, Region, Size};
 
@@ -80,7 +82,24 @@ pub(super) fn provision_input(req: pb::ProvisionRequest) -> Result<ProvisionInpu
         control_plane_addr: req.control_plane_addr,
         request_id: req.request_id,
         keep_on_failure: req.keep_on_failure,
+        fallback_regions: req.fallback_regions,
+        fallback_sizes: req.fallback_sizes,
     })
+}
+
+fn placement(p: &Placement) -> pb::Placement {
+    let outcome = match p.outcome {
+        PlacementOutcome::Pending => pb::PlacementOutcome::Pending,
+        PlacementOutcome::InUse => pb::PlacementOutcome::InUse,
+        PlacementOutcome::Rejected => pb::PlacementOutcome::Rejected,
+    };
+    pb::Placement {
+        region: p.region.clone(),
+        size: p.size.clone(),
+        outcome: outcome.into(),
+        reason: p.reason.clone().unwrap_or_default(),
+        provider_error_code: p.code.clone().unwrap_or_default(),
+    }
 }
 
 fn stage(s: &StageTiming) -> pb::StageTiming {
@@ -114,6 +133,7 @@ pub(super) fn provision(p: Provision) -> pb::Provision {
         generation: p.generation,
         stages: p.stages.iter().map(stage).collect(),
         keep_on_failure: p.keep_on_failure,
+        placements: p.placements.iter().map(placement).collect(),
     }
 }
 

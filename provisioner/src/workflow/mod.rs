@@ -11,6 +11,7 @@
 //! becomes `failed`, which releases its name. After a restart, [`Workflow::resume_all`]
 //! continues every provision whose lease expired from its persisted step.
 mod calls;
+mod create;
 mod driver;
 mod events;
 mod failure;

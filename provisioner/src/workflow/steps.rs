@@ -1,7 +1,6 @@
-//! The forward actions of the saga that create things: the join token, the user-data and
-//! the server. Each can run again after a crash with the same end state: a repeated mint
-//! revokes the unrecorded token first, rendering is pure, and the create is idempotent at
-//! the provider by provision id.
+//! The forward actions of the saga before the server exists: the join token and the
+//! user-data (the create is in `create.rs`). Each can run again after a crash with the same
+//! end state: a repeated mint revokes the unrecorded token first, and rendering is pure.
 use std::sync::Arc;
 
 use secrecy::ExposeSecret as _;
@@ -10,11 +9,10 @@ use zeroize::Zeroizing;
 
 use super::driver::Driver;
 use super::failure::{Failure, Halt, StepError};
-use super::hooks::HookPoint;
 use crate::cloudinit::{self, CloudInitParams};
 use crate::domain::PROVISION_JOIN_TOKEN_TTL;
-use crate::domain::provision::{ProvisionStatus, SagaStep};
-use crate::providers::{CreateServer, Ownership};
+use crate::domain::provision::SagaStep;
+use crate::providers::Ownership;
 
 impl Driver {
     /// Runs one forward step.
@@ -104,55 +102,8 @@ impl Driver {
         Ok(())
     }
 
-    /// Creates the server. The attempt is recorded before the call (so an undo looks for a
-    /// server even if the answer is lost), the server id in the same write as the status.
-    async fn create_server(&mut self) -> Result<(), StepError> {
-        let user_data = self.user_data()?;
-        self.commit(|r| r.saga.create_attempts += 1).await?;
-        let phase = self.record.status;
-        let region = self.record.region.clone();
-        let request = Arc::new(CreateServer {
-            name: self.record.name.to_string(),
-            region: region.clone(),
-            size: self.record.size.clone(),
-            image: self.record.image.clone(),
-            user_data: user_data.to_string(),
-            ssh_public_keys: self.record.ssh_public_keys.clone(),
-            ssh_source_cidr: self.record.ssh_source_cidr.clone(),
-            ownership: self.ownership(),
-        });
-        // Idempotent at the provider by provision id, so a retry adopts what an earlier
-        // attempt made.
-        let server = self
-            .call("create_server", |client| {
-                let request = Arc::clone(&request);
-                async move { client.create_server(&request).await }
-            })
-            .await
-            .map_err(|e| Failure::provider(phase, "could not create the server", &e, &region))?;
-        drop(request);
-        self.hook(HookPoint::AfterCall(SagaStep::CreateServer))?;
-        let at = self.stamp();
-        self.commit(move |r| {
-            r.provider_server_id = Some(server.id.clone());
-            if server.ipv4.is_some() {
-                r.ip_address.clone_from(&server.ipv4);
-            }
-            r.status = r.status.max(ProvisionStatus::Booting);
-            let observed = [
-                ("server_id", server.id.as_str()),
-                ("provider_state", server.provider_state.as_str()),
-            ];
-            r.saga
-                .complete(SagaStep::CreateServer, at.clone(), &observed);
-            r.saga_step = SagaStep::WaitRunning;
-        })
-        .await?;
-        Ok(())
-    }
-
     /// The user-data of this provision, rendered from the sealed token.
-    fn user_data(&self) -> Result<Zeroizing<String>, StepError> {
+    pub(super) fn user_data(&self) -> Result<Zeroizing<String>, StepError> {
         let r = &self.record;
         let config = &self.shared.config;
         let fail = |reason: String| StepError::from(Failure::new(r.status, reason));

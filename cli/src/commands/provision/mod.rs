@@ -41,11 +41,14 @@ pub(crate) struct ProvisionArgs {
     provider: Option<String>,
 
     /// The provider's region or zone id (fsn1, nyc3, us-east-1, westeurope, europe-west1-b).
-    #[arg(long, value_name = "REGION")]
+    /// A comma-separated list names alternatives, tried in order when the provider has no
+    /// capacity (fsn1,nbg1): every size is tried in a region before the next region.
+    #[arg(long, value_name = "REGION[,REGION…]")]
     region: Option<String>,
 
-    /// The provider's size id (cx22, s-1vcpu-1gb, t3.micro, Standard_B2s, e2-medium).
-    #[arg(long, value_name = "SIZE")]
+    /// The provider's size id (cx22, s-1vcpu-1gb, t3.micro, Standard_B2s, e2-medium), or a
+    /// comma-separated list of alternatives tried in order (cx22,cx32).
+    #[arg(long, value_name = "SIZE[,SIZE…]")]
     size: Option<String>,
 
     /// The node name: lowercase letters, digits and hyphens, starting with a letter, at most
@@ -143,10 +146,8 @@ fn build_request(
         }
         Ok(value.to_owned())
     };
-    let region = required("--region", &args.region)?;
-    validate::identifier("--region", &region)?;
-    let size = required("--size", &args.size)?;
-    validate::identifier("--size", &size)?;
+    let (region, fallback_regions) = choices("--region", &required("--region", &args.region)?)?;
+    let (size, fallback_sizes) = choices("--size", &required("--size", &args.size)?)?;
     let name = required("--name", &args.name)?;
     validate::node_name("--name", &name)?;
     let control_plane_addr = args.control_plane_addr.clone().unwrap_or_default();
@@ -187,7 +188,29 @@ fn build_request(
         control_plane_addr,
         request_id: uuid::Uuid::new_v4().to_string(),
         keep_on_failure: args.keep_on_failure,
+        fallback_regions,
+        fallback_sizes,
     })
+}
+
+/// Most alternatives a list flag may add to its first choice (the server's limit).
+const MAX_FALLBACKS: usize = 4;
+
+/// A comma-separated list of ids: the first choice and its alternatives, in order.
+fn choices(flag: &str, value: &str) -> Result<(String, Vec<String>), CliError> {
+    let mut ids = Vec::new();
+    for id in value.split(',').map(str::trim) {
+        validate::identifier(flag, id)?;
+        ids.push(id.to_owned());
+    }
+    if ids.len() > MAX_FALLBACKS + 1 {
+        return Err(CliError::usage(format!(
+            "{flag} names at most {} choices",
+            MAX_FALLBACKS + 1
+        )));
+    }
+    let first = ids.remove(0);
+    Ok((first, ids))
 }
 
 /// Calls Provision, retrying with the same request (so the same `request_id`) while the

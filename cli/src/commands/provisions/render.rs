@@ -1,6 +1,8 @@
 //! How provisions are shown: status, role and install-step words, the `provisions list`
 //! table, the `provisions show` key/value view and the JSON mapping of `Provision`.
-use levelrail_proto::provisioner::v1::{InstallStep, Provision, ProvisionStatus, Role};
+use levelrail_proto::provisioner::v1::{
+    InstallStep, PlacementOutcome, Provision, ProvisionStatus, Role,
+};
 use serde_json::{Value, json};
 
 use crate::duration;
@@ -146,9 +148,10 @@ pub(crate) fn details(p: &Provision) -> String {
     pairs.push(("generation", p.generation.to_string()));
     if p.stages.is_empty() {
         pairs.push(("stages", String::new()));
-        return key_values(&pairs);
+        return key_values(&pairs) + &placements(p);
     }
     let mut out = key_values(&pairs);
+    out.push_str(&placements(p));
     out.push_str("\nstages:");
     for (i, stage) in p.stages.iter().enumerate() {
         let took = p
@@ -162,6 +165,35 @@ pub(crate) fn details(p: &Provision) -> String {
             "  {:<10}  {:<20}  {took}",
             status_name(stage.status),
             when(stage.entered_at.as_ref())
+        );
+        out.push('\n');
+        out.push_str(line.trim_end());
+    }
+    out
+}
+
+/// The word of a placement outcome.
+fn outcome_name(value: i32) -> &'static str {
+    match PlacementOutcome::try_from(value) {
+        Ok(PlacementOutcome::Pending) => "pending",
+        Ok(PlacementOutcome::InUse) => "in use",
+        Ok(PlacementOutcome::Rejected) => "rejected",
+        _ => "unknown",
+    }
+}
+
+/// The region/size choices, one line each, when the provision named alternatives.
+fn placements(p: &Provision) -> String {
+    if p.placements.len() < 2 {
+        return String::new();
+    }
+    let mut out = String::from("\nchoices:");
+    for c in &p.placements {
+        let place = format!("{}/{}", c.region, c.size);
+        let line = format!(
+            "  {place:<24}  {:<8}  {}",
+            outcome_name(c.outcome),
+            c.reason
         );
         out.push('\n');
         out.push_str(line.trim_end());
@@ -202,6 +234,13 @@ pub(crate) fn provision_json(p: &Provision) -> Value {
         "generation": p.generation,
         "stages": stages,
         "keep_on_failure": p.keep_on_failure,
+        "placements": p.placements.iter().map(|c| json!({
+            "region": c.region,
+            "size": c.size,
+            "outcome": outcome_name(c.outcome).replace(' ', "_"),
+            "reason": c.reason,
+            "provider_error_code": c.provider_error_code,
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -4,6 +4,7 @@
 mod duration;
 mod error;
 mod id;
+mod placement;
 mod progress;
 mod request;
 mod saga;
@@ -14,6 +15,7 @@ mod view;
 pub use duration::{format_duration, parse_go_duration};
 pub use error::ProvisionError;
 pub use id::{PROVISION_ID_PREFIX, ProvisionId};
+pub use placement::{MAX_FALLBACKS, Placement, PlacementOutcome, choices, current};
 pub use progress::{PROGRESS_CREDENTIAL_PREFIX, ProgressCredential, is_progress_credential};
 pub(crate) use request::catalog_id;
 pub use request::{NewProvision, ProvisionInput, host_port};

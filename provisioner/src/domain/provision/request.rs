@@ -49,6 +49,10 @@ pub struct ProvisionInput {
     pub request_id: String,
     /// Keep resources after a failure.
     pub keep_on_failure: bool,
+    /// Regions to try, in order, when the ones before have no capacity.
+    pub fallback_regions: Vec<String>,
+    /// Sizes to try, in order, likewise.
+    pub fallback_sizes: Vec<String>,
 }
 
 /// A validated provision request.
@@ -76,6 +80,27 @@ pub struct NewProvision {
     pub request_id: Option<String>,
     /// Keep resources after a failure.
     pub keep_on_failure: bool,
+    /// Alternative regions, in order (syntax checked; the catalog check is the
+    /// provisioner's).
+    pub fallback_regions: Vec<String>,
+    /// Alternative sizes, in order (likewise).
+    pub fallback_sizes: Vec<String>,
+}
+
+impl NewProvision {
+    /// Every region to try: the requested one first.
+    pub fn regions(&self) -> Vec<String> {
+        std::iter::once(self.region.clone())
+            .chain(self.fallback_regions.iter().cloned())
+            .collect()
+    }
+
+    /// Every size to try: the requested one first.
+    pub fn sizes(&self) -> Vec<String> {
+        std::iter::once(self.size.clone())
+            .chain(self.fallback_sizes.iter().cloned())
+            .collect()
+    }
 }
 
 impl ProvisionInput {
@@ -89,6 +114,8 @@ impl ProvisionInput {
         })?;
         catalog_id("region", &self.region)?;
         catalog_id("size", &self.size)?;
+        fallbacks("fallback_regions", &self.fallback_regions)?;
+        fallbacks("fallback_sizes", &self.fallback_sizes)?;
         let name = NodeName::parse_as(&self.name, "name")?;
         let ssh_public_keys = ssh_keys(&self.ssh_public_keys)?;
         let ssh_source_cidr = optional(&self.ssh_source_cidr).map(cidr).transpose()?;
@@ -115,8 +142,26 @@ impl ProvisionInput {
             control_plane_addr,
             request_id,
             keep_on_failure: self.keep_on_failure,
+            fallback_regions: self.fallback_regions,
+            fallback_sizes: self.fallback_sizes,
         })
     }
+}
+
+/// Checks a list of alternatives: at most [`super::MAX_FALLBACKS`], each a catalog id
+/// (errors name the field and the entry).
+fn fallbacks(field: &'static str, values: &[String]) -> Result<(), FieldError> {
+    if values.len() > super::MAX_FALLBACKS {
+        return Err(FieldError::new(
+            field,
+            format!("at most {} alternatives", super::MAX_FALLBACKS),
+        ));
+    }
+    for (i, value) in values.iter().enumerate() {
+        catalog_id(field, value)
+            .map_err(|e| FieldError::new(field, format!("entry {}: {}", i + 1, e.message)))?;
+    }
+    Ok(())
 }
 
 fn optional(value: &str) -> Option<&str> {

@@ -108,6 +108,10 @@ pub struct SagaLog {
     /// Undo actions that gave up, with a clean reason each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleanup_errors: Vec<String>,
+    /// The ordered region/size choices and what became of each (empty in rows written
+    /// before choices existed: the row's region and size are then the only choice).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placements: Vec<super::Placement>,
 }
 
 impl SagaLog {

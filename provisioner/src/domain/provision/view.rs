@@ -1,7 +1,7 @@
 //! A provision as the operator sees it: no token, no saga internals, no lease.
 use time::OffsetDateTime;
 
-use super::{ProvisionId, ProvisionStatus, StageTiming};
+use super::{Placement, ProvisionId, ProvisionStatus, StageTiming, current};
 use crate::domain::{InstallStep, NodeId, NodeName, Role};
 use crate::providers::ProviderId;
 use crate::store::ProvisionRecord;
@@ -45,6 +45,8 @@ pub struct Provision {
     pub stages: Vec<StageTiming>,
     /// Whether resources are kept on failure.
     pub keep_on_failure: bool,
+    /// The region/size choices in order, and what became of each.
+    pub placements: Vec<Placement>,
 }
 
 impl Provision {
@@ -62,11 +64,16 @@ impl Provision {
 
 impl From<&ProvisionRecord> for Provision {
     fn from(r: &ProvisionRecord) -> Self {
+        // The region and size shown are the choice in use (or being tried).
+        let (region, size) = current(&r.saga.placements)
+            .map_or((r.region.clone(), r.size.clone()), |p| {
+                (p.region.clone(), p.size.clone())
+            });
         Provision {
             id: r.id.clone(),
             provider: r.provider,
-            region: r.region.clone(),
-            size: r.size.clone(),
+            region,
+            size,
             name: r.name.clone(),
             role: r.role,
             status: r.status,
@@ -81,6 +88,7 @@ impl From<&ProvisionRecord> for Provision {
             generation: r.generation,
             stages: r.stages.clone(),
             keep_on_failure: r.keep_on_failure,
+            placements: r.saga.placements.clone(),
         }
     }
 }

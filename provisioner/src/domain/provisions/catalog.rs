@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::Provisioner;
-use crate::domain::provision::ProvisionError;
 use crate::domain::provision::catalog_id;
+use crate::domain::provision::{NewProvision, Placement, ProvisionError, choices};
 use crate::providers::registry::{BrokerError, RegistryError};
 use crate::providers::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};
 use crate::workflow::describe_provider_error;
@@ -63,6 +63,66 @@ impl Provisioner {
                 message: format!("{size} is not offered by {} in {region}", client.id()),
             })
         }
+    }
+
+    /// The ordered placement choices of `spec` that the catalog offers: the requested
+    /// region and size first (checked strictly, as [`Self::check_catalog`]), then every
+    /// other region × size pair where the size is offered and available. An alternative
+    /// region the provider does not have, or an alternative size offered in none of the
+    /// regions, is refused naming its field.
+    pub(super) async fn plan_placements(
+        &self,
+        client: &dyn CloudProvider,
+        credential: &str,
+        spec: &NewProvision,
+    ) -> Result<Vec<Placement>, ProvisionError> {
+        self.check_catalog(client, credential, &spec.region, &spec.size)
+            .await?;
+        let regions = self
+            .catalog
+            .regions(client, credential)
+            .await
+            .map_err(|e| catalog_error(&e, None))?;
+        for (i, region) in spec.fallback_regions.iter().enumerate() {
+            if !regions.iter().any(|r| &r.id == region) {
+                return Err(ProvisionError::InvalidArgument {
+                    field: "fallback_regions",
+                    message: format!(
+                        "entry {}: {region} is not a region of {}",
+                        i + 1,
+                        client.id()
+                    ),
+                });
+            }
+        }
+        let mut offered = Vec::new();
+        for region in spec.regions() {
+            let sizes = self.sizes_in(client, credential, &region).await?;
+            offered.push((region, sizes));
+        }
+        let usable = |region: &str, size: &str| {
+            offered.iter().any(|(r, sizes)| {
+                r == region
+                    && sizes
+                        .iter()
+                        .any(|s| s.id == size && s.unavailable_reason.is_none())
+            })
+        };
+        for (i, size) in spec.fallback_sizes.iter().enumerate() {
+            if !spec.regions().iter().any(|r| usable(r, size)) {
+                return Err(ProvisionError::InvalidArgument {
+                    field: "fallback_sizes",
+                    message: format!(
+                        "entry {}: {size} is not offered (or cannot be provisioned) in any of the regions asked for",
+                        i + 1
+                    ),
+                });
+            }
+        }
+        Ok(choices(&spec.regions(), &spec.sizes())
+            .into_iter()
+            .filter(|p| usable(&p.region, &p.size))
+            .collect())
     }
 
     async fn sizes_in(

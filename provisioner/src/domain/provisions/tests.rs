@@ -75,7 +75,7 @@ async fn a_region_or_size_outside_the_catalog_is_refused_before_anything_is_crea
     let region = h
         .provisioner
         .provision(ProvisionInput {
-            region: "nbg1".into(),
+            region: "hel1".into(),
             ..input("web-1")
         })
         .await;

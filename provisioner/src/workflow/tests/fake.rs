@@ -29,6 +29,8 @@ struct Fault {
 #[derive(Debug, Clone)]
 struct Server {
     name: String,
+    region: String,
+    size: String,
     provision_id: String,
     control_plane: String,
     polls: u32,
@@ -47,6 +49,7 @@ struct State {
     running_after_polls: u32,
     create_delay: Duration,
     refused_grants: usize,
+    full_regions: Vec<String>,
 }
 
 /// The fake cloud.
@@ -68,6 +71,7 @@ impl Default for FakeProvider {
             running_after_polls: 2,
             create_delay: Duration::ZERO,
             refused_grants: 0,
+            full_regions: Vec::new(),
         };
         FakeProvider {
             state: Mutex::new(state),
@@ -123,6 +127,11 @@ impl FakeProvider {
                 after_effect: false,
             });
         }
+    }
+
+    /// Creates in `regions` fail for lack of capacity (Hetzner's `resource_unavailable`).
+    pub(crate) fn set_full_regions(&self, regions: &[&str]) {
+        self.lock().full_regions = regions.iter().map(|r| (*r).to_owned()).collect();
     }
 
     /// Creates take `delay` before they take effect.
@@ -183,6 +192,15 @@ impl FakeProvider {
             .filter(|v| v.provision_id == provision)
             .count();
         (servers, usize::from(s.firewalls.contains(provision)))
+    }
+
+    /// Where the server of `provision` was created: (region, size).
+    pub(crate) fn placed(&self, provision: &str) -> Option<(String, String)> {
+        let s = self.lock();
+        s.servers
+            .values()
+            .find(|v| v.provision_id == provision)
+            .map(|v| (v.region.clone(), v.size.clone()))
     }
 
     /// How many servers were ever created for `provision`.
@@ -252,6 +270,8 @@ impl FakeProvider {
         *st.created.entry(o.provision_id.clone()).or_default() += 1;
         let server = Server {
             name: req.name.clone(),
+            region: req.region.clone(),
+            size: req.size.clone(),
             provision_id: o.provision_id.clone(),
             control_plane: o.control_plane.clone(),
             polls: 0,
@@ -273,36 +293,52 @@ impl CloudProvider for FakeProvider {
         if let Some(f) = self.enter("list_regions") {
             return Err(f.error);
         }
-        Ok(vec![Region {
-            id: "fsn1".into(),
-            name: "Falkenstein DC Park 1".into(),
-        }])
+        Ok(vec![
+            Region {
+                id: "fsn1".into(),
+                name: "Falkenstein DC Park 1".into(),
+            },
+            Region {
+                id: "nbg1".into(),
+                name: "Nuremberg DC Park 1".into(),
+            },
+        ])
     }
 
     async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
         if let Some(f) = self.enter("list_sizes") {
             return Err(f.error);
         }
-        if region != "fsn1" {
-            return Err(error(ErrorKind::NotFound, "not_found"));
-        }
-        Ok(vec![Size {
+        let size = |id: &str, vcpus: u32| Size {
             // Every size of this catalog is x86-64.
             architecture: crate::arch::CpuArch::X86_64,
             unavailable_reason: None,
-            id: "cx22".into(),
-            name: "CX22".into(),
-            vcpus: 2,
-            memory_mb: 4096,
+            id: id.into(),
+            name: id.to_uppercase(),
+            vcpus,
+            memory_mb: 2048 * vcpus,
             disk_gb: 40,
             price_monthly: Some("4.51".into()),
             currency: Some("EUR".into()),
-        }])
+        };
+        match region {
+            "fsn1" => Ok(vec![size("cx22", 2)]),
+            // cx32 is offered in nbg1 only.
+            "nbg1" => Ok(vec![size("cx22", 2), size("cx32", 4)]),
+            _ => Err(error(ErrorKind::NotFound, "not_found")),
+        }
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
         let delay = self.lock().create_delay;
         tokio::time::sleep(delay).await;
+        if self.lock().full_regions.contains(&req.region) {
+            self.enter("create_server");
+            return Err(error(
+                ErrorKind::CapacityUnavailable,
+                "resource_unavailable",
+            ));
+        }
         match self.enter("create_server") {
             Some(f) if f.after_effect => {
                 self.create(req);

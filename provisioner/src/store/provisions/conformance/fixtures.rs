@@ -33,6 +33,8 @@ pub(super) fn record(node_name: &str, at: OffsetDateTime) -> ProvisionRecord {
         control_plane_addr: "cp.example.com:9443".into(),
         request_id: None,
         keep_on_failure: false,
+        fallback_regions: vec![],
+        fallback_sizes: vec![],
     };
     ProvisionRecord::new(
         ProvisionId::generate(),
