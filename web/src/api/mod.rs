@@ -27,7 +27,8 @@ pub mod types {
     pub use levelrail_proto::credentials::v1::{Provider, ProviderStatus, credential_identity};
     pub use levelrail_proto::nodes::v1::{Node, NodeStatus, WorkloadKind};
     pub use levelrail_proto::provisioner::v1::{
-        InstallStep, Provision, ProvisionRequest, ProvisionStatus, Region, Role, Size,
+        InstallStep, PlacementOutcome, Provision, ProvisionRequest, ProvisionStatus, Region, Role,
+        Size,
     };
 }
 

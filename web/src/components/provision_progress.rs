@@ -9,7 +9,7 @@ use futures::future::{AbortHandle, abortable};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::api::types::{InstallStep, Provision, ProvisionStatus, Role};
+use crate::api::types::{InstallStep, PlacementOutcome, Provision, ProvisionStatus, Role};
 use crate::api::{Api, ApiError, ErrorKind, use_api};
 use crate::browser::{now_ms, sleep};
 use crate::logic::format::duration;
@@ -74,6 +74,7 @@ pub fn ProvisionProgress(
         Some(view! {
             <Summary p=p.clone() now=now/>
             <Stepper p=p.clone() now=now/>
+            <Choices p=p.clone()/>
             <Outcome p=p/>
         })
     };
@@ -281,6 +282,34 @@ fn install_steps(latest: InstallStep) -> impl IntoView {
                 .collect_view()}
         </ul>
     }
+}
+
+/// The region/size choices when the provision named alternatives: which one is in use and
+/// why each earlier one was passed over.
+#[component]
+fn Choices(p: Provision) -> impl IntoView {
+    if p.placements.len() < 2 {
+        return ().into_any();
+    }
+    view! {
+        <ul class="choices-tried" aria-label="Region and size choices" data-testid="progress-choices">
+            {p.placements
+                .iter()
+                .map(|c| {
+                    let place = format!("{} / {}", c.region, c.size);
+                    let (word, text) = match c.outcome() {
+                        PlacementOutcome::InUse => ("in_use", format!("{place}: in use")),
+                        PlacementOutcome::Rejected => ("rejected", format!("{place}: passed over, {}", c.reason)),
+                        _ => ("pending", format!("{place}: not tried")),
+                    };
+                    view! {
+                        <li data-testid=format!("choice-{}-{}", c.region, c.size) data-outcome=word>{text}</li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+    .into_any()
 }
 
 #[component]

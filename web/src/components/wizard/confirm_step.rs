@@ -78,10 +78,23 @@ pub fn ConfirmStep(draft: Draft) -> impl IntoView {
             "" => "Server default".to_owned(),
             a => a.to_owned(),
         };
+        let regions = draft.fallback_regions.get();
+        let sizes = draft.fallback_sizes.get();
+        let fallback = match (regions.is_empty(), sizes.is_empty()) {
+            (true, true) => "None: fail if there is no capacity".to_owned(),
+            (false, true) => format!("Regions: {}", regions.join(", ")),
+            (true, false) => format!("Sizes: {}", sizes.join(", ")),
+            (false, false) => format!(
+                "Regions: {}; sizes: {}",
+                regions.join(", "),
+                sizes.join(", ")
+            ),
+        };
         view! {
             {row("Provider", provider)}
             {row("Region", region)}
             {row("Size", size)}
+            {row("If unavailable, try", fallback)}
             {row("Name", draft.name.get())}
             {row("Role", role.to_owned())}
             {row("SSH access", ssh)}
@@ -130,6 +143,8 @@ fn request(d: &Draft) -> ProvisionRequest {
         },
         control_plane_addr: d.control_plane_addr.get().trim().to_owned(),
         request_id: d.request_id.get(),
+        fallback_regions: d.fallback_regions.get(),
+        fallback_sizes: d.fallback_sizes.get(),
         ..Default::default()
     };
     req.set_role(d.role.get());

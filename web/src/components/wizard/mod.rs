@@ -1,6 +1,7 @@
 //! The Add node wizard, a modal `<dialog>`: provider → region → size → details → confirm →
 //! live progress. Closing it never stops a provision; the same dialog reopens the progress
 //! of any provision from the list.
+pub mod alternatives;
 pub mod confirm_step;
 pub mod details_step;
 pub mod provider_step;
@@ -53,6 +54,10 @@ pub struct Draft {
     pub provider: RwSignal<Option<Provider>>,
     pub region: RwSignal<Option<Region>>,
     pub size: RwSignal<Option<Size>>,
+    /// Regions to try, in order, when the provider has no capacity.
+    pub fallback_regions: RwSignal<Vec<String>>,
+    /// Sizes to try, in order, likewise.
+    pub fallback_sizes: RwSignal<Vec<String>>,
     pub name: RwSignal<String>,
     pub role: RwSignal<Role>,
     pub ssh: RwSignal<bool>,
@@ -76,6 +81,8 @@ impl Draft {
             provider: RwSignal::new(None),
             region: RwSignal::new(None),
             size: RwSignal::new(None),
+            fallback_regions: RwSignal::new(Vec::new()),
+            fallback_sizes: RwSignal::new(Vec::new()),
             name: RwSignal::new(String::new()),
             role: RwSignal::new(Role::General),
             ssh: RwSignal::new(false),

@@ -1,10 +1,21 @@
 //! Step 2: the region, from the provider's (cached) catalog.
 use leptos::prelude::*;
 
+use super::alternatives::Alternatives;
 use super::{Draft, Step, StepNav, StepTitle};
+use crate::api::types::Region;
 use crate::api::use_api;
 use crate::components::error_view::error_fallback;
+use crate::logic::choices::without;
 use crate::logic::providers::label;
+
+/// "Falkenstein DC Park 1 (fsn1)", or the id alone.
+fn region_text(r: &Region) -> String {
+    match r.name.is_empty() {
+        true => r.id.clone(),
+        false => format!("{} ({})", r.name, r.id),
+    }
+}
 
 /// The region choice.
 #[component]
@@ -29,11 +40,28 @@ pub fn RegionStep(draft: Draft) -> impl IntoView {
                         let region = list.iter().find(|r| r.id == id).cloned();
                         if draft.region.get_untracked().map(|r| r.id) != region.as_ref().map(|r| r.id.clone()) {
                             draft.size.set(None);
+                            draft.fallback_sizes.set(Vec::new());
                         }
+                        draft.fallback_regions.update(|f| *f = without(f, &id));
                         draft.region.set(region);
                     }
                 };
                 let chosen = draft.region.get_untracked().map(|r| r.id).unwrap_or_default();
+                let others = {
+                    let list = list.clone();
+                    move || {
+                        let first = draft.region.get().map(|r| r.id)?;
+                        let options: Vec<(String, String)> = list
+                            .iter()
+                            .filter(|r| r.id != first)
+                            .map(|r| (r.id.clone(), region_text(r)))
+                            .collect();
+                        let legend = format!("If {first} has no capacity, try");
+                        Some(view! {
+                            <Alternatives legend=legend options=options chosen=draft.fallback_regions kind="wizard-alt-region"/>
+                        })
+                    }
+                };
                 view! {
                     <div class="field">
                         <label for="wizard-region">"Region"</label>
@@ -42,16 +70,14 @@ pub fn RegionStep(draft: Draft) -> impl IntoView {
                             {list
                                 .into_iter()
                                 .map(|r| {
-                                    let text = match r.name.is_empty() {
-                                        true => r.id.clone(),
-                                        false => format!("{} ({})", r.name, r.id),
-                                    };
+                                    let text = region_text(&r);
                                     let selected = r.id == chosen;
                                     view! { <option value=r.id.clone() selected=selected>{text}</option> }
                                 })
                                 .collect_view()}
                         </select>
                     </div>
+                    {others}
                 }
             })
         })

@@ -3,9 +3,11 @@
 //! is shown disabled, with the reason.
 use leptos::prelude::*;
 
+use super::alternatives::Alternatives;
 use super::{Draft, Step, StepNav, StepTitle};
 use crate::api::use_api;
 use crate::components::error_view::error_fallback;
+use crate::logic::choices::without;
 use crate::logic::format::{price, size_specs};
 use crate::logic::name::suggest_name;
 use crate::logic::providers::slug;
@@ -45,7 +47,10 @@ pub fn SizeStep(draft: Draft) -> impl IntoView {
                                 <input type="radio" name="wizard-size" id=id.clone() value=s.id.clone()
                                     prop:checked=checked
                                     disabled=disabled
-                                    on:change=move |_| draft.size.set(Some(size.clone()))/>
+                                    on:change=move |_| {
+                                        draft.fallback_sizes.update(|f| *f = without(f, &size.id));
+                                        draft.size.set(Some(size.clone()));
+                                    }/>
                                 <span class="choice-title">{if s.name.is_empty() { s.id.clone() } else { s.name.clone() }}</span>
                                 <span class="specs">{size_specs(&s)}</span>
                                 <span class="price" data-testid=format!("wizard-price-{}", s.id)>{price(&s)}</span>
@@ -57,6 +62,26 @@ pub fn SizeStep(draft: Draft) -> impl IntoView {
                     })
                     .collect_view()
                     .into_any()
+            })
+        })
+    };
+    let others = move || {
+        Suspend::new(async move {
+            let list = sizes.await.unwrap_or_default();
+            let first = draft.size.get().map(|s| s.id)?;
+            let options: Vec<(String, String)> = list
+                .iter()
+                .filter(|s| s.id != first && s.unavailable_reason.is_empty())
+                .map(|s| {
+                    (
+                        s.id.clone(),
+                        format!("{} · {} · {}", s.id, size_specs(s), price(s)),
+                    )
+                })
+                .collect();
+            let legend = format!("If {first} is unavailable, try");
+            Some(view! {
+                <Alternatives legend=legend options=options chosen=draft.fallback_sizes kind="wizard-alt-size"/>
             })
         })
     };
@@ -81,6 +106,7 @@ pub fn SizeStep(draft: Draft) -> impl IntoView {
                     <legend class="sr-only">"Size"</legend>
                     {list}
                 </fieldset>
+                {others}
             </ErrorBoundary>
         </Transition>
         <StepNav
