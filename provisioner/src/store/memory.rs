@@ -27,6 +27,9 @@ pub(crate) struct State {
     pub(crate) provisions: BTreeMap<ProvisionId, ProvisionRecord>,
     /// Node-name claims: name → holder.
     pub(crate) claims: BTreeMap<NodeName, ClaimHolder>,
+    /// Join-token writes still to fail as if the database were down (tests).
+    #[cfg(test)]
+    token_outage: u32,
 }
 
 /// A `NodeStore` held in memory; lost when dropped.
@@ -39,6 +42,23 @@ impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The next `writes` join-token writes fail as if the database were unreachable.
+    #[cfg(test)]
+    pub(crate) fn fail_token_writes(&self, writes: u32) {
+        self.lock().token_outage = writes;
+    }
+
+    /// A simulated outage for a join-token write, while one is armed.
+    fn outage(state: &mut State) -> Result<(), StoreError> {
+        #[cfg(test)]
+        if state.token_outage > 0 {
+            state.token_outage -= 1;
+            return Err(StoreError::Unavailable(sqlx::Error::PoolTimedOut));
+        }
+        let _ = state;
+        Ok(())
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
@@ -66,6 +86,7 @@ impl NodeStore for MemoryStore {
     async fn create_join_token(&self, token: &JoinTokenRecord) -> Result<(), StoreError> {
         let stored = stored_token(token)?;
         let mut state = self.lock();
+        Self::outage(&mut state)?;
         if state.tokens.contains_key(&token.id) {
             return Err(StoreError::Duplicate("join_tokens"));
         }
@@ -107,6 +128,7 @@ impl NodeStore for MemoryStore {
     ) -> Result<u64, StoreError> {
         let now = to_stored_precision(now)?;
         let mut state = self.lock();
+        Self::outage(&mut state)?;
         let mut n = 0;
         for t in state.tokens.values_mut() {
             let live = t.used_at.is_none() && t.revoked_at.is_none();

@@ -203,8 +203,13 @@ impl Harness {
 
     /// A fresh bench with `hook`.
     pub(crate) fn with_hook(hook: Option<Arc<ScriptedHook>>) -> Self {
+        Self::on_memory(Arc::new(MemoryStore::new()), hook)
+    }
+
+    /// A fresh bench on `memory` (which a test can make fail).
+    pub(crate) fn on_memory(memory: Arc<MemoryStore>, hook: Option<Arc<ScriptedHook>>) -> Self {
         let parts = (
-            Arc::new(MemoryStore::new()) as _,
+            memory as _,
             Arc::new(FakeProvider::default()),
             test_support::ca(),
             tokio_clock(),

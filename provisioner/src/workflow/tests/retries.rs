@@ -238,3 +238,23 @@ async fn a_cancel_during_the_create_lets_it_finish_then_deletes_the_server_by_id
         "the server was looked up by label, not deleted by the id its create returned"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_database_outage_while_minting_the_token_halts_the_provision_for_a_resume_not_a_failure()
+{
+    let memory = std::sync::Arc::new(crate::store::MemoryStore::new());
+    let h = Harness::on_memory(std::sync::Arc::clone(&memory), None);
+    memory.fail_token_writes(50);
+
+    let p = h.provision(NAME).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let halted = h.provisioner.get_provision(&p.id).await.expect("get");
+    memory.fail_token_writes(0);
+    let resumed = h.provisioner.workflow().resume_all().await.expect("resume");
+    let ready = h.complete(&p.id, NAME).await;
+
+    assert_eq!(halted.status, ProvisionStatus::Creating, "{halted:?}");
+    assert_eq!(resumed, 1, "the halted provision was not resumable");
+    assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
+    assert_eq!(h.fake.created(p.id.as_str()), 1);
+}
