@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
-use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use levelrail_provisioner::providers::ProviderId;
 
-use crate::harness::{Bearer, TestApp, test_config};
+use crate::harness::{TestApp, test_config};
 
 /// How long every demo grant lives.
 const GRANT_LIFE: &str = "3s";
@@ -23,41 +22,14 @@ async fn demo_app(tmp: &std::path::Path) -> TestApp {
     TestApp::start(cfg).await.expect("control plane starts")
 }
 
-/// Provisions `name` and returns its id.
-async fn provision(
-    app: &TestApp,
-    provider: Provider,
-    region: &str,
-    size: &str,
-    name: &str,
-) -> String {
-    let mut client =
-        ProvisionerServiceClient::with_interceptor(app.channel().await, Bearer(app.token.clone()));
-    client
-        .provision(ppb::ProvisionRequest {
-            provider: provider as i32,
-            region: region.into(),
-            size: size.into(),
-            name: name.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .into_inner()
-        .provision
-        .expect("provision")
-        .id
-}
-
 async fn run(provider: Provider, id: ProviderId, region: &str, size: &str, prefix: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let app = demo_app(tmp.path()).await;
-    let mut client =
-        ProvisionerServiceClient::with_interceptor(app.channel().await, Bearer(app.token.clone()));
+    let mut client = app.provisioner_client().await;
 
     // A provision that takes several grant lifetimes reaches ready.
     let name = format!("{prefix}-ready");
-    let ready = provision(&app, provider, region, size, &name).await;
+    let ready = app.provision(provider, region, size, &name).await;
     let ready =
         crate::harness::wait_finished(&mut client, &ready, &name, Duration::from_secs(120)).await;
     assert_eq!(
@@ -77,10 +49,9 @@ async fn run(provider: Provider, id: ProviderId, region: &str, size: &str, prefi
     cfg.agent_advertise = Some("127.0.0.1:9".into());
     cfg.provision_timeout = Some("8s".into());
     let app = TestApp::start(cfg).await.expect("control plane starts");
-    let mut client =
-        ProvisionerServiceClient::with_interceptor(app.channel().await, Bearer(app.token.clone()));
+    let mut client = app.provisioner_client().await;
     let name = format!("{prefix}-late");
-    let late = provision(&app, provider, region, size, &name).await;
+    let late = app.provision(provider, region, size, &name).await;
     let failed =
         crate::harness::wait_finished(&mut client, &late, &name, Duration::from_secs(120)).await;
     let reason = failed.failure_reason.clone();

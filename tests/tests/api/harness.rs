@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use levelrail::config::ServeConfig;
 use levelrail_credentials::domain::Credentials;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
+use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use tokio::sync::watch;
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
@@ -140,6 +141,38 @@ impl TestApp {
             .expect("connects")
     }
 
+    /// A provisioner client authenticated with the admin token.
+    #[allow(dead_code)]
+    pub(crate) async fn provisioner_client(&self) -> ProvisionerClient {
+        ProvisionerServiceClient::with_interceptor(self.channel().await, Bearer(self.token.clone()))
+    }
+
+    /// Asks for a node `name` of `size` in `region` and returns the provision's id.
+    #[allow(dead_code)]
+    pub(crate) async fn provision(
+        &self,
+        provider: levelrail_proto::credentials::v1::Provider,
+        region: &str,
+        size: &str,
+        name: &str,
+    ) -> String {
+        self.provisioner_client()
+            .await
+            .provision(levelrail_proto::provisioner::v1::ProvisionRequest {
+                provider: provider as i32,
+                region: region.into(),
+                size: size.into(),
+                name: name.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .into_inner()
+            .provision
+            .expect("the provision")
+            .id
+    }
+
     /// A credentials client authenticated with `token`.
     pub(crate) async fn credentials_client_with(
         &self,
@@ -155,6 +188,9 @@ impl TestApp {
         self.credentials_client_with(&self.token).await
     }
 }
+
+/// The provisioner API as the admin.
+pub(crate) type ProvisionerClient = ProvisionerServiceClient<InterceptedService<Channel, Bearer>>;
 
 /// Adds `authorization: Bearer …` to every request.
 #[derive(Debug, Clone)]

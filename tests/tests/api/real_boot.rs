@@ -14,10 +14,9 @@ use std::time::{Duration, Instant};
 
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
-use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use levelrail_tests::fakes::{BootEvent, BootHook};
 
-use crate::harness::{Bearer, TestApp, test_config};
+use crate::harness::{TestApp, test_config};
 
 fn boot_node_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/boot-node")
@@ -101,22 +100,8 @@ async fn provision_and_wait(
     size: &str,
     name: &str,
 ) -> ppb::Provision {
-    let mut client =
-        ProvisionerServiceClient::with_interceptor(app.channel().await, Bearer(app.token.clone()));
-    let id = client
-        .provision(ppb::ProvisionRequest {
-            provider: provider as i32,
-            region: region.into(),
-            size: size.into(),
-            name: name.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .into_inner()
-        .provision
-        .unwrap()
-        .id;
+    let id = app.provision(provider, region, size, name).await;
+    let mut client = app.provisioner_client().await;
     crate::harness::wait_finished(&mut client, &id, name, Duration::from_secs(240)).await
 }
 
