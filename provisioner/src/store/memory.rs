@@ -27,6 +27,8 @@ pub(crate) struct State {
     pub(crate) provisions: BTreeMap<ProvisionId, ProvisionRecord>,
     /// Node-name claims: name → holder.
     pub(crate) claims: BTreeMap<NodeName, ClaimHolder>,
+    /// Orphaned servers (see `orphans::memory`).
+    pub(crate) orphans: BTreeMap<crate::domain::OrphanId, crate::domain::Orphan>,
 }
 
 /// A `NodeStore` held in memory; lost when dropped.
