@@ -20,13 +20,17 @@ use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
 use super::{Clock, Nodes};
 use crate::providers::catalog::CatalogCache;
 use crate::providers::registry::ProviderRegistry;
-use crate::store::{InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore};
+use crate::store::{
+    InsertProvisionError, OrphanStore, PageCursor, ProvisionRecord, ProvisionStore,
+};
 use crate::workflow::{ProvisionEvents, Subscription, Workflow};
 
 /// What a [`Provisioner`] is built from.
 pub struct ProvisionerDeps {
     /// The provision half of the store (the same database as `nodes`' store).
     pub store: Arc<dyn ProvisionStore>,
+    /// The orphan half of the same store.
+    pub orphans: Arc<dyn OrphanStore>,
     /// The node registry (tokens, enrollment), built with `events` as its listener.
     pub nodes: Arc<Nodes>,
     /// Provider clients through the credentials broker.
@@ -83,6 +87,7 @@ impl Provisioner {
         let config = Arc::new(deps.config);
         let workflow = Workflow::new(
             Arc::clone(&deps.store),
+            deps.orphans,
             deps.nodes,
             Arc::clone(&deps.registry),
             deps.events,

@@ -203,13 +203,18 @@ impl Harness {
 
     /// A fresh bench with `hook`.
     pub(crate) fn with_hook(hook: Option<Arc<ScriptedHook>>) -> Self {
+        Self::with_tuning(hook, WorkflowTuning::default())
+    }
+
+    /// A fresh bench with `hook` and `tuning`.
+    pub(crate) fn with_tuning(hook: Option<Arc<ScriptedHook>>, tuning: WorkflowTuning) -> Self {
         let parts = (
             Arc::new(MemoryStore::new()) as _,
             Arc::new(FakeProvider::default()),
             test_support::ca(),
             tokio_clock(),
         );
-        Self::build(parts, hook, WorkflowTuning::default())
+        Self::build(parts, hook, tuning)
     }
 
     /// A fresh bench on `store`, in real time, with `tuning`.
@@ -271,6 +276,7 @@ impl Harness {
         let nodes = Arc::new(nodes);
         let mut provisioner = Provisioner::new(ProvisionerDeps {
             store: provisions,
+            orphans: Arc::clone(&store) as _,
             nodes: Arc::clone(&nodes),
             registry,
             catalog: CatalogCache::new(CatalogTtl::default()),

@@ -9,5 +9,6 @@ pub(crate) mod fake;
 pub(crate) mod harness;
 mod retries;
 mod saga;
+mod sweeper;
 mod unwind;
 mod watch;
