@@ -8,6 +8,7 @@ mod fake_provisioner;
 mod helpers;
 mod join_tokens;
 mod list;
+mod orphans;
 mod provision;
 mod provisions;
 mod registry;

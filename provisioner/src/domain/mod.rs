@@ -7,6 +7,7 @@ mod names;
 mod node;
 mod nodes;
 mod orphan;
+mod orphans;
 pub mod provision;
 mod provisions;
 mod teardown;
@@ -26,6 +27,7 @@ pub use nodes::{
     NodeIdentity, Nodes, PROVISION_JOIN_TOKEN_TTL, ProgressAuthority,
 };
 pub use orphan::{ORPHAN_ID_PREFIX, Orphan, OrphanId, OrphanReason, OrphanState};
+pub use orphans::{ADOPTION_TOKEN_TTL, Adoption, Orphans};
 pub use provisions::{
     AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig,
     ProvisionerDeps, RetryTuning, WorkflowTuning,

@@ -17,7 +17,7 @@ pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning, Work
 pub use reachability::AgentAddrPolicy;
 
 use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
-use super::{Clock, Nodes};
+use super::{Clock, Nodes, Orphans};
 use crate::providers::catalog::CatalogCache;
 use crate::providers::registry::ProviderRegistry;
 use crate::store::{
@@ -65,6 +65,8 @@ impl std::fmt::Debug for ProvisionerDeps {
 /// The provisioner service.
 pub struct Provisioner {
     store: Arc<dyn ProvisionStore>,
+    orphans: Arc<dyn OrphanStore>,
+    nodes: Arc<Nodes>,
     registry: Arc<ProviderRegistry>,
     catalog: CatalogCache,
     config: Arc<ProvisionerConfig>,
@@ -87,8 +89,8 @@ impl Provisioner {
         let config = Arc::new(deps.config);
         let workflow = Workflow::new(
             Arc::clone(&deps.store),
-            deps.orphans,
-            deps.nodes,
+            Arc::clone(&deps.orphans),
+            Arc::clone(&deps.nodes),
             Arc::clone(&deps.registry),
             deps.events,
             Arc::clone(&config),
@@ -96,6 +98,8 @@ impl Provisioner {
         );
         Provisioner {
             store: deps.store,
+            orphans: deps.orphans,
+            nodes: deps.nodes,
             registry: deps.registry,
             catalog: deps.catalog,
             config,
@@ -117,6 +121,16 @@ impl Provisioner {
     /// The workflow engine.
     pub fn workflow(&self) -> &Workflow {
         &self.workflow
+    }
+
+    /// The orphan inventory (served by `NodesService`).
+    pub fn orphans(&self) -> Arc<Orphans> {
+        Arc::new(Orphans::new(
+            Arc::clone(&self.orphans),
+            Arc::clone(&self.nodes),
+            self.workflow.sweeper(),
+            self.config.default_control_plane_addr.clone(),
+        ))
     }
 
     /// The configuration.
