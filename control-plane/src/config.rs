@@ -114,6 +114,11 @@ pub struct ServeConfig {
     /// with `agent/Containerfile`.
     #[arg(long, env = "LEVELRAIL_AGENT_IMAGE")]
     pub agent_image: Option<String>,
+    /// Let the orphan sweeper delete servers carrying this control plane's label whose
+    /// provision it does not know (after the grace period); by default they are only
+    /// listed (`nodes orphans list`).
+    #[arg(long, env = "LEVELRAIL_SWEEP_UNKNOWN_SERVERS")]
+    pub sweep_unknown_servers: bool,
     /// How long a provision may take before it fails and is cleaned up (Go duration,
     /// e.g. `20m`).
     #[arg(long, env = "APP_NODE_PROVISION_TIMEOUT")]

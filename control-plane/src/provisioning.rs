@@ -1,7 +1,8 @@
 //! Assembling the provisioner in all-in-one mode: one store for nodes and provisions (name
 //! claims and enrollment share transactions), the sealing key and control-plane id in the
 //! data directory, the enrollment → provision event hub, teardown for
-//! `DeleteNode{destroy_server}`, and the recovery loop that resumes in-flight provisions.
+//! `DeleteNode{destroy_server}`, the recovery loop that resumes in-flight provisions, and
+//! the orphan sweeper.
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +36,8 @@ pub struct Provisioning {
     pub provisioner: Arc<Provisioner>,
     /// The recovery loop (resumes in-flight provisions, also those of a dead replica).
     pub recovery: JoinHandle<()>,
+    /// The orphan sweeper (retries orphans' deletion, lists labelled servers).
+    pub sweeper: JoinHandle<()>,
     /// The agent listener's address as new servers dial it (`host:port`).
     pub advertised: String,
 }
@@ -92,6 +95,7 @@ pub async fn build(
     };
     let provisioner = Arc::new(Provisioner::new(ProvisionerDeps {
         store: provision_store,
+        orphans: store.clone(),
         nodes: nodes.clone(),
         registry,
         catalog: CatalogCache::new(CatalogTtl::default()),
@@ -105,17 +109,22 @@ pub async fn build(
             timeout,
             progress_url: format!("https://{advertise}/v1/provision-progress"),
             sealing_key,
-            tuning: WorkflowTuning::default(),
+            tuning: WorkflowTuning {
+                sweep_unknown_servers: cfg.sweep_unknown_servers,
+                ..WorkflowTuning::default()
+            },
         },
     }));
     let recovery = provisioner
         .workflow()
         .spawn_recovery(Duration::from_secs(30));
+    let sweeper = provisioner.workflow().sweeper().spawn();
     info!(agent_addr = %advertise, timeout_s = timeout.as_secs(), "provisioner ready");
     Ok(Provisioning {
         nodes,
         provisioner,
         recovery,
+        sweeper,
         advertised: advertise,
     })
 }

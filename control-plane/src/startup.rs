@@ -281,6 +281,7 @@ fn grpc_routes(
         .with_service_name("levelrail.nodes.v1.NodesService")
         .build_v1();
     let nodes_svc = NodesGrpc::new(nodes.clone())
+        .with_orphans(provisioner.orphans())
         .into_server()
         .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE);
     let mut routes = tonic::service::Routes::new(health)

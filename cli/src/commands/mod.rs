@@ -7,6 +7,7 @@
 //! and one arm to the matching `run`.
 pub(crate) mod join_tokens;
 pub(crate) mod nodes;
+pub(crate) mod orphans;
 pub(crate) mod providers;
 pub(crate) mod provision;
 pub(crate) mod provisions;

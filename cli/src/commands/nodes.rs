@@ -1,11 +1,12 @@
 //! `levelrail-cli nodes …`: the parent of every node-related group. Each group is its own
 //! module under `commands/` and one variant of [`NodesCommand`]: `providers` (credentials),
 //! `join_tokens` (`nodes join-tokens create|revoke`), `registry` (`nodes list|show|delete`,
-//! direct variants), `provision` (`nodes provision`) and `provisions`
-//! (`nodes provisions list|show|watch|cancel`).
+//! direct variants), `provision` (`nodes provision`), `provisions`
+//! (`nodes provisions list|show|watch|cancel`) and `orphans` (`nodes orphans
+//! list|adopt|delete`).
 use clap::{Args, Subcommand};
 
-use crate::commands::{Outcome, join_tokens, providers, provision, provisions, registry};
+use crate::commands::{Outcome, join_tokens, orphans, providers, provision, provisions, registry};
 use crate::context::Context;
 use crate::error::CliError;
 
@@ -36,6 +37,9 @@ pub(crate) enum NodesCommand {
     Provision(provision::ProvisionArgs),
     /// Provisions already started: list, show, watch, cancel.
     Provisions(provisions::ProvisionsArgs),
+    /// Servers this control plane made that no provision or node accounts for: list, adopt,
+    /// delete.
+    Orphans(orphans::OrphansArgs),
 }
 
 /// Runs a `nodes` subcommand.
@@ -48,5 +52,6 @@ pub(crate) async fn run(args: NodesArgs, ctx: &mut Context<'_, '_>) -> Result<Ou
         NodesCommand::Delete(args) => registry::delete(args, ctx).await,
         NodesCommand::Provision(args) => provision::run(args, ctx).await,
         NodesCommand::Provisions(args) => provisions::run(args, ctx).await,
+        NodesCommand::Orphans(args) => orphans::run(args, ctx).await,
     }
 }

@@ -35,6 +35,10 @@ pub(crate) struct NodesState {
     pub(crate) get_requests: Vec<String>,
     pub(crate) delete_requests: Vec<String>,
     pub(crate) authorizations: Vec<String>,
+    /// The orphan inventory; deleting one whose `last_error` is set fails with it.
+    pub(crate) orphans: Vec<Orphan>,
+    /// Every AdoptOrphan and DeleteOrphan id.
+    pub(crate) orphan_requests: Vec<String>,
 }
 
 /// The service over shared state.
@@ -124,5 +128,66 @@ impl NodesService for FakeNodes {
             return Err(Status::not_found("node not found"));
         }
         Ok(Response::new(DeleteNodeResponse {}))
+    }
+
+    async fn list_orphans(
+        &self,
+        request: Request<ListOrphansRequest>,
+    ) -> Result<Response<ListOrphansResponse>, Status> {
+        let state = self.check(&request)?;
+        Ok(Response::new(ListOrphansResponse {
+            orphans: state.orphans.clone(),
+        }))
+    }
+
+    async fn adopt_orphan(
+        &self,
+        request: Request<AdoptOrphanRequest>,
+    ) -> Result<Response<AdoptOrphanResponse>, Status> {
+        let mut state = self.check(&request)?;
+        let id = request.into_inner().id;
+        state.orphan_requests.push(id.clone());
+        let orphan = state
+            .orphans
+            .iter_mut()
+            .find(|o| o.id == id)
+            .ok_or_else(|| Status::not_found("orphan not found"))?;
+        orphan.state = OrphanState::Adopted.into();
+        let token = format!("LR1.{CA_FINGERPRINT}.njt_adopt.{TOKEN_SECRET}");
+        Ok(Response::new(AdoptOrphanResponse {
+            env_file: format!(
+                "APP_CONTROL_PLANE_ADDR=cp.example.com:9443\nAPP_JOIN_TOKEN={token}\nAPP_NODE_NAME={}\n",
+                orphan.node_name
+            ),
+            orphan: Some(orphan.clone()),
+            token_id: "njt_adopt".into(),
+            token,
+            expires_at: Some(EXPIRES),
+            env_file_path: "/etc/levelrail/agent.env".into(),
+            command: "levelrail-agent --env-file /etc/levelrail/agent.env".into(),
+        }))
+    }
+
+    async fn delete_orphan(
+        &self,
+        request: Request<DeleteOrphanRequest>,
+    ) -> Result<Response<DeleteOrphanResponse>, Status> {
+        let mut state = self.check(&request)?;
+        let id = request.into_inner().id;
+        state.orphan_requests.push(id.clone());
+        let orphan = state
+            .orphans
+            .iter_mut()
+            .find(|o| o.id == id)
+            .ok_or_else(|| Status::not_found("orphan not found"))?;
+        let deleted = orphan.last_error.is_empty();
+        if deleted {
+            orphan.state = OrphanState::Deleted.into();
+        }
+        orphan.attempts += 1;
+        Ok(Response::new(DeleteOrphanResponse {
+            orphan: Some(orphan.clone()),
+            deleted,
+        }))
     }
 }

@@ -9,6 +9,7 @@ mod fallback;
 mod helpers;
 mod join_tokens;
 mod list;
+mod orphans;
 mod provision;
 mod provisions;
 mod registry;

@@ -6,6 +6,8 @@ mod join_token;
 mod names;
 mod node;
 mod nodes;
+mod orphan;
+mod orphans;
 pub mod provision;
 mod provisions;
 mod teardown;
@@ -24,6 +26,8 @@ pub use nodes::{
     Clock, DEFAULT_JOIN_TOKEN_TTL, EnrollmentListener, JoinTokenInfo, MAX_JOIN_TOKEN_TTL,
     NodeIdentity, Nodes, PROVISION_JOIN_TOKEN_TTL, ProgressAuthority,
 };
+pub use orphan::{ORPHAN_ID_PREFIX, Orphan, OrphanId, OrphanReason, OrphanState};
+pub use orphans::{ADOPTION_TOKEN_TTL, Adoption, Orphans};
 pub use provisions::{
     AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig,
     ProvisionerDeps, RetryTuning, WorkflowTuning,

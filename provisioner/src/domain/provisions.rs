@@ -17,16 +17,20 @@ pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning, Work
 pub use reachability::AgentAddrPolicy;
 
 use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
-use super::{Clock, Nodes};
+use super::{Clock, Nodes, Orphans};
 use crate::providers::catalog::CatalogCache;
 use crate::providers::registry::ProviderRegistry;
-use crate::store::{InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore};
+use crate::store::{
+    InsertProvisionError, OrphanStore, PageCursor, ProvisionRecord, ProvisionStore,
+};
 use crate::workflow::{ProvisionEvents, Subscription, Workflow};
 
 /// What a [`Provisioner`] is built from.
 pub struct ProvisionerDeps {
     /// The provision half of the store (the same database as `nodes`' store).
     pub store: Arc<dyn ProvisionStore>,
+    /// The orphan half of the same store.
+    pub orphans: Arc<dyn OrphanStore>,
     /// The node registry (tokens, enrollment), built with `events` as its listener.
     pub nodes: Arc<Nodes>,
     /// Provider clients through the credentials broker.
@@ -61,6 +65,8 @@ impl std::fmt::Debug for ProvisionerDeps {
 /// The provisioner service.
 pub struct Provisioner {
     store: Arc<dyn ProvisionStore>,
+    orphans: Arc<dyn OrphanStore>,
+    nodes: Arc<Nodes>,
     registry: Arc<ProviderRegistry>,
     catalog: CatalogCache,
     config: Arc<ProvisionerConfig>,
@@ -83,7 +89,8 @@ impl Provisioner {
         let config = Arc::new(deps.config);
         let workflow = Workflow::new(
             Arc::clone(&deps.store),
-            deps.nodes,
+            Arc::clone(&deps.orphans),
+            Arc::clone(&deps.nodes),
             Arc::clone(&deps.registry),
             deps.events,
             Arc::clone(&config),
@@ -91,6 +98,8 @@ impl Provisioner {
         );
         Provisioner {
             store: deps.store,
+            orphans: deps.orphans,
+            nodes: deps.nodes,
             registry: deps.registry,
             catalog: deps.catalog,
             config,
@@ -112,6 +121,16 @@ impl Provisioner {
     /// The workflow engine.
     pub fn workflow(&self) -> &Workflow {
         &self.workflow
+    }
+
+    /// The orphan inventory (served by `NodesService`).
+    pub fn orphans(&self) -> Arc<Orphans> {
+        Arc::new(Orphans::new(
+            Arc::clone(&self.orphans),
+            Arc::clone(&self.nodes),
+            self.workflow.sweeper(),
+            self.config.default_control_plane_addr.clone(),
+        ))
     }
 
     /// The configuration.

@@ -5,6 +5,7 @@
 mod convert;
 mod enrollment;
 mod nodes;
+mod orphan_convert;
 mod peer;
 mod provision_convert;
 mod provision_status;
@@ -23,5 +24,7 @@ pub use status::REASON_METADATA_KEY;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerCertificates(pub Vec<rustls::pki_types::CertificateDer<'static>>);
 
+#[cfg(test)]
+mod orphan_tests;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! `NodesService`: the operator-facing join-token and node-registry RPCs.
+//! `NodesService`: the operator-facing join-token, node-registry and orphan-inventory RPCs.
 use std::sync::Arc;
 
 use levelrail_proto::nodes::v1 as pb;
@@ -6,18 +6,38 @@ use levelrail_proto::nodes::v1::nodes_service_server::{NodesService, NodesServic
 use tonic::{Request, Response, Status};
 
 use super::convert;
-use crate::domain::{JoinTokenId, NodeId, Nodes, NodesError, Role};
+use super::orphan_convert;
+use crate::domain::{JoinTokenId, NodeId, Nodes, NodesError, OrphanId, Orphans, Role};
 
 /// The `NodesService` implementation over a [`Nodes`] registry.
 #[derive(Debug, Clone)]
 pub struct NodesGrpc {
     nodes: Arc<Nodes>,
+    orphans: Option<Arc<Orphans>>,
 }
 
 impl NodesGrpc {
-    /// Handlers over `nodes`.
+    /// Handlers over `nodes`; the orphan RPCs answer `FAILED_PRECONDITION` until
+    /// [`Self::with_orphans`] gives them an inventory.
     pub fn new(nodes: Arc<Nodes>) -> Self {
-        NodesGrpc { nodes }
+        NodesGrpc {
+            nodes,
+            orphans: None,
+        }
+    }
+
+    /// Serves the orphan RPCs from `orphans` (the provisioner's inventory).
+    pub fn with_orphans(mut self, orphans: Arc<Orphans>) -> Self {
+        self.orphans = Some(orphans);
+        self
+    }
+
+    fn orphans(&self) -> Result<&Orphans, NodesError> {
+        self.orphans.as_deref().ok_or_else(|| {
+            NodesError::FailedPrecondition(
+                "this control plane does not provision servers, so it keeps no orphans".into(),
+            )
+        })
     }
 
     /// The tonic service, ready to mount on the public (bearer-authenticated) listener.
@@ -82,5 +102,34 @@ impl NodesService for NodesGrpc {
         let id = NodeId::parse(&id).map_err(NodesError::from)?;
         self.nodes.delete_node(&id, destroy_server).await?;
         Ok(Response::new(pb::DeleteNodeResponse {}))
+    }
+
+    async fn list_orphans(
+        &self,
+        _request: Request<pb::ListOrphansRequest>,
+    ) -> Result<Response<pb::ListOrphansResponse>, Status> {
+        let orphans = self.orphans()?.list_orphans().await?;
+        let orphans = orphans.into_iter().map(orphan_convert::orphan).collect();
+        Ok(Response::new(pb::ListOrphansResponse { orphans }))
+    }
+
+    async fn adopt_orphan(
+        &self,
+        request: Request<pb::AdoptOrphanRequest>,
+    ) -> Result<Response<pb::AdoptOrphanResponse>, Status> {
+        let pb::AdoptOrphanRequest { id } = request.into_inner();
+        let id = OrphanId::parse(&id).map_err(NodesError::from)?;
+        let adoption = self.orphans()?.adopt_orphan(&id).await?;
+        Ok(Response::new(orphan_convert::adoption(adoption)))
+    }
+
+    async fn delete_orphan(
+        &self,
+        request: Request<pb::DeleteOrphanRequest>,
+    ) -> Result<Response<pb::DeleteOrphanResponse>, Status> {
+        let pb::DeleteOrphanRequest { id } = request.into_inner();
+        let id = OrphanId::parse(&id).map_err(NodesError::from)?;
+        let orphan = self.orphans()?.delete_orphan(&id).await?;
+        Ok(Response::new(orphan_convert::deletion(orphan)))
     }
 }

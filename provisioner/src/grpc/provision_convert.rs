@@ -23,7 +23,7 @@ pub(super) fn provider(value: i32) -> Result<Option<ProviderId>, FieldError> {
     }
 }
 
-fn provider_to_pb(p: ProviderId) -> PbProvider {
+pub(super) fn provider_to_pb(p: ProviderId) -> PbProvider {
     match p {
         ProviderId::Hetzner => PbProvider::Hetzner,
         ProviderId::DigitalOcean => PbProvider::Digitalocean,

@@ -27,6 +27,8 @@ pub(crate) struct State {
     pub(crate) provisions: BTreeMap<ProvisionId, ProvisionRecord>,
     /// Node-name claims: name → holder.
     pub(crate) claims: BTreeMap<NodeName, ClaimHolder>,
+    /// Orphaned servers (see `orphans::memory`).
+    pub(crate) orphans: BTreeMap<crate::domain::OrphanId, crate::domain::Orphan>,
     /// Join-token writes still to fail as if the database were down (tests).
     #[cfg(test)]
     token_outage: u32,

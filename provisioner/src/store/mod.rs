@@ -1,5 +1,5 @@
-//! Persistence of join tokens (hashes only), enrolled nodes and install progress, and (in
-//! `provisions`) of provisions and node-name claims.
+//! Persistence of join tokens (hashes only), enrolled nodes and install progress, (in
+//! `provisions`) of provisions and node-name claims, and (in `orphans`) of orphaned servers.
 //!
 //! One trait, three backends (`memory`, `sqlite`, `postgres`) and one conformance suite
 //! (`conformance::run`) that every backend must pass. The store never sees a token secret:
@@ -19,12 +19,14 @@ mod claims;
 mod codec;
 pub mod conformance;
 pub mod memory;
+pub mod orphans;
 pub mod postgres;
 pub mod provisions;
 mod records;
 pub mod sqlite;
 
 pub use memory::MemoryStore;
+pub use orphans::OrphanStore;
 pub use postgres::PostgresStore;
 pub use provisions::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore,

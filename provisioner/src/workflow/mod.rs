@@ -18,6 +18,7 @@ mod failure;
 pub(crate) mod hooks;
 mod retry;
 mod steps;
+mod sweeper;
 mod teardown;
 mod undo;
 mod wait;
@@ -32,17 +33,19 @@ use tracing::{info, warn};
 pub(crate) use events::Stop;
 pub use events::{ProvisionEvents, Subscription};
 pub(crate) use failure::describe as describe_provider_error;
+pub use sweeper::{SweepReport, Sweeper};
 pub use teardown::ProvisionTeardown;
 
 use crate::domain::provision::{Provision, ProvisionError, ProvisionId};
 use crate::domain::{Clock, Nodes, ProvisionerConfig};
 use crate::providers::registry::ProviderRegistry;
-use crate::store::{ProvisionStore, StoreError};
+use crate::store::{OrphanStore, ProvisionStore, StoreError};
 use hooks::StepHook;
 
 /// What every driver of this process shares.
 pub(crate) struct Shared {
     pub(crate) store: Arc<dyn ProvisionStore>,
+    pub(crate) orphans: Arc<dyn OrphanStore>,
     pub(crate) nodes: Arc<Nodes>,
     pub(crate) registry: Arc<ProviderRegistry>,
     pub(crate) events: Arc<ProvisionEvents>,
@@ -85,6 +88,7 @@ impl Workflow {
     /// to `nodes` (`Nodes::with_enrollment_listener`).
     pub fn new(
         store: Arc<dyn ProvisionStore>,
+        orphans: Arc<dyn OrphanStore>,
         nodes: Arc<Nodes>,
         registry: Arc<ProviderRegistry>,
         events: Arc<ProvisionEvents>,
@@ -94,6 +98,7 @@ impl Workflow {
         let owner = format!("wf_{}", uuid::Uuid::new_v4().simple());
         let shared = Shared {
             store,
+            orphans,
             nodes,
             registry,
             events,
@@ -113,6 +118,7 @@ impl Workflow {
     pub(crate) fn with_hook(self, hook: Arc<dyn StepHook>) -> Self {
         let Shared {
             store,
+            orphans,
             nodes,
             registry,
             events,
@@ -124,6 +130,7 @@ impl Workflow {
             .expect("with_hook is called before the workflow is shared");
         let shared = Shared {
             store,
+            orphans,
             nodes,
             registry,
             events,

@@ -12,6 +12,7 @@ use super::driver::Driver;
 use super::failure::{Failure, Halt, StepError, describe};
 use super::hooks::{HookAction, HookPoint};
 use crate::domain::provision::{FailureNote, ProvisionStatus, SagaStep};
+use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
 use crate::providers::error::clip;
 use crate::providers::{CloudProvider, ErrorKind, Ownership, ProviderError};
 
@@ -172,10 +173,39 @@ impl Driver {
             warn!(provision = %self.record.id, retry, error = %e, "undo of the server failed");
             let hopeless = matches!(e.kind, ErrorKind::Unauthorized | ErrorKind::InvalidRequest);
             if hopeless || Instant::now() >= deadline {
+                self.record_orphan(&reason, retry).await;
                 return Err(reason);
             }
             let pause = tuning.retry.pause(retry, e.retry_after);
             tokio::time::sleep(pause.min(deadline.saturating_duration_since(Instant::now()))).await;
+        }
+    }
+
+    /// Records what the undo could not delete as an orphan, for the sweeper to retry. A
+    /// store that refuses is only logged: the sweeper's listing finds the labelled server.
+    async fn record_orphan(&self, reason: &str, attempts: u32) {
+        let now = self.shared.now();
+        let orphan = Orphan {
+            id: OrphanId::generate(),
+            provider: self.record.provider,
+            server_id: self.record.provider_server_id.clone(),
+            provision_id: self.record.id.to_string(),
+            node_name: self.record.name.to_string(),
+            region: self.record.region.clone(),
+            reason: OrphanReason::UndoGaveUp,
+            first_seen: now,
+            attempts,
+            last_error: Some(reason.to_owned()),
+            state: OrphanState::Pending,
+            updated_at: now,
+        };
+        match self.shared.orphans.record_orphan(&orphan).await {
+            Ok(o) => {
+                warn!(provision = %self.record.id, orphan = %o.id, "the undo gave up; the server is recorded as an orphan")
+            }
+            Err(e) => {
+                warn!(provision = %self.record.id, error = %e, "could not record the orphaned server; the sweeper's listing will find it")
+            }
         }
     }
 

@@ -38,6 +38,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         agent_binaries: vec![bin("levelrail-agent")],
         agent_image: None,
         provision_timeout: None,
+        sweep_unknown_servers: false,
         hetzner_api_url: "http://127.0.0.1:9/v1".into(),
         digitalocean_api_url: "http://127.0.0.1:9/v2".into(),
         aws_endpoint_url: Some("http://127.0.0.1:9".into()),

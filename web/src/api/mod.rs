@@ -25,7 +25,9 @@ use crate::session::Session;
 /// module layout).
 pub mod types {
     pub use levelrail_proto::credentials::v1::{Provider, ProviderStatus, credential_identity};
-    pub use levelrail_proto::nodes::v1::{Node, NodeStatus, WorkloadKind};
+    pub use levelrail_proto::nodes::v1::{
+        AdoptOrphanResponse, Node, NodeStatus, Orphan, OrphanReason, OrphanState, WorkloadKind,
+    };
     pub use levelrail_proto::provisioner::v1::{
         InstallStep, PlacementOutcome, Provision, ProvisionRequest, ProvisionStatus, Region, Role,
         Size,

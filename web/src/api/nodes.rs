@@ -1,5 +1,8 @@
-//! NodesService calls: the node list.
-use levelrail_proto::nodes::v1::{ListNodesRequest, Node};
+//! NodesService calls: the node list and the orphan inventory.
+use levelrail_proto::nodes::v1::{
+    AdoptOrphanRequest, AdoptOrphanResponse, DeleteOrphanRequest, DeleteOrphanResponse,
+    ListNodesRequest, ListOrphansRequest, Node, Orphan,
+};
 
 use super::{Api, ApiError};
 
@@ -9,6 +12,33 @@ impl Api {
         let mut c = self.nodes()?;
         match c.list_nodes(ListNodesRequest {}).await {
             Ok(r) => Ok(r.into_inner().nodes),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Every orphaned server, oldest first.
+    pub async fn list_orphans(&self) -> Result<Vec<Orphan>, ApiError> {
+        let mut c = self.nodes()?;
+        match c.list_orphans(ListOrphansRequest {}).await {
+            Ok(r) => Ok(r.into_inner().orphans),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Adopts an orphan: the join token and the agent's env file, shown once.
+    pub async fn adopt_orphan(&self, id: String) -> Result<AdoptOrphanResponse, ApiError> {
+        let mut c = self.nodes()?;
+        match c.adopt_orphan(AdoptOrphanRequest { id }).await {
+            Ok(r) => Ok(r.into_inner()),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Deletes an orphan's server at its provider now.
+    pub async fn delete_orphan(&self, id: String) -> Result<DeleteOrphanResponse, ApiError> {
+        let mut c = self.nodes()?;
+        match c.delete_orphan(DeleteOrphanRequest { id }).await {
+            Ok(r) => Ok(r.into_inner()),
             Err(s) => Err(self.fail(s)),
         }
     }

@@ -3,6 +3,7 @@ pub mod error_view;
 pub mod field;
 pub mod identity;
 pub mod nodes_table;
+pub mod orphans_panel;
 pub mod provider_card;
 pub mod provider_form;
 pub mod provision_progress;

@@ -1,10 +1,12 @@
-//! `/nodes`: the node list, the provisions list, and the Add node wizard.
+//! `/nodes`: the node list, the provisions list, the orphaned servers, and the Add node
+//! wizard.
 use leptos::prelude::*;
 
 use crate::api::types::Provision;
 use crate::api::use_api;
 use crate::components::error_view::error_fallback;
 use crate::components::nodes_table::NodesTable;
+use crate::components::orphans_panel::OrphansPanel;
 use crate::components::provisions_table::ProvisionsTable;
 use crate::components::wizard::{AddNodeWizard, WizardStart};
 use crate::logic::stages::status_word;
@@ -15,6 +17,18 @@ pub fn NodesPage() -> impl IntoView {
     let api = use_api();
     let nodes = LocalResource::new(move || async move { api.list_nodes().await });
     let provisions = LocalResource::new(move || async move { api.list_provisions().await });
+    let orphans = LocalResource::new(move || async move { api.list_orphans().await });
+    let on_orphans = Callback::new(move |()| {
+        orphans.refetch();
+        nodes.refetch();
+    });
+    let orphan_list = move || {
+        Suspend::new(async move {
+            orphans
+                .await
+                .map(|o| view! { <OrphansPanel orphans=o on_change=on_orphans/> })
+        })
+    };
     let dialog = RwSignal::new(None::<WizardStart>);
     // The status last seen per watched provision: lists refresh when it changes, not on
     // every install sub-step.
@@ -39,6 +53,7 @@ pub fn NodesPage() -> impl IntoView {
     let refresh = move |_| {
         nodes.refetch();
         provisions.refetch();
+        orphans.refetch();
     };
     let node_list =
         move || Suspend::new(async move { nodes.await.map(|n| view! { <NodesTable nodes=n/> }) });
@@ -72,6 +87,12 @@ pub fn NodesPage() -> impl IntoView {
             <h2 id="provisions-title">"Provisions"</h2>
             <Transition fallback=|| view! { <p class="loading">"Loading provisions…"</p> }>
                 <ErrorBoundary fallback=error_fallback(move || provisions.refetch())>{provision_list}</ErrorBoundary>
+            </Transition>
+        </section>
+        <section aria-labelledby="orphans-title">
+            <h2 id="orphans-title">"Orphaned servers"</h2>
+            <Transition fallback=|| view! { <p class="loading">"Loading orphaned servers…"</p> }>
+                <ErrorBoundary fallback=error_fallback(move || orphans.refetch())>{orphan_list}</ErrorBoundary>
             </Transition>
         </section>
         {move || dialog.get().map(|start| view! { <AddNodeWizard start=start on_close=on_close on_change=on_change/> })}

@@ -31,6 +31,14 @@ pub struct ProvisionerConfig {
     pub tuning: WorkflowTuning,
 }
 
+impl ProvisionerConfig {
+    /// How long the sweeper leaves a labelled server of a failed or unknown provision alone:
+    /// `tuning.sweep_grace`, or twice the provision timeout.
+    pub fn sweep_grace(&self) -> Duration {
+        self.tuning.sweep_grace.unwrap_or(self.timeout * 2)
+    }
+}
+
 /// The default `APP_NODE_PROVISION_TIMEOUT`.
 pub const DEFAULT_PROVISION_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 
@@ -61,6 +69,15 @@ pub struct WorkflowTuning {
     pub grant_margin: Duration,
     /// Retries of transient provider failures.
     pub retry: RetryTuning,
+    /// How often the orphan sweeper runs.
+    pub sweep_interval: Duration,
+    /// How long a labelled server of a failed provision (or of an unknown one, counted from
+    /// its first sighting) is left alone before the sweeper deletes it; `None`: twice the
+    /// provision timeout.
+    pub sweep_grace: Option<Duration>,
+    /// Whether the sweeper deletes labelled servers of provisions this control plane does
+    /// not know (`--sweep-unknown-servers`); otherwise it only lists them.
+    pub sweep_unknown_servers: bool,
 }
 
 impl Default for WorkflowTuning {
@@ -77,6 +94,9 @@ impl Default for WorkflowTuning {
             cancel_wait: Duration::from_secs(60),
             grant_margin: Duration::from_secs(180),
             retry: RetryTuning::default(),
+            sweep_interval: Duration::from_secs(5 * 60),
+            sweep_grace: None,
+            sweep_unknown_servers: false,
         }
     }
 }

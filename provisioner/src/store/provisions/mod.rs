@@ -18,7 +18,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::{NodeStore, StoreError};
+use super::{NodeStore, OrphanStore, StoreError};
 use crate::domain::NodeName;
 use crate::domain::provision::ProvisionId;
 
@@ -94,10 +94,10 @@ async fn replayed_or_taken(
     }
 }
 
-/// Both halves of the provisioner's storage in one database.
-pub trait ProvisionerStore: NodeStore + ProvisionStore {}
+/// Every part of the provisioner's storage in one database.
+pub trait ProvisionerStore: NodeStore + ProvisionStore + OrphanStore {}
 
-impl<T: NodeStore + ProvisionStore> ProvisionerStore for T {}
+impl<T: NodeStore + ProvisionStore + OrphanStore> ProvisionerStore for T {}
 
 /// Opens the store a DSN names (as [`super::open`]) with both halves: hand the same `Arc`
 /// to `Nodes` (as `Arc<dyn NodeStore>`) and to the provisioner (as

@@ -72,8 +72,8 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
         .expect("reopens");
 
     assert_eq!(
-        applied, 4,
-        "expected exactly the node, provision, agent-binary and docker-version migrations"
+        applied, 5,
+        "expected exactly the node, provision, agent-binary, docker-version and orphan migrations"
     );
 }
 

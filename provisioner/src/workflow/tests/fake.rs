@@ -156,6 +156,30 @@ impl FakeProvider {
         });
     }
 
+    /// Every armed fault is gone: the cloud answers normally again.
+    pub(crate) fn heal(&self) {
+        self.lock().faults.clear();
+    }
+
+    /// A server labelled for `control_plane` and `provision` appears, made by no provision
+    /// of this bench (another control plane's database, or a lost record); its id.
+    pub(crate) fn plant_server(&self, control_plane: &str, provision: &str, name: &str) -> String {
+        let mut st = self.lock();
+        st.next_id += 1;
+        let id = st.next_id;
+        let server = Server {
+            name: name.into(),
+            region: "fsn1".into(),
+            size: "cx22".into(),
+            provision_id: provision.into(),
+            control_plane: control_plane.into(),
+            polls: 0,
+            broken: false,
+        };
+        st.servers.insert(id, server);
+        id.to_string()
+    }
+
     /// Servers report running after `polls` `get_server` calls (`u32::MAX`: never).
     pub(crate) fn set_running_after(&self, polls: u32) {
         self.lock().running_after_polls = polls;

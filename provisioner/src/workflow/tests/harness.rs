@@ -203,18 +203,27 @@ impl Harness {
 
     /// A fresh bench with `hook`.
     pub(crate) fn with_hook(hook: Option<Arc<ScriptedHook>>) -> Self {
-        Self::on_memory(Arc::new(MemoryStore::new()), hook)
+        Self::with_tuning(hook, WorkflowTuning::default())
+    }
+
+    /// A fresh bench with `hook` and `tuning`.
+    pub(crate) fn with_tuning(hook: Option<Arc<ScriptedHook>>, tuning: WorkflowTuning) -> Self {
+        Self::on_memory(Arc::new(MemoryStore::new()), hook, tuning)
     }
 
     /// A fresh bench on `memory` (which a test can make fail).
-    pub(crate) fn on_memory(memory: Arc<MemoryStore>, hook: Option<Arc<ScriptedHook>>) -> Self {
+    pub(crate) fn on_memory(
+        memory: Arc<MemoryStore>,
+        hook: Option<Arc<ScriptedHook>>,
+        tuning: WorkflowTuning,
+    ) -> Self {
         let parts = (
             memory as _,
             Arc::new(FakeProvider::default()),
             test_support::ca(),
             tokio_clock(),
         );
-        Self::build(parts, hook, WorkflowTuning::default())
+        Self::build(parts, hook, tuning)
     }
 
     /// A fresh bench on `store`, in real time, with `tuning`.
@@ -276,6 +285,7 @@ impl Harness {
         let nodes = Arc::new(nodes);
         let mut provisioner = Provisioner::new(ProvisionerDeps {
             store: provisions,
+            orphans: Arc::clone(&store) as _,
             nodes: Arc::clone(&nodes),
             registry,
             catalog: CatalogCache::new(CatalogTtl::default()),

@@ -10,5 +10,6 @@ mod fallback;
 pub(crate) mod harness;
 mod retries;
 mod saga;
+mod sweeper;
 mod unwind;
 mod watch;

@@ -243,7 +243,11 @@ async fn a_cancel_during_the_create_lets_it_finish_then_deletes_the_server_by_id
 async fn a_database_outage_while_minting_the_token_halts_the_provision_for_a_resume_not_a_failure()
 {
     let memory = std::sync::Arc::new(crate::store::MemoryStore::new());
-    let h = Harness::on_memory(std::sync::Arc::clone(&memory), None);
+    let h = Harness::on_memory(
+        std::sync::Arc::clone(&memory),
+        None,
+        crate::domain::WorkflowTuning::default(),
+    );
     memory.fail_token_writes(50);
 
     let p = h.provision(NAME).await;
