@@ -128,6 +128,11 @@ pub struct ServeConfig {
     /// grants being renewed in the middle of a provision.
     #[arg(long, env = "LEVELRAIL_DEMO_TOKEN_LIFETIME", requires = "demo")]
     pub demo_token_lifetime: Option<String>,
+    /// With `--demo`: the demo Hetzner cloud starts with two servers that carry this
+    /// control plane's labels but belong to no provision it knows (as a restored database
+    /// leaves them), so the orphan inventory has something to show.
+    #[arg(long, env = "LEVELRAIL_DEMO_STRAY_SERVER", requires = "demo")]
+    pub demo_stray_server: bool,
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]
     pub max_concurrent_requests: usize,

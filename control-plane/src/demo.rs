@@ -13,6 +13,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderKind};
 use levelrail_provisioner::providers::aws::AwsSettings;
+use levelrail_provisioner::providers::registry::ProviderRegistry;
+use levelrail_provisioner::providers::{CreateServer, Ownership, ProviderId};
 use levelrail_tests::boot::{BootHarness, BootOptions};
 use levelrail_tests::fakes::BootHook;
 use levelrail_tests::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
@@ -177,6 +179,43 @@ impl Demo {
                 credentials.set_credential(input).await?;
                 info!(provider = %kind, "demo credential stored");
             }
+        }
+        Ok(())
+    }
+
+    /// Creates, in the demo Hetzner cloud, two servers (`stray-1`, `stray-2`) labelled for
+    /// `control_plane` but for provisions no database here knows (`--demo-stray-server`):
+    /// the sweeper lists them as orphans of unknown provisions, to adopt or delete.
+    pub async fn plant_stray_server(
+        &self,
+        registry: &ProviderRegistry,
+        control_plane: &str,
+    ) -> anyhow::Result<()> {
+        let (client, _) = registry
+            .client(ProviderId::Hetzner, "demo stray server")
+            .await
+            .context("a demo Hetzner client")?;
+        for name in ["stray-1", "stray-2"] {
+            let provision = format!("npv_{}", uuid::Uuid::new_v4().simple());
+            let server = client
+                .create_server(&CreateServer {
+                    name: name.into(),
+                    region: "fsn1".into(),
+                    size: "cx22".into(),
+                    image: None,
+                    // Nothing to run: no agent enrolls it.
+                    user_data: "#cloud-config\n{}\n".into(),
+                    ssh_public_keys: Vec::new(),
+                    ssh_source_cidr: None,
+                    ownership: Ownership {
+                        control_plane: control_plane.to_owned(),
+                        provision_id: provision.clone(),
+                        node_name: name.into(),
+                    },
+                })
+                .await
+                .context("creating the demo's stray server")?;
+            info!(server = %server.id, %provision, "demo stray server created");
         }
         Ok(())
     }

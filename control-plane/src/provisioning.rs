@@ -173,7 +173,7 @@ fn agent_source(
 
 /// A stable id for this control plane, created once in the data directory; it goes into
 /// the labels of everything it creates at a provider.
-fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
+pub(crate) fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
     let path = dir.join("control-plane.id");
     if let Ok(id) = std::fs::read_to_string(&path) {
         let id = id.trim().to_owned();

@@ -131,6 +131,10 @@ impl App {
         probe.set_registry(registry.clone());
         if let Some(d) = &demo {
             d.connect(&credentials).await?;
+            if cfg.demo_stray_server {
+                let id = crate::provisioning::control_plane_id(&cfg.data_dir)?;
+                d.plant_stray_server(&registry, &id).await?;
+            }
         }
         let admin_token = credentials.bootstrap_api_tokens().await?;
         if let Some(token) = &admin_token {

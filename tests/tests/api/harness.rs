@@ -45,6 +45,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         aws_sts_url: Some("http://127.0.0.1:9".into()),
         aws_subnets: vec![],
         demo_token_lifetime: None,
+        demo_stray_server: false,
     }
 }
 
