@@ -31,22 +31,14 @@ async fn provision(
     size: &str,
     name: &str,
 ) -> String {
-    let mut client =
-        ProvisionerServiceClient::with_interceptor(app.channel().await, Bearer(app.token.clone()));
-    client
-        .provision(ppb::ProvisionRequest {
-            provider: provider as i32,
-            region: region.into(),
-            size: size.into(),
-            name: name.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .into_inner()
-        .provision
-        .expect("provision")
-        .id
+    app.start_provision(ppb::ProvisionRequest {
+        provider: provider as i32,
+        region: region.into(),
+        size: size.into(),
+        name: name.into(),
+        ..Default::default()
+    })
+    .await
 }
 
 async fn run(provider: Provider, id: ProviderId, region: &str, size: &str, prefix: &str) {

@@ -43,6 +43,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         aws_sts_url: Some("http://127.0.0.1:9".into()),
         aws_subnets: vec![],
         demo_token_lifetime: None,
+        demo_full_regions: vec![],
     }
 }
 
@@ -146,6 +147,24 @@ impl TestApp {
         token: &str,
     ) -> CredentialsServiceClient<InterceptedService<Channel, Bearer>> {
         CredentialsServiceClient::with_interceptor(self.channel().await, Bearer(token.to_owned()))
+    }
+
+    /// Starts `request` as the admin; the provision's id (panics naming `request.name`).
+    #[allow(dead_code)]
+    pub(crate) async fn start_provision(
+        &self,
+        request: levelrail_proto::provisioner::v1::ProvisionRequest,
+    ) -> String {
+        use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
+        let name = request.name.clone();
+        ProvisionerServiceClient::with_interceptor(self.channel().await, Bearer(self.token.clone()))
+            .provision(request)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .into_inner()
+            .provision
+            .unwrap_or_else(|| panic!("{name}: no provision in the answer"))
+            .id
     }
 
     /// A credentials client authenticated with the admin token.

@@ -103,20 +103,15 @@ async fn provision_and_wait(
 ) -> ppb::Provision {
     let mut client =
         ProvisionerServiceClient::with_interceptor(app.channel().await, Bearer(app.token.clone()));
-    let id = client
-        .provision(ppb::ProvisionRequest {
+    let id = app
+        .start_provision(ppb::ProvisionRequest {
             provider: provider as i32,
             region: region.into(),
             size: size.into(),
             name: name.into(),
             ..Default::default()
         })
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .into_inner()
-        .provision
-        .unwrap()
-        .id;
+        .await;
     crate::harness::wait_finished(&mut client, &id, name, Duration::from_secs(240)).await
 }
 
