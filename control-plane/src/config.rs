@@ -133,6 +133,17 @@ pub struct ServeConfig {
     /// leaves them), so the orphan inventory has something to show.
     #[arg(long, env = "LEVELRAIL_DEMO_STRAY_SERVER", requires = "demo")]
     pub demo_stray_server: bool,
+    /// With `--demo`: regions (GCP: zones, or regions for all their zones) where the demo
+    /// clouds have no capacity left, e.g. `fsn1,nyc1,us-east-1,westeurope,us-central1-a`. A
+    /// server create there fails with that provider's real capacity error, so a provision
+    /// with fallback choices (`--region fsn1,nbg1`) shows its fallback.
+    #[arg(
+        long,
+        env = "LEVELRAIL_DEMO_FULL_REGIONS",
+        value_delimiter = ',',
+        requires = "demo"
+    )]
+    pub demo_full_regions: Vec<String>,
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]
     pub max_concurrent_requests: usize,
@@ -241,4 +252,35 @@ pub struct RotateConfig {
     /// Database URL, when not the SQLite file in the data directory.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<SecretString>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Serve {
+        #[command(flatten)]
+        serve: ServeConfig,
+    }
+
+    #[test]
+    fn demo_full_regions_take_a_comma_separated_list_and_need_demo() {
+        let parsed = Serve::try_parse_from([
+            "serve",
+            "--demo",
+            "--demo-full-regions",
+            "fsn1,nyc1,us-east-1",
+        ])
+        .expect("parses");
+        assert_eq!(
+            parsed.serve.demo_full_regions,
+            ["fsn1", "nyc1", "us-east-1"]
+        );
+        let refused = Serve::try_parse_from(["serve", "--demo-full-regions", "fsn1"])
+            .expect_err("needs --demo");
+        assert!(refused.to_string().contains("--demo"), "{refused}");
+    }
 }

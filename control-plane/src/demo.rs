@@ -40,6 +40,26 @@ const DEMO_AWS_KEY_ID: &str = "AKIALEVELRAILDEMO0001";
 /// Its secret.
 const DEMO_AWS_SECRET: &str = "levelrail/demo/secret/access/key/0000000000";
 
+/// How the demo clouds behave.
+#[derive(Debug, Clone, Default)]
+pub struct DemoSettings {
+    /// The life of every access token and AWS session the demo clouds issue (default: an
+    /// hour, as the real ones).
+    pub token_lifetime: Option<Duration>,
+    /// Regions (GCP: zones or regions) where every server create fails with the provider's
+    /// capacity error.
+    pub full_regions: Vec<String>,
+}
+
+/// `--demo-full-regions` as given, trimmed, without empty entries.
+pub fn demo_full_regions(given: &[String]) -> Vec<String> {
+    given
+        .iter()
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
 /// The running demo clouds and the agents they booted.
 #[derive(Debug)]
 pub struct Demo {
@@ -56,13 +76,16 @@ pub struct Demo {
 impl Demo {
     /// Starts the demo clouds; servers boot through the boot harness (nodes under
     /// `<data dir>/demo-nodes`), or through `boot` when given (the real-boot tests).
-    /// `token_lifetime` shortens the life of every access token and AWS session the demo
-    /// clouds issue (default: an hour, as the real ones).
+    /// `settings` may shorten the life of the grants and name regions that are full.
     pub async fn start(
         data_dir: &Path,
         boot: Option<BootHook>,
-        token_lifetime: Option<Duration>,
+        settings: DemoSettings,
     ) -> anyhow::Result<Self> {
+        let DemoSettings {
+            token_lifetime,
+            full_regions,
+        } = settings;
         let (hook, harness) = match boot {
             Some(hook) => (hook, None),
             None => {
@@ -74,6 +97,7 @@ impl Demo {
             token: DEMO_HETZNER_TOKEN.into(),
             boot_hook: Some(hook.clone()),
             state_step: Duration::from_secs(2),
+            full_regions: full_regions.clone(),
             ..Default::default()
         })
         .await
@@ -82,6 +106,7 @@ impl Demo {
             token: DEMO_DO_TOKEN.into(),
             boot_hook: Some(hook.clone()),
             state_step: Duration::from_secs(3),
+            full_regions: full_regions.clone(),
             ..Default::default()
         })
         .await
@@ -91,11 +116,15 @@ impl Demo {
             boot_hook: Some(hook.clone()),
             state_step: Duration::from_secs(2),
             session_lifetime: token_lifetime,
+            full_regions: full_regions.clone(),
             ..Default::default()
         })
         .await
         .context("starting the demo AWS cloud")?;
-        let (azure, gcp, azure_gcp) = start_azure_gcp(hook, token_lifetime).await?;
+        let (azure, gcp, azure_gcp) = start_azure_gcp(hook, token_lifetime, &full_regions).await?;
+        if !full_regions.is_empty() {
+            info!(full_regions = ?full_regions, "demo clouds refuse creates there for lack of capacity");
+        }
         let endpoints = Endpoints {
             hetzner: hetzner.base_url(),
             digitalocean: digitalocean.base_url(),
@@ -235,12 +264,14 @@ impl Demo {
 async fn start_azure_gcp(
     hook: BootHook,
     token_lifetime: Option<Duration>,
+    full_regions: &[String],
 ) -> anyhow::Result<(FakeAzureHandle, FakeGcpHandle, AzureGcp)> {
     let azure_defaults = FakeAzureConfig::default();
     let azure = FakeAzure::start(FakeAzureConfig {
         boot_hook: Some(hook.clone()),
         state_step: Duration::from_secs(2),
         token_lifetime: token_lifetime.unwrap_or(azure_defaults.token_lifetime),
+        full_regions: full_regions.to_vec(),
         ..azure_defaults
     })
     .await
@@ -250,6 +281,7 @@ async fn start_azure_gcp(
         boot_hook: Some(hook),
         state_step: Duration::from_secs(2),
         token_lifetime: token_lifetime.unwrap_or(gcp_defaults.token_lifetime),
+        full_regions: full_regions.to_vec(),
         ..gcp_defaults
     })
     .await
@@ -270,4 +302,15 @@ async fn start_azure_gcp(
         ca_pem: Some(azure.ca_pem().to_owned()),
     };
     Ok((azure, gcp, endpoints))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_regions_are_trimmed_and_empty_entries_dropped() {
+        let given = [" fsn1".to_owned(), String::new(), "nyc1 ".to_owned()];
+        assert_eq!(demo_full_regions(&given), ["fsn1", "nyc1"]);
+    }
 }

@@ -16,7 +16,7 @@ use levelrail_provisioner::providers::registry::ProviderRegistry;
 
 use crate::agent_binaries::AgentBinaries;
 use crate::bridge::{InProcessBroker, RegistryProbe};
-use crate::demo::Demo;
+use crate::demo::{Demo, DemoSettings, demo_full_regions};
 use crate::providers::Endpoints;
 use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
@@ -89,7 +89,11 @@ impl App {
                     .map(levelrail_provisioner::domain::provision::parse_go_duration)
                     .transpose()
                     .map_err(|e| anyhow::anyhow!("--demo-token-lifetime: {e}"))?;
-                Some(Demo::start(&cfg.data_dir, boot, lifetime).await?)
+                let settings = DemoSettings {
+                    token_lifetime: lifetime,
+                    full_regions: demo_full_regions(&cfg.demo_full_regions),
+                };
+                Some(Demo::start(&cfg.data_dir, boot, settings).await?)
             }
             false => None,
         };

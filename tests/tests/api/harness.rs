@@ -46,6 +46,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         aws_subnets: vec![],
         demo_token_lifetime: None,
         demo_stray_server: false,
+        demo_full_regions: vec![],
     }
 }
 
@@ -158,21 +159,14 @@ impl TestApp {
         size: &str,
         name: &str,
     ) -> String {
-        self.provisioner_client()
-            .await
-            .provision(levelrail_proto::provisioner::v1::ProvisionRequest {
-                provider: provider as i32,
-                region: region.into(),
-                size: size.into(),
-                name: name.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{name}: {e}"))
-            .into_inner()
-            .provision
-            .expect("the provision")
-            .id
+        self.start_provision(levelrail_proto::provisioner::v1::ProvisionRequest {
+            provider: provider as i32,
+            region: region.into(),
+            size: size.into(),
+            name: name.into(),
+            ..Default::default()
+        })
+        .await
     }
 
     /// A credentials client authenticated with `token`.
@@ -181,6 +175,24 @@ impl TestApp {
         token: &str,
     ) -> CredentialsServiceClient<InterceptedService<Channel, Bearer>> {
         CredentialsServiceClient::with_interceptor(self.channel().await, Bearer(token.to_owned()))
+    }
+
+    /// Starts `request` as the admin; the provision's id (panics naming `request.name`).
+    #[allow(dead_code)]
+    pub(crate) async fn start_provision(
+        &self,
+        request: levelrail_proto::provisioner::v1::ProvisionRequest,
+    ) -> String {
+        let name = request.name.clone();
+        self.provisioner_client()
+            .await
+            .provision(request)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .into_inner()
+            .provision
+            .unwrap_or_else(|| panic!("{name}: no provision in the answer"))
+            .id
     }
 
     /// A credentials client authenticated with the admin token.

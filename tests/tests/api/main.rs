@@ -3,6 +3,7 @@ mod boot;
 mod canary;
 mod cli;
 mod credentials_api;
+mod fallback;
 mod grant_expiry;
 mod harness;
 mod listener;

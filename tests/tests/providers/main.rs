@@ -15,6 +15,7 @@ mod azure_lro;
 mod azure_permissions;
 mod azure_sizes;
 mod azure_support;
+mod capacity_contract;
 mod conformance;
 mod digitalocean_catalog;
 mod digitalocean_contract;

@@ -16,7 +16,8 @@
 //! `RateLimited` is `RequestLimitExceeded` (503), `Capacity` is
 //! `InsufficientInstanceCapacity` (RunInstances only). A zone or subnet can refuse every
 //! launch (`refuse_launches`) with `InsufficientInstanceCapacity` or `Unsupported`, as EC2
-//! does when a zone lacks capacity for, or does not offer, an instance type.
+//! does when a zone lacks capacity for, or does not offer, an instance type; every zone of a
+//! region in `full_regions` refuses with `InsufficientInstanceCapacity`.
 //!
 //! Known differences from AWS: signatures are not verified (only their scope is read);
 //! one instance per `RunInstances`; terminated instances stay listed until the fake stops;
@@ -76,6 +77,10 @@ pub struct FakeAwsConfig {
     /// holds, whatever `MaxResults` asks (EC2 may answer fewer; small values make clients
     /// follow `NextToken`).
     pub page_limit: usize,
+    /// Regions with no capacity left: every zone of them refuses `RunInstances` with
+    /// `InsufficientInstanceCapacity`, as EC2 does when no zone of a region can take the
+    /// instance type.
+    pub full_regions: Vec<String>,
 }
 
 impl Default for FakeAwsConfig {
@@ -88,6 +93,7 @@ impl Default for FakeAwsConfig {
             state_step: Duration::from_secs(1),
             session_lifetime: None,
             page_limit: 1000,
+            full_regions: Vec::new(),
         }
     }
 }
@@ -100,6 +106,7 @@ impl std::fmt::Debug for FakeAwsConfig {
             .field("boot_hook", &self.boot_hook.is_some())
             .field("state_step", &self.state_step)
             .field("page_limit", &self.page_limit)
+            .field("full_regions", &self.full_regions)
             .finish_non_exhaustive()
     }
 }
@@ -196,7 +203,7 @@ impl FakeAws {
             session_lifetime: config.session_lifetime,
             page_limit: config.page_limit,
             faults: FaultPlan::default(),
-            inventory: Mutex::default(),
+            inventory: Mutex::new(state::Inventory::with_full_regions(config.full_regions)),
             log: Mutex::default(),
             tasks: Mutex::default(),
         });

@@ -122,10 +122,20 @@ pub(crate) struct Inventory {
     pub(crate) stale_describes: usize,
     /// Zones and subnets that refuse launches, by zone name or subnet id.
     pub(crate) refusals: BTreeMap<String, LaunchRefusal>,
+    /// Regions whose every zone refuses launches for lack of capacity.
+    pub(crate) full_regions: BTreeSet<String>,
     regions: BTreeSet<String>,
 }
 
 impl Inventory {
+    /// An empty account whose `full` regions refuse every launch for lack of capacity.
+    pub(crate) fn with_full_regions(full: Vec<String>) -> Self {
+        Self {
+            full_regions: full.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+
     /// A fresh id with `prefix` (`i`, `sg`, …) and 17 hex digits.
     pub(crate) fn id(&mut self, prefix: &str) -> String {
         self.next += 1;

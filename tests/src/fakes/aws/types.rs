@@ -4,7 +4,7 @@
 //! both paginated with an opaque `NextToken` and never more than the fake's page limit per
 //! answer (EC2 may answer fewer items than `MaxResults`); and whether a zone takes a launch:
 //! a type the region does not offer is `Unsupported` in every zone, and a zone or subnet
-//! told to refuse answers `InsufficientInstanceCapacity` (500) or `Unsupported` (400) with
+//! told to refuse (or any zone of a full region) answers `InsufficientInstanceCapacity` (500) or `Unsupported` (400) with
 //! EC2's messages, naming the zones that might take it.
 use std::collections::BTreeMap;
 
@@ -206,14 +206,6 @@ pub(crate) fn launch_refusal(
     let offered = INSTANCE_TYPES
         .iter()
         .any(|t| t.name == type_name && offered_in(t, &call.region));
-    let refusal = if offered {
-        *inv.refusals
-            .get(&subnet.id)
-            .or(inv.refusals.get(&subnet.zone))?
-    } else {
-        LaunchRefusal::Unsupported
-    };
-    let zone = &subnet.zone;
     if !offered {
         return Some(Reply::ec2_error(
             400,
@@ -221,27 +213,57 @@ pub(crate) fn launch_refusal(
             "The requested configuration is currently not supported. Please check the documentation for supported configurations.",
         ));
     }
-    let others: Vec<String> = inv
-        .zones(&call.region)
-        .into_iter()
-        .filter(|z| z != zone && !inv.refusals.contains_key(z))
-        .collect();
+    let region_full = inv.full_regions.contains(&call.region);
+    let refusal = inv
+        .refusals
+        .get(&subnet.id)
+        .or(inv.refusals.get(&subnet.zone))
+        .copied()
+        .or(region_full.then_some(LaunchRefusal::InsufficientCapacity))?;
+    let zone = &subnet.zone;
+    let others: Vec<String> = if region_full {
+        Vec::new()
+    } else {
+        inv.zones(&call.region)
+            .into_iter()
+            .filter(|z| z != zone && !inv.refusals.contains_key(z))
+            .collect()
+    };
     Some(match refusal {
         LaunchRefusal::InsufficientCapacity => Reply::ec2_error(
             500,
             "InsufficientInstanceCapacity",
             &format!(
-                "We currently do not have sufficient {type_name} capacity in the Availability Zone you requested ({zone}). Our system will be working on provisioning additional capacity. You can currently get {type_name} capacity by not specifying an Availability Zone in your request or choosing {}.",
-                others.join(", ")
+                "We currently do not have sufficient {type_name} capacity in the Availability Zone you requested ({zone}). Our system will be working on provisioning additional capacity.{}",
+                elsewhere(type_name, &others)
             ),
         ),
         LaunchRefusal::Unsupported => Reply::ec2_error(
             400,
             "Unsupported",
             &format!(
-                "Your requested instance type ({type_name}) is not supported in your requested Availability Zone ({zone}). Please retry your request by not specifying an Availability Zone or choosing {}.",
-                others.join(", ")
+                "Your requested instance type ({type_name}) is not supported in your requested Availability Zone ({zone}). Please retry your request by not specifying an Availability Zone{}.",
+                or_choosing(&others)
             ),
         ),
     })
+}
+
+/// EC2's pointer to the zones that still have capacity (nothing when none has).
+fn elsewhere(type_name: &str, others: &[String]) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    format!(
+        " You can currently get {type_name} capacity by not specifying an Availability Zone in your request{}.",
+        or_choosing(others)
+    )
+}
+
+fn or_choosing(others: &[String]) -> String {
+    if others.is_empty() {
+        String::new()
+    } else {
+        format!(" or choosing {}", others.join(", "))
+    }
 }

@@ -3,8 +3,9 @@
 //! image's Hyper-V generation, key auth or a complex password, base64
 //! `customData`, NICs that exist in the same location and are free), then the VM moves
 //! `Creating → Succeeded` (power `starting → running`, then the boot hook) while its
-//! `Azure-AsyncOperation` reports `InProgress → Succeeded`; a `Capacity` fault fails the
-//! operation with `AllocationFailed` instead. Deletes and operation polls are in `deletes`.
+//! `Azure-AsyncOperation` reports `InProgress → Succeeded`; a `Capacity` fault, or a location
+//! of `full_regions`, fails the operation with `AllocationFailed` instead (the VM stays,
+//! `Failed`, with its NIC, as in Azure). Deletes and operation polls are in `deletes`.
 use std::sync::{Arc, Weak};
 
 use base64::Engine as _;
@@ -251,7 +252,12 @@ pub(crate) fn put_vm(shared: &Arc<Shared>, call: &Call, t: &Target, capacity: bo
     let op = inv.start_operation(false);
     let body = inv.get(&t.id).map(Resource::render).unwrap_or_default();
     drop(inv);
-    spawn_create(shared, t.id.clone(), op.clone(), capacity);
+    let full = shared
+        .cfg
+        .full_regions
+        .iter()
+        .any(|l| l.eq_ignore_ascii_case(location));
+    spawn_create(shared, t.id.clone(), op.clone(), capacity || full);
     let base = shared.base.get().cloned().unwrap_or_default();
     let url = format!(
         "{base}/subscriptions/{}/providers/Microsoft.Compute/locations/{location}/operations/{op}?api-version=2024-07-01",

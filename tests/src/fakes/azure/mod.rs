@@ -55,6 +55,10 @@ pub struct FakeAzureConfig {
     pub page_size: usize,
     /// Called once per VM when it reaches `PowerState/running`.
     pub boot_hook: Option<BootHook>,
+    /// Locations with no capacity left: a VM create there is accepted, then its operation
+    /// fails with `AllocationFailed` and the VM stays in `Failed`, as ARM does when no
+    /// cluster of the region can allocate the size.
+    pub full_regions: Vec<String>,
 }
 
 impl Default for FakeAzureConfig {
@@ -69,6 +73,7 @@ impl Default for FakeAzureConfig {
             state_step: Duration::from_secs(1),
             page_size: 100,
             boot_hook: None,
+            full_regions: Vec::new(),
         }
     }
 }
@@ -78,6 +83,7 @@ impl std::fmt::Debug for FakeAzureConfig {
         f.debug_struct("FakeAzureConfig")
             .field("subscription_id", &self.subscription_id)
             .field("state_step", &self.state_step)
+            .field("full_regions", &self.full_regions)
             .finish_non_exhaustive()
     }
 }

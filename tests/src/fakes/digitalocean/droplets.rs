@@ -1,6 +1,7 @@
 //! Droplets: create (202 with `links.actions`, validated like DigitalOcean does: region,
 //! size in that region, image, keys, tags, user-data size, droplet limit), get, list (by
-//! `tag_name` or `name`, paged) and delete. A droplet is `new` for `state_step`, then
+//! `tag_name` or `name`, paged) and delete. A region of `full_regions` refuses a valid
+//! create with DigitalOcean's "currently unavailable for new Droplets" 422. A droplet is `new` for `state_step`, then
 //! `active` with its networks, and the boot hook runs once with its user-data.
 use std::sync::Arc;
 
@@ -13,8 +14,8 @@ use tokio::time::Instant;
 
 use super::catalog::{find_size, image_json, page, region_available, region_json, size_json};
 use super::state::{
-    DropletRecord, Shared, bad_body, error, json, not_found, now_rfc3339, parse_body, query_pairs,
-    unprocessable, uuid, valid_tag,
+    DropletRecord, REGION_UNAVAILABLE, Shared, bad_body, error, json, not_found, now_rfc3339,
+    parse_body, query_pairs, unprocessable, uuid, valid_tag,
 };
 use crate::fakes::BootEvent;
 
@@ -71,6 +72,9 @@ fn validate_and_insert(shared: &Shared, body: &Value) -> Result<DropletRecord, S
     let tags: Vec<String> = strings(body.get("tags"));
     if let Some(bad) = tags.iter().find(|t| !valid_tag(t)) {
         return Err(format!("tag {bad:?} contains invalid characters"));
+    }
+    if shared.full_regions.contains(&region) {
+        return Err(REGION_UNAVAILABLE.into());
     }
     let mut inv = shared.inventory();
     let ssh_keys: Vec<u64> = body

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::limits::Taken;
 use super::scopes;
-use super::state::{LoggedRequest, Shared, error};
+use super::state::{LoggedRequest, REGION_UNAVAILABLE, Shared, error, unprocessable};
 use crate::fakes::Fault;
 
 /// Marks an answer whose connection the fake drops (the log records no status).
@@ -166,11 +166,7 @@ pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: 
             "The service is temporarily unavailable. Please try again later.",
         ),
         // Only a droplet create can meet a capacity shortage; other calls proceed.
-        Some(Fault::Capacity) if is_create => error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "unprocessable_entity",
-            "The region you selected is currently unavailable for new Droplets. Please select a different region.",
-        ),
+        Some(Fault::Capacity) if is_create => unprocessable(REGION_UNAVAILABLE),
         Some(Fault::Capacity) => next.run(req).await,
     };
     resp.headers_mut().extend(headers);

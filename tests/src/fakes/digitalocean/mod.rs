@@ -6,7 +6,8 @@
 //! call. Used by the provider tests and by demo mode.
 //!
 //! Fault rules match the method and the full request path (`/v2/droplets`, …). `Capacity`
-//! applies to droplet creates only; `Delay` stalls before the handler runs (a client that
+//! applies to droplet creates only, as does a region of `full_regions` (every create there
+//! is refused with the same 422 after validation, leaving nothing behind); `Delay` stalls before the handler runs (a client that
 //! gives up first leaves nothing behind); `ProcessThenDrop` runs the handler and then cuts the
 //! connection, as when an answer is lost on its way back.
 use std::collections::BTreeMap;
@@ -59,6 +60,9 @@ pub struct FakeDigitalOceanConfig {
     pub page_size_cap: usize,
     /// Droplets the account may have at once.
     pub droplet_limit: usize,
+    /// Regions with no capacity left: a droplet create there answers 422
+    /// `unprocessable_entity` saying the region is unavailable for new droplets.
+    pub full_regions: Vec<String>,
 }
 
 impl Default for FakeDigitalOceanConfig {
@@ -72,6 +76,7 @@ impl Default for FakeDigitalOceanConfig {
             scoped_tokens: Vec::new(),
             page_size_cap: 200,
             droplet_limit: 50,
+            full_regions: Vec::new(),
         }
     }
 }
@@ -84,6 +89,7 @@ impl std::fmt::Debug for FakeDigitalOceanConfig {
             .field("rate_limits", &self.rate_limits)
             .field("page_size_cap", &self.page_size_cap)
             .field("droplet_limit", &self.droplet_limit)
+            .field("full_regions", &self.full_regions)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +134,7 @@ impl FakeDigitalOcean {
             state_step: config.state_step,
             page_size_cap: config.page_size_cap,
             droplet_limit: config.droplet_limit,
+            full_regions: config.full_regions,
             origin: format!("http://{addr}"),
             faults: FaultPlan::default(),
             limits: Mutex::new(limits::Limits::new(config.rate_limits)),

@@ -22,6 +22,8 @@ pub(super) struct Shared {
     pub(super) state_step: Duration,
     pub(super) page_size_cap: usize,
     pub(super) droplet_limit: usize,
+    /// Regions refusing every droplet create for lack of capacity.
+    pub(super) full_regions: Vec<String>,
     /// `http://127.0.0.1:<port>`: the origin of paging and action links.
     pub(super) origin: String,
     pub(super) faults: FaultPlan,
@@ -264,6 +266,9 @@ pub(super) fn no_content() -> Response {
 }
 
 /// 422 `unprocessable_entity`.
+/// DigitalOcean's 422 message when a region cannot take new droplets.
+pub(super) const REGION_UNAVAILABLE: &str = "The region you selected is currently unavailable for new Droplets. Please select a different region.";
+
 pub(super) fn unprocessable(message: &str) -> Response {
     error(
         StatusCode::UNPROCESSABLE_ENTITY,

@@ -25,6 +25,16 @@ pub(crate) fn zone_exists(zone: &str) -> bool {
     ZONES.iter().any(|(z, _, _)| *z == zone)
 }
 
+/// Whether `zone` is named in `full`, itself or through its region.
+pub(crate) fn zone_is_full(full: &[String], zone: &str) -> bool {
+    let region = ZONES
+        .iter()
+        .find(|(z, _, _)| *z == zone)
+        .map(|(_, r, _)| *r);
+    full.iter()
+        .any(|f| f == zone || region.is_some_and(|r| r == f))
+}
+
 /// Whether `machine_type` exists.
 pub(crate) fn machine_type_exists(machine_type: &str) -> bool {
     MACHINE_TYPES.iter().any(|(m, _, _, _)| *m == machine_type)

@@ -3,7 +3,8 @@
 //! network with `ONE_TO_ONE_NAT`, metadata items, label syntax), the life cycle
 //! `PROVISIONING → STAGING → RUNNING` (the insert operation is `DONE` at `STAGING`, the
 //! boot hook runs at `RUNNING` with the `user-data` metadata value), a `Capacity` fault
-//! failing the operation with `ZONE_RESOURCE_POOL_EXHAUSTED`, and delete through
+//! or a zone of `full_regions` failing the operation with `ZONE_RESOURCE_POOL_EXHAUSTED`
+//! (the instance is gone, as in Compute Engine), and delete through
 //! `STOPPING`. Reads and lists are in `listing`.
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -80,7 +81,8 @@ pub(crate) fn insert(shared: &Arc<Shared>, call: &Call, zone: &str, capacity: bo
     );
     drop(inv);
     remember(shared, call, &op);
-    spawn_life_cycle(shared, key, op.clone(), capacity);
+    let full = catalog::zone_is_full(&shared.cfg.full_regions, zone);
+    spawn_life_cycle(shared, key, op.clone(), capacity || full);
     operation(shared, &op, false)
 }
 

@@ -55,6 +55,10 @@ pub struct FakeGcpConfig {
     pub max_results: usize,
     /// Called once per instance when it reaches `RUNNING`.
     pub boot_hook: Option<BootHook>,
+    /// Zones (or regions: every zone of them) with no capacity left: an instance insert
+    /// there is accepted, then its operation ends with `ZONE_RESOURCE_POOL_EXHAUSTED` and
+    /// no instance, as Compute Engine does when a zone's resource pool is exhausted.
+    pub full_regions: Vec<String>,
 }
 
 impl Default for FakeGcpConfig {
@@ -70,6 +74,7 @@ impl Default for FakeGcpConfig {
             state_step: Duration::from_secs(1),
             max_results: 500,
             boot_hook: None,
+            full_regions: Vec::new(),
         }
     }
 }
@@ -79,6 +84,7 @@ impl std::fmt::Debug for FakeGcpConfig {
         f.debug_struct("FakeGcpConfig")
             .field("project_id", &self.project_id)
             .field("state_step", &self.state_step)
+            .field("full_regions", &self.full_regions)
             .finish_non_exhaustive()
     }
 }

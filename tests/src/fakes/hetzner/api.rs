@@ -24,6 +24,7 @@ pub(crate) struct Shared {
     pub(crate) boot_hook: Option<BootHook>,
     pub(crate) state_step: Duration,
     pub(crate) max_per_page: u64,
+    pub(crate) full_regions: Vec<String>,
     pub(crate) faults: FaultPlan,
     pub(crate) inventory: Mutex<Inventory>,
     pub(crate) log: Mutex<Vec<LoggedRequest>>,
@@ -134,6 +135,15 @@ impl Reply {
 
     pub(crate) fn no_content() -> Self {
         Self::json(204, Value::Null)
+    }
+
+    /// Hetzner's answer when it cannot place a server (no capacity for the type there).
+    pub(crate) fn resource_unavailable() -> Self {
+        Self::error(
+            412,
+            "resource_unavailable",
+            "the requested resource is currently unavailable",
+        )
     }
 
     /// Hetzner's error envelope.
@@ -288,11 +298,9 @@ async fn serve(shared: &Arc<Shared>, call: Call, rel: &str) -> Outcome {
             "the service is currently not available",
         )),
         Some(Fault::DropConnection) => Outcome::Drop,
-        Some(Fault::Capacity) if call.method == "POST" => Outcome::Answer(Reply::error(
-            412,
-            "resource_unavailable",
-            "the requested resource is currently unavailable",
-        )),
+        Some(Fault::Capacity) if call.method == "POST" => {
+            Outcome::Answer(Reply::resource_unavailable())
+        }
         Some(Fault::Delay(d)) => Outcome::Answer(handle_in_task(shared.clone(), call, d).await),
         Some(Fault::ProcessThenDrop) => {
             handle_in_task(shared.clone(), call, Duration::ZERO).await;

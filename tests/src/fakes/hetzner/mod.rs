@@ -13,7 +13,8 @@
 //!
 //! Faults: `Delay` answers late but the call is processed even when the client gave up;
 //! `ProcessThenDrop` processes, then aborts the connection; `Capacity` (412
-//! `resource_unavailable`) applies to POST calls only and is ignored on others.
+//! `resource_unavailable`) applies to POST calls only and is ignored on others. A location
+//! named in `full_regions` refuses every server create with the same answer.
 //!
 //! Known differences from the real API: fingerprints are SHA-256 based, not MD5; a firewall
 //! `apply_to` may only name servers; actions are not served (`/actions`); `Retry-After` is
@@ -53,6 +54,9 @@ pub struct FakeHetznerConfig {
     pub rate_limit: Option<(f64, f64)>,
     /// The largest `per_page` honoured (Hetzner: 50); lower it to test paging.
     pub max_per_page: u64,
+    /// Locations with no capacity left: a server create there answers 412
+    /// `resource_unavailable`, as Hetzner does when a location cannot place a server.
+    pub full_regions: Vec<String>,
 }
 
 impl Default for FakeHetznerConfig {
@@ -65,6 +69,7 @@ impl Default for FakeHetznerConfig {
             state_step: Duration::from_secs(1),
             rate_limit: Some((3600.0, 1.0)),
             max_per_page: 50,
+            full_regions: Vec::new(),
         }
     }
 }
@@ -77,6 +82,7 @@ impl std::fmt::Debug for FakeHetznerConfig {
             .field("state_step", &self.state_step)
             .field("rate_limit", &self.rate_limit)
             .field("max_per_page", &self.max_per_page)
+            .field("full_regions", &self.full_regions)
             .finish_non_exhaustive()
     }
 }
@@ -168,6 +174,7 @@ impl FakeHetzner {
             boot_hook: config.boot_hook,
             state_step: config.state_step,
             max_per_page: config.max_per_page.max(1),
+            full_regions: config.full_regions,
             faults: FaultPlan::default(),
             inventory: Mutex::default(),
             log: Mutex::default(),

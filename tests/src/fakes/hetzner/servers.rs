@@ -2,7 +2,8 @@
 //! image, location, SSH keys and firewalls, label syntax, 32 KiB user-data), get, list with
 //! `name` / `label_selector` / `status`, delete, and the life cycle
 //! `initializing → starting → running` (one `state_step` each, then the boot hook) and
-//! `deleting → gone`.
+//! `deleting → gone`. A create in a location of `full_regions` is refused with 412
+//! `resource_unavailable` after validation, leaving nothing behind.
 use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
@@ -126,6 +127,9 @@ pub(crate) fn create(shared: &Arc<Shared>, call: &Call) -> Reply {
     }
     if inv.servers.values().any(|s| s.name == name) {
         return not_unique("name", "server name is already used");
+    }
+    if shared.full_regions.iter().any(|r| r == location.name) {
+        return Reply::resource_unavailable();
     }
     let id = inv.next_id();
     for f in &firewalls {
