@@ -8,11 +8,15 @@ use crate::api::use_api;
 use crate::logic::providers::label;
 
 /// The orphans table (or a note when there are none). `on_change` runs after an adoption
-/// or a deletion, so the page can refetch.
+/// or a deletion, so the page can refetch; `adopted` and `notice` belong to the page, so
+/// the env file shown once and the last outcome survive that refetch.
 #[component]
-pub fn OrphansPanel(orphans: Vec<Orphan>, on_change: Callback<()>) -> impl IntoView {
-    let adopted = RwSignal::new(None::<AdoptOrphanResponse>);
-    let notice = RwSignal::new(None::<String>);
+pub fn OrphansPanel(
+    orphans: Vec<Orphan>,
+    on_change: Callback<()>,
+    adopted: RwSignal<Option<AdoptOrphanResponse>>,
+    notice: RwSignal<Option<String>>,
+) -> impl IntoView {
     let body = if orphans.is_empty() {
         view! { <p class="empty" data-testid="orphans-empty">"No orphaned servers."</p> }.into_any()
     } else {

@@ -22,11 +22,13 @@ pub fn NodesPage() -> impl IntoView {
         orphans.refetch();
         nodes.refetch();
     });
+    let adopted = RwSignal::new(None);
+    let notice = RwSignal::new(None);
     let orphan_list = move || {
         Suspend::new(async move {
-            orphans
-                .await
-                .map(|o| view! { <OrphansPanel orphans=o on_change=on_orphans/> })
+            orphans.await.map(|o| {
+                view! { <OrphansPanel orphans=o on_change=on_orphans adopted=adopted notice=notice/> }
+            })
         })
     };
     let dialog = RwSignal::new(None::<WizardStart>);
