@@ -31,7 +31,7 @@ test('a region without capacity falls back to the alternative ticked in the wiza
     await page.check('#wizard-alt-region-fra1');
     assert.equal(
       await page.innerText('[data-testid=wizard-alt-regions-order]'),
-      'Tried in this order: then ams3, then fra1.',
+      'Tried next, in this order: ams3, then fra1.',
     );
     await page.uncheck('#wizard-alt-region-fra1');
     await shot(page, '04-fallback-1-regions');

@@ -22,12 +22,9 @@ pub fn without(list: &[String], first: &str) -> Vec<String> {
     list.iter().filter(|x| *x != first).cloned().collect()
 }
 
-/// "then nbg1, then hel1": the order the alternatives are tried in.
+/// "nbg1, then hel1": the order the alternatives are tried in.
 pub fn order_text(list: &[String]) -> String {
-    list.iter()
-        .map(|x| format!("then {x}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    list.join(", then ")
 }
 
 #[cfg(test)]
@@ -54,6 +51,6 @@ mod tests {
     #[test]
     fn the_first_choice_is_never_an_alternative_and_the_order_reads_as_a_sentence() {
         assert_eq!(without(&v(&["a", "b"]), "a"), v(&["b"]));
-        assert_eq!(order_text(&v(&["nbg1", "hel1"])), "then nbg1, then hel1");
+        assert_eq!(order_text(&v(&["nbg1", "hel1"])), "nbg1, then hel1");
     }
 }

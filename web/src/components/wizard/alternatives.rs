@@ -47,7 +47,7 @@ pub fn Alternatives(
             <p class="hint" data-testid=format!("{kind}s-order")>
                 {move || chosen.with(|c| match c.is_empty() {
                     true => format!("None: the provision fails if there is no capacity (up to {MAX_ALTERNATIVES})."),
-                    false => format!("Tried in this order: {}.", order_text(c)),
+                    false => format!("Tried next, in this order: {}.", order_text(c)),
                 })}
             </p>
         </fieldset>
