@@ -4,7 +4,6 @@
 pub mod aws;
 pub mod azure;
 pub mod gcp;
-mod gcp_federation;
 pub mod oauth;
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,6 @@ use crate::domain::{CredentialIdentity, ProviderKind};
 mod aws;
 mod azure;
 mod gcp;
-mod gcp_external;
 mod json;
 mod plaintext;
 mod text;

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::azure::read_token_file;
-use super::gcp::{COMPUTE_SCOPE, GcpGrantIssuer};
-use super::oauth;
+use super::{COMPUTE_SCOPE, GcpGrantIssuer};
+use crate::broker::azure::read_token_file;
+use crate::broker::oauth;
 use crate::domain::{CredentialSecret, CredentialsError};
 
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -19,7 +19,7 @@ const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
 /// The access token (and its expiry) for an `external_account` credential.
-pub(crate) async fn exchange(
+pub(super) async fn exchange(
     issuer: &GcpGrantIssuer,
     secret: &CredentialSecret,
 ) -> Result<(SecretString, Option<OffsetDateTime>), CredentialsError> {

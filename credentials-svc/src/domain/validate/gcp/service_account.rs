@@ -1,12 +1,13 @@
-//! GCP service-account keys, pasted as-is, and (in `gcp_external`) workload identity
-//! federation's `external_account` files with an explicit project id. `token_uri` is pinned
-//! to Google: a key pointing elsewhere would make us send a signed assertion to whoever
-//! wrote it.
-use secrecy::{ExposeSecret, SecretString};
+//! A GCP service-account key, pasted as-is. `token_uri` is pinned to Google: a key pointing
+//! elsewhere would make us send a signed assertion to whoever wrote it.
+use secrecy::SecretString;
 
-use super::json::{RawObject, parse_object};
-use super::text::{all_of, check_len, empty, is_base64, is_lower_hex, require_graphic};
-use super::{CredentialSecret, FieldError, MAX_INPUT_BYTES};
+use super::is_project_id;
+use crate::domain::validate::json::RawObject;
+use crate::domain::validate::text::{
+    all_of, check_len, empty, is_base64, is_lower_hex, require_graphic,
+};
+use crate::domain::validate::{CredentialSecret, FieldError};
 
 /// Every key a service-account key file may carry.
 const KEYS: [&str; 11] = [
@@ -32,33 +33,26 @@ const PEM_END: &str = "-----END PRIVATE KEY-----";
 /// Longest informational value (`client_id`, `auth_uri`, certificate URLs).
 const MAX_INFO_BYTES: usize = 2048;
 
-/// Validates the pasted key; `type` is checked before unknown keys so that another
-/// credential format is reported as such rather than as a stray field.
-/// `project_id` is the operator's explicit project: required for `external_account`,
-/// ignored for a service-account key (which names its own).
-pub(super) fn parse(json: &SecretString, project_id: &str) -> Result<CredentialSecret, FieldError> {
-    let obj = parse_object("gcp.json", json.expose_secret(), MAX_INPUT_BYTES)?;
-    if check_type(&obj)? {
-        return super::gcp_external::parse(&obj, json, json.expose_secret(), project_id);
-    }
+/// Validates a service-account key (`obj` is its strict top-level view, `json` the text).
+pub(super) fn parse(obj: &RawObject, json: &SecretString) -> Result<CredentialSecret, FieldError> {
     obj.deny_unknown(&KEYS)?;
-    let project_id = required(&obj, "project_id")?;
+    let project_id = required(obj, "project_id")?;
     if !is_project_id(project_id) {
         return Err(FieldError::new(
             obj.path("project_id"),
             "must be 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
         ));
     }
-    let private_key_id = required(&obj, "private_key_id")?;
+    let private_key_id = required(obj, "private_key_id")?;
     if !all_of(private_key_id, 16, 64, is_lower_hex) {
         return Err(FieldError::new(
             obj.path("private_key_id"),
             "must be 16 to 64 lowercase hexadecimal digits",
         ));
     }
-    let private_key = private_key(&obj)?;
-    let client_email = client_email(&obj)?;
-    let token_uri = required(&obj, "token_uri")?;
+    let private_key = private_key(obj)?;
+    let client_email = client_email(obj)?;
+    let token_uri = required(obj, "token_uri")?;
     if !TOKEN_URIS.contains(&token_uri) {
         return Err(FieldError::new(
             obj.path("token_uri"),
@@ -66,7 +60,7 @@ pub(super) fn parse(json: &SecretString, project_id: &str) -> Result<CredentialS
              https://accounts.google.com/o/oauth2/token",
         ));
     }
-    check_informational(&obj)?;
+    check_informational(obj)?;
     Ok(CredentialSecret::Gcp {
         project_id: project_id.to_owned(),
         client_email: client_email.to_owned(),
@@ -77,18 +71,6 @@ pub(super) fn parse(json: &SecretString, project_id: &str) -> Result<CredentialS
     })
 }
 
-/// `Ok(true)` for an `external_account` file, `Ok(false)` for a service-account key.
-fn check_type(obj: &RawObject) -> Result<bool, FieldError> {
-    match obj.opt_str("type")? {
-        Some("service_account") => Ok(false),
-        Some("external_account") => Ok(true),
-        _ => Err(FieldError::new(
-            obj.path("type"),
-            "only service_account keys and external_account (workload identity federation) files are supported",
-        )),
-    }
-}
-
 /// A required non-empty string of printable ASCII without whitespace.
 fn required<'o>(obj: &'o RawObject, key: &str) -> Result<&'o str, FieldError> {
     let value = obj.req_str(key)?;
@@ -97,16 +79,6 @@ fn required<'o>(obj: &'o RawObject, key: &str) -> Result<&'o str, FieldError> {
     }
     require_graphic(&obj.path(key), value)?;
     Ok(value)
-}
-
-/// `^[a-z][a-z0-9-]{4,28}[a-z0-9]$`.
-pub(super) fn is_project_id(id: &str) -> bool {
-    let b = id.as_bytes();
-    (6..=30).contains(&b.len())
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && b[b.len() - 1] != b'-'
 }
 
 /// A PKCS#8 PEM block whose body is base64 lines with padding only at the very end.
@@ -210,17 +182,6 @@ fn check_informational(obj: &RawObject) -> Result<(), FieldError> {
 #[cfg(test)]
 mod validate_gcp_tests {
     use super::*;
-
-    #[test]
-    fn project_id_bounds_and_charset() {
-        assert!(is_project_id("my-proj"));
-        assert!(is_project_id(&format!("a{}", "b".repeat(29))));
-        assert!(!is_project_id(&format!("a{}", "b".repeat(30))));
-        assert!(!is_project_id("abcde"));
-        assert!(!is_project_id("1abcdef"));
-        assert!(!is_project_id("abcdef-"));
-        assert!(!is_project_id("abCdef"));
-    }
 
     #[test]
     fn pem_body_rejects_blank_lines_inner_padding_and_truncation() {

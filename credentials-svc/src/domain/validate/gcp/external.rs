@@ -7,9 +7,10 @@
 use secrecy::SecretString;
 use serde_json::Value;
 
-use super::json::RawObject;
-use super::text::{check_len, empty, require_graphic, require_printable};
-use super::{CredentialSecret, FieldError};
+use super::is_project_id;
+use crate::domain::validate::json::RawObject;
+use crate::domain::validate::text::{check_len, empty, require_graphic, require_printable};
+use crate::domain::validate::{CredentialSecret, FieldError};
 
 /// Every top-level key an external account file may carry.
 const KEYS: [&str; 10] = [
@@ -52,7 +53,7 @@ pub(super) fn parse(
             "is required for an external_account credential (the file names no project)",
         ));
     }
-    if !super::gcp::is_project_id(project) {
+    if !is_project_id(project) {
         return Err(FieldError::new(
             "gcp.project_id",
             "must be 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
