@@ -5,8 +5,8 @@
 use tracing::{debug, info};
 
 use super::client::Api;
-use super::create::backoff;
 use super::names;
+use super::retry::backoff;
 use crate::providers::http::RetryPolicy;
 use crate::providers::{ErrorKind, Ownership, ProviderError, ProviderId};
 

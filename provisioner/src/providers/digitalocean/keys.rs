@@ -7,8 +7,8 @@
 use base64::Engine as _;
 
 use super::client::Api;
-use super::create::retry_create;
 use super::names;
+use super::retry::retry_create;
 use super::wire::SshKey;
 use crate::providers::http::RetryPolicy;
 use crate::providers::{CreateServer, ErrorKind, ProviderError, ProviderId};

@@ -21,6 +21,7 @@ mod create;
 mod errors;
 mod keys;
 mod names;
+mod retry;
 mod scopes;
 mod wire;
 
