@@ -8,6 +8,7 @@ use clap::{ArgMatches, CommandFactory as _, FromArgMatches as _, Parser};
 use secrecy::SecretString;
 
 use crate::commands::Commands;
+use crate::globals::{Globals, TokenInput, secret_arg};
 
 /// The default control-plane address: `levelrail serve` on the same machine.
 pub(crate) const DEFAULT_API_URL: &str = "http://127.0.0.1:7443";
@@ -70,39 +71,6 @@ pub(crate) struct Cli {
 
     #[command(subcommand)]
     command: Commands,
-}
-
-/// Parses a flag holding secret material straight into a [`SecretString`], so no `Debug` of
-/// the parsed flags can show it.
-pub(crate) fn secret_arg(value: &str) -> Result<SecretString, std::convert::Infallible> {
-    Ok(SecretString::from(value))
-}
-
-/// Where the API token comes from, decided at parse time; the file is read later so that an
-/// unreadable file is reported like any other input error.
-#[derive(Debug)]
-pub(crate) enum TokenInput {
-    /// `--token` or `LEVELRAIL_TOKEN`.
-    Value(SecretString),
-    /// `--token-file` or `LEVELRAIL_TOKEN_FILE`.
-    File(PathBuf),
-    /// Neither was given.
-    Missing,
-    /// Both `--token` and `--token-file` were given on the command line.
-    Ambiguous,
-}
-
-/// The global settings every command shares.
-#[derive(Debug)]
-pub(crate) struct Globals {
-    /// `--api-url`.
-    pub(crate) api_url: String,
-    /// The chosen token source.
-    pub(crate) token: TokenInput,
-    /// `--json`.
-    pub(crate) json: bool,
-    /// `--ca-cert`.
-    pub(crate) ca_cert: Option<PathBuf>,
 }
 
 /// A parsed command line.

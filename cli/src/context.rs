@@ -5,9 +5,9 @@ use std::path::Path;
 use secrecy::SecretString;
 
 use crate::Io;
-use crate::args::{Globals, TokenInput};
 use crate::client::{AuthedChannel, BearerAuth, Connection};
 use crate::error::CliError;
+use crate::globals::{Globals, TokenInput};
 use crate::status;
 
 /// The message for a run without any API token.

@@ -2,8 +2,9 @@
 //! entry point, [`run`], so integration tests run exactly what the binary runs, against an
 //! in-process fake server and with scripted secret input.
 //!
-//! Layout: `args` (global flags and token resolution), `context` (what every command gets:
-//! the output streams, `--json`, an authenticated channel), `commands/` (one module per
+//! Layout: `args` (flag parsing and token source choice), `globals` and `outcome` (leaf types
+//! the others share: the parsed global settings, how a command ended), `context` (what every
+//! command gets: the output streams, `--json`, an authenticated channel), `commands/` (one module per
 //! command group), `error`/`status` (the one-line errors and exit codes), `secrets` (piped
 //! stdin or a no-echo prompt), `output` (tables, key/value views and timestamps), `provider`
 //! (provider names), `duration` (Go-style durations), `validate` (local checks of flag values).
@@ -14,6 +15,8 @@ mod commands;
 mod context;
 mod duration;
 mod error;
+mod globals;
+mod outcome;
 mod output;
 mod provider;
 mod secrets;
@@ -26,8 +29,8 @@ use std::io::Write;
 
 pub use secrets::{SecretSource, StdinSecrets};
 
-use crate::commands::Outcome;
 use crate::context::Context;
+use crate::outcome::Outcome;
 
 /// Where one run of the CLI reads secret input from and writes its output to.
 pub struct Io<'a> {

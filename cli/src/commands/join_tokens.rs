@@ -9,9 +9,9 @@ use levelrail_proto::nodes::v1::nodes_service_client::NodesServiceClient;
 use levelrail_proto::nodes::v1::{CreateJoinTokenRequest, RevokeJoinTokenRequest};
 use serde_json::json;
 
-use crate::commands::Outcome;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::output::rfc3339;
 use crate::{duration, validate};
 

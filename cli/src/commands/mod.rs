@@ -17,22 +17,13 @@ use clap::Subcommand;
 
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 
 /// The top-level commands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Commands {
     /// Cloud nodes: provider credentials, provisions, join tokens and the node registry.
     Nodes(nodes::NodesArgs),
-}
-
-/// How a command that ran to completion ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// Exit code 0.
-    Success,
-    /// The command ran but its result is negative (a failed verification): exit code 1,
-    /// with the explanation already printed.
-    Unsuccessful,
 }
 
 /// Runs `command`.

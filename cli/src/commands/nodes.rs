@@ -6,9 +6,10 @@
 //! list|adopt|delete`).
 use clap::{Args, Subcommand};
 
-use crate::commands::{Outcome, join_tokens, orphans, providers, provision, provisions, registry};
+use crate::commands::{join_tokens, orphans, providers, provision, provisions, registry};
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 
 /// `nodes`.
 #[derive(Debug, Args)]

@@ -9,9 +9,9 @@ use levelrail_proto::nodes::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::commands::Outcome;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::output::{rfc3339, rfc3339_or_empty, table};
 
 /// `nodes orphans`.

@@ -9,9 +9,9 @@ use levelrail_proto::nodes::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::commands::Outcome;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::output::{key_values, rfc3339, rfc3339_or_empty, table};
 
 /// The argument of `nodes show` and `nodes delete`.

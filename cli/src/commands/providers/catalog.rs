@@ -6,9 +6,9 @@ use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerSer
 use levelrail_proto::provisioner::v1::{ListRegionsRequest, ListSizesRequest, Size};
 use serde_json::{Value, json};
 
-use crate::commands::Outcome;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::output::table;
 use crate::{provider, validate};
 

@@ -5,9 +5,9 @@ use levelrail_proto::credentials::v1::set_credential_request::Credential;
 use levelrail_proto::credentials::v1::{ApiToken, AwsCredential, JsonDocument, Provider};
 use secrecy::{ExposeSecret as _, SecretString};
 
-use crate::args::secret_arg;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::globals::secret_arg;
 use crate::secrets::{Shape, read_secret};
 
 /// The message when a non-AWS provider gets no credential from any source.

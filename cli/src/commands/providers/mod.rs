@@ -12,9 +12,9 @@ use levelrail_proto::credentials::v1::{
 };
 use serde_json::json;
 
-use crate::commands::Outcome;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::provider;
 
 use credential::SetCredentialArgs;

@@ -13,10 +13,10 @@ use levelrail_proto::provisioner::v1::{Provision, ProvisionRequest, Role};
 use serde_json::json;
 use tonic::Code;
 
-use crate::commands::Outcome;
 use crate::commands::provisions::{render, watch};
 use crate::context::Context;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::{provider, validate};
 
 /// Attempts of the Provision call when the control plane is briefly unavailable.

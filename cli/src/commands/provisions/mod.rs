@@ -12,10 +12,10 @@ use levelrail_proto::provisioner::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::commands::Outcome;
 use crate::context::Context;
 use crate::duration;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 
 /// `nodes provisions`.
 #[derive(Debug, Args)]

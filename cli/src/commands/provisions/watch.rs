@@ -12,11 +12,11 @@ use serde_json::json;
 use tonic::Code;
 
 use crate::client::AuthedChannel;
-use crate::commands::Outcome;
 use crate::commands::provisions::render;
 use crate::context::Context;
 use crate::duration;
 use crate::error::CliError;
+use crate::outcome::Outcome;
 use crate::output::{between, clock};
 use crate::status::code_name;
 
