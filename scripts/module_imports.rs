@@ -1,0 +1,333 @@
+//! The in-crate import graph of a crate's `src/`, for the layering tests
+//! (`credentials-svc`, `provisioner` and `cli` each have a `tests/layering.rs` that pulls this
+//! file in with `#[path]`; a shared file instead of a crate keeps the workspace and the lock
+//! file as they are).
+//!
+//! Every `crate::…`, `super::…` and `self::…` path is read, in `use` items (brace groups
+//! included) and in code, with comments and string literals skipped. A path resolves to the
+//! deepest module that has its own file, so an edge joins two files. `super` inside an inline
+//! `mod x { … }` is resolved from that inline module. `main.rs` and `src/bin/` are other crate
+//! roots and are not read. Paths written through macros other than `$crate` are not seen.
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// A module path inside the crate; the crate root is empty.
+pub type ModPath = Vec<String>;
+
+/// The crate's file modules (module path → file path under `src/`) and the imports between
+/// them (importer → imported; never a file to itself).
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub files: BTreeMap<ModPath, String>,
+    pub edges: BTreeSet<(ModPath, ModPath)>,
+}
+
+impl Graph {
+    /// Reads every library file under `src`.
+    pub fn load(src: &Path) -> Graph {
+        let mut sources = Vec::new();
+        collect(src, src, &mut sources);
+        Graph::from_sources(&sources)
+    }
+
+    /// Builds the graph of `(path under src/, text)` pairs.
+    pub fn from_sources(sources: &[(String, String)]) -> Graph {
+        let mut graph = Graph::default();
+        for (path, _) in sources {
+            graph.files.insert(module_of(path), path.clone());
+        }
+        for (path, text) in sources {
+            let from = module_of(path);
+            for target in paths_in(&from, &tokens(text)) {
+                let to = graph.deepest_file(&target);
+                if to != from {
+                    graph.edges.insert((from.clone(), to));
+                }
+            }
+        }
+        graph
+    }
+
+    /// Pairs of files in the same folder (the same parent module) that import each other, as
+    /// `"a.rs <-> b.rs"`.
+    pub fn sibling_cycles(&self) -> Vec<String> {
+        self.edges
+            .iter()
+            .filter(|(a, b)| a < b && same_parent(a, b))
+            .filter(|(a, b)| self.edges.contains(&(b.clone(), a.clone())))
+            .map(|(a, b)| format!("{} <-> {}", self.files[a], self.files[b]))
+            .collect()
+    }
+
+    /// Imports from a file under module `from` into a module under `to`, as
+    /// `"file.rs -> module::path"`.
+    pub fn imports_between(&self, from: &str, to: &str) -> Vec<String> {
+        self.edges
+            .iter()
+            .filter(|(a, _)| a.first().map(String::as_str) == Some(from))
+            .filter(|(_, b)| b.first().map(String::as_str) == Some(to))
+            .map(|(a, b)| format!("{} -> crate::{}", self.files[a], b.join("::")))
+            .collect()
+    }
+
+    fn deepest_file(&self, path: &[String]) -> ModPath {
+        (0..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|prefix| self.files.contains_key(prefix))
+            .unwrap_or_default()
+    }
+}
+
+fn same_parent(a: &ModPath, b: &ModPath) -> bool {
+    !a.is_empty() && a.len() == b.len() && a[..a.len() - 1] == b[..b.len() - 1]
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let rel = path
+            .strip_prefix(root)
+            .expect("under src")
+            .to_string_lossy();
+        let rel = rel.replace('\\', "/");
+        if rel == "main.rs" || rel == "bin" {
+            continue;
+        }
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else if rel.ends_with(".rs") {
+            let text = fs::read_to_string(&path).expect("a readable source file");
+            out.push((rel, text));
+        }
+    }
+}
+
+/// `lib.rs` → root, `a/mod.rs` and `a.rs` → `a`, `a/b.rs` → `a::b`.
+fn module_of(path: &str) -> ModPath {
+    let mut parts: Vec<String> = path
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(str::to_owned)
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    PathSep,
+    Punct(char),
+}
+
+/// The identifiers, `::` and punctuation of `text`, without comments and literals.
+fn tokens(text: &str) -> Vec<Tok> {
+    let c: Vec<char> = text.chars().collect();
+    let (mut out, mut i) = (Vec::new(), 0);
+    let at = |i: usize| c.get(i).copied().unwrap_or('\0');
+    while i < c.len() {
+        let ch = c[i];
+        if ch.is_whitespace() {
+            i += 1;
+        } else if ch == '/' && at(i + 1) == '/' {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if ch == '/' && at(i + 1) == '*' {
+            let (mut depth, mut j) = (0, i);
+            loop {
+                if j >= c.len() {
+                    break;
+                } else if c[j] == '/' && at(j + 1) == '*' {
+                    depth += 1;
+                    j += 2;
+                } else if c[j] == '*' && at(j + 1) == '/' {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            i = j;
+        } else if ch == '"' {
+            i = skip_string(&c, i + 1);
+        } else if ch == '\'' {
+            i = skip_char_or_lifetime(&c, i);
+        } else if ch.is_alphanumeric() || ch == '_' {
+            let start = i;
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+            let word: String = c[start..i].iter().collect();
+            if matches!(word.as_str(), "r" | "br") && matches!(at(i), '"' | '#') {
+                i = skip_raw_string(&c, i);
+            } else if word == "b" && at(i) == '"' {
+                i = skip_string(&c, i + 1);
+            } else if word == "b" && at(i) == '\'' {
+                i = skip_char_or_lifetime(&c, i);
+            } else {
+                out.push(Tok::Ident(word));
+            }
+        } else if ch == ':' && at(i + 1) == ':' {
+            out.push(Tok::PathSep);
+            i += 2;
+        } else {
+            out.push(Tok::Punct(ch));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The index after a char literal starting at `i`, or after the quote of a lifetime (whose
+/// name then reads as an identifier).
+fn skip_char_or_lifetime(c: &[char], i: usize) -> usize {
+    let at = |i: usize| c.get(i).copied().unwrap_or('\0');
+    if at(i + 1) == '\\' {
+        let mut j = i + 3;
+        while j < c.len() && c[j] != '\'' {
+            j += 1;
+        }
+        j + 1
+    } else if at(i + 2) == '\'' {
+        i + 3
+    } else {
+        i + 1
+    }
+}
+
+/// The index after the closing quote of a string whose body starts at `i`.
+fn skip_string(c: &[char], mut i: usize) -> usize {
+    while i < c.len() && c[i] != '"' {
+        i += if c[i] == '\\' { 2 } else { 1 };
+    }
+    i + 1
+}
+
+/// The index after a raw string whose `#…"` starts at `i`.
+fn skip_raw_string(c: &[char], mut i: usize) -> usize {
+    let mut hashes = 0;
+    while c.get(i) == Some(&'#') {
+        hashes += 1;
+        i += 1;
+    }
+    i += 1;
+    while i < c.len() {
+        if c[i] == '"' && (1..=hashes).all(|k| c.get(i + k) == Some(&'#')) {
+            return i + 1 + hashes;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The absolute module paths named by `crate::`/`super::`/`self::` paths in a file whose
+/// module is `file`.
+fn paths_in(file: &ModPath, toks: &[Tok]) -> Vec<ModPath> {
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let (mut depth, mut out, mut i) = (0usize, Vec::new(), 0);
+    let ident = |i: usize| match toks.get(i) {
+        Some(Tok::Ident(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Punct('{') => depth += 1,
+            Tok::Punct('}') => {
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Tok::Ident(w) if w == "mod" => {
+                if let (Some(name), Some(Tok::Punct('{'))) = (ident(i + 1), toks.get(i + 2)) {
+                    inline.push((name.to_owned(), depth + 1));
+                }
+            }
+            Tok::Ident(w)
+                if matches!(w.as_str(), "crate" | "super" | "self")
+                    && toks.get(i + 1) == Some(&Tok::PathSep)
+                    && !matches!(i.checked_sub(1).map(|p| &toks[p]), Some(Tok::PathSep)) =>
+            {
+                let mut base = file.clone();
+                base.extend(inline.iter().map(|(n, _)| n.clone()));
+                let (trees, next) = tree(toks, i);
+                for segments in trees {
+                    out.push(resolve(&base, &segments));
+                }
+                i = next;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The full segment lists of the path (or `use` tree) starting at `i`, and the index after it.
+fn tree(toks: &[Tok], mut i: usize) -> (Vec<Vec<String>>, usize) {
+    let mut prefix = Vec::new();
+    loop {
+        match toks.get(i) {
+            Some(Tok::Ident(w)) if w != "as" => {
+                prefix.push(w.clone());
+                i += 1;
+            }
+            Some(Tok::Punct('{')) => {
+                let mut all = Vec::new();
+                i += 1;
+                while i < toks.len() && toks[i] != Tok::Punct('}') {
+                    if toks[i] == Tok::Punct(',') {
+                        i += 1;
+                        continue;
+                    }
+                    if toks[i] == Tok::Ident("as".into()) {
+                        i += 2; // `as alias`
+                        continue;
+                    }
+                    let (subs, next) = tree(toks, i);
+                    for sub in subs {
+                        all.push(prefix.iter().cloned().chain(sub).collect());
+                    }
+                    i = next.max(i + 1);
+                }
+                return (all, i + 1);
+            }
+            _ => return (vec![prefix], i),
+        }
+        if toks.get(i) != Some(&Tok::PathSep) {
+            // `as alias` (skipped by the caller's loop) or the end of the path.
+            return (vec![prefix], i);
+        }
+        i += 1;
+    }
+}
+
+fn resolve(base: &ModPath, segments: &[String]) -> ModPath {
+    let mut path = base.clone();
+    for (n, segment) in segments.iter().enumerate() {
+        match segment.as_str() {
+            "crate" if n == 0 => path.clear(),
+            "super" => {
+                path.pop();
+            }
+            "self" => {}
+            other => path.push(other.to_owned()),
+        }
+    }
+    path
+}
