@@ -2,7 +2,7 @@
 //! STS), Azure (AAD + ARM, over HTTPS with a demo CA) and GCP (OAuth + Compute) clouds run
 //! in-process, with demo credentials stored for them, so a newcomer can run the whole Add
 //! node wizard without a cloud account. Each server that reaches `running` boots through
-//! the boot harness (`levelrail_tests::boot`): its user-data runs as cloud-init would run
+//! the boot harness (`levelrail_sim::boot`): its user-data runs as cloud-init would run
 //! it, so the node downloads the control plane's agent binary over TLS, checks its SHA-256,
 //! reports its steps with the real `report-progress` script and starts the downloaded
 //! binary, which enrolls.
@@ -15,13 +15,13 @@ use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderKind};
 use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_provisioner::providers::registry::ProviderRegistry;
 use levelrail_provisioner::providers::{CreateServer, Ownership, ProviderId};
-use levelrail_tests::boot::{BootHarness, BootOptions};
-use levelrail_tests::fakes::BootHook;
-use levelrail_tests::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
-use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
-use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
-use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
-use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
+use levelrail_sim::boot::{BootHarness, BootOptions};
+use levelrail_sim::fakes::BootHook;
+use levelrail_sim::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
+use levelrail_sim::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
+use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
+use levelrail_sim::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
+use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
 use secrecy::SecretString;
 use tracing::info;
 

@@ -1,9 +1,11 @@
 //! `levelrail`: the all-in-one control plane. Wiring only: both services, the listeners,
-//! the web bundle and (with `--demo`) the simulated clouds.
+//! the web bundle and (with `--demo`, in a build with the default `demo` feature) the
+//! simulated clouds of `levelrail-sim`.
 pub mod agent;
 pub mod agent_binaries;
 pub mod bridge;
 pub mod config;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod listener;
 pub mod providers;

@@ -16,6 +16,7 @@ use levelrail_provisioner::providers::registry::ProviderRegistry;
 
 use crate::agent_binaries::AgentBinaries;
 use crate::bridge::{InProcessBroker, RegistryProbe};
+#[cfg(feature = "demo")]
 use crate::demo::{Demo, DemoSettings, demo_full_regions};
 use crate::providers::Endpoints;
 use levelrail_credentials::grpc::CredentialsGrpc;
@@ -48,6 +49,7 @@ pub struct App {
     nodes: Arc<Nodes>,
     provisioning: crate::provisioning::Provisioning,
     registry: Arc<ProviderRegistry>,
+    #[cfg(feature = "demo")]
     demo: Option<Demo>,
     tls: Option<Arc<rustls::ServerConfig>>,
     credentials: Credentials,
@@ -60,27 +62,28 @@ impl App {
     /// Opens the data directory (creating the master keyring, CA and admin token on first
     /// start), builds the services and binds the public listener.
     pub async fn build(cfg: ServeConfig) -> anyhow::Result<Self> {
-        Self::build_with_boot(cfg, None).await
+        #[cfg(feature = "demo")]
+        return Self::build_with_boot(cfg, None).await;
+        #[cfg(not(feature = "demo"))]
+        {
+            anyhow::ensure!(
+                !cfg.demo,
+                "--demo needs the `demo` cargo feature, and this levelrail was built without it \
+                 (--no-default-features): rebuild with `--features demo`"
+            );
+            prepare(&cfg)?;
+            Self::assemble(cfg).await
+        }
     }
 
     /// [`App::build`], with the demo clouds' servers booting through `boot` instead of the
     /// boot harness (the real-boot tests boot them in a system container).
+    #[cfg(feature = "demo")]
     pub async fn build_with_boot(
         cfg: ServeConfig,
-        boot: Option<levelrail_tests::fakes::BootHook>,
+        boot: Option<levelrail_sim::fakes::BootHook>,
     ) -> anyhow::Result<Self> {
-        tls::install_crypto_provider();
-        startup::ensure_data_dir(&cfg.data_dir)?;
-        let (ca, created) = ControlPlaneCa::load_or_create(&cfg.data_dir)?;
-        if created {
-            info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
-        }
-        let ca = Arc::new(ca);
-        // Bound first: the agent address goes into every provision's user-data.
-        let agent_listener = TcpListener::bind(cfg.agent_listen)
-            .await
-            .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
-        let agent_addr = agent_listener.local_addr()?;
+        prepare(&cfg)?;
         let demo = match cfg.demo {
             true => {
                 let lifetime = cfg
@@ -97,20 +100,32 @@ impl App {
             }
             false => None,
         };
+        Self::assemble(cfg, demo).await
+    }
+
+    /// Wires both services and binds the listeners; with the `demo` feature, `demo` holds
+    /// the simulated clouds when `--demo` started them.
+    async fn assemble(
+        cfg: ServeConfig,
+        #[cfg(feature = "demo")] demo: Option<Demo>,
+    ) -> anyhow::Result<Self> {
+        let (ca, created) = ControlPlaneCa::load_or_create(&cfg.data_dir)?;
+        if created {
+            info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
+        }
+        let ca = Arc::new(ca);
+        // Bound first: the agent address goes into every provision's user-data.
+        let agent_listener = TcpListener::bind(cfg.agent_listen)
+            .await
+            .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
+        let agent_addr = agent_listener.local_addr()?;
+        #[cfg(feature = "demo")]
         let endpoints = match &demo {
             Some(d) => d.endpoints.clone(),
-            None => Endpoints {
-                hetzner: cfg.hetzner_api_url.clone(),
-                digitalocean: cfg.digitalocean_api_url.clone(),
-                aws: AwsSettings {
-                    ec2_endpoint: cfg.aws_endpoint_url.clone(),
-                    sts_endpoint: cfg.aws_sts_url.clone(),
-                    subnets: cfg.aws_subnet_map()?,
-                    ..AwsSettings::default()
-                },
-                azure_gcp: crate::providers::AzureGcp::from_config(&cfg.azure_gcp)?,
-            },
+            None => configured_endpoints(&cfg)?,
         };
+        #[cfg(not(feature = "demo"))]
+        let endpoints = configured_endpoints(&cfg)?;
         // AWS grants are STS sessions; verification exchanges the key the same way.
         let aws_exchange = Arc::new(AwsGrantIssuer::new(endpoints.aws.sts_endpoint.clone()));
         // Azure (AAD) and GCP (OAuth / STS) grants are exchanged tokens too.
@@ -133,6 +148,7 @@ impl App {
             &endpoints,
         ));
         probe.set_registry(registry.clone());
+        #[cfg(feature = "demo")]
         if let Some(d) = &demo {
             d.connect(&credentials).await?;
             if cfg.demo_stray_server {
@@ -182,6 +198,7 @@ impl App {
             nodes,
             provisioning,
             registry,
+            #[cfg(feature = "demo")]
             demo,
             tls,
             credentials,
@@ -207,6 +224,7 @@ impl App {
     }
 
     /// The demo clouds, when running with `--demo`.
+    #[cfg(feature = "demo")]
     pub fn demo(&self) -> Option<&Demo> {
         self.demo.as_ref()
     }
@@ -266,6 +284,29 @@ impl App {
         let _ = agent.await;
         Ok(())
     }
+}
+
+/// Installs the TLS crypto provider and creates the data directory: what the demo clouds
+/// and the services both need first.
+fn prepare(cfg: &ServeConfig) -> anyhow::Result<()> {
+    tls::install_crypto_provider();
+    startup::ensure_data_dir(&cfg.data_dir)?;
+    Ok(())
+}
+
+/// The clouds' API endpoints as configured (`--hetzner-api-url`, `--aws-endpoint-url`, …).
+fn configured_endpoints(cfg: &ServeConfig) -> anyhow::Result<Endpoints> {
+    Ok(Endpoints {
+        hetzner: cfg.hetzner_api_url.clone(),
+        digitalocean: cfg.digitalocean_api_url.clone(),
+        aws: AwsSettings {
+            ec2_endpoint: cfg.aws_endpoint_url.clone(),
+            sts_endpoint: cfg.aws_sts_url.clone(),
+            subnets: cfg.aws_subnet_map()?,
+            ..AwsSettings::default()
+        },
+        azure_gcp: crate::providers::AzureGcp::from_config(&cfg.azure_gcp)?,
+    })
 }
 
 fn grpc_routes(

@@ -10,8 +10,8 @@ use levelrail_provisioner::providers::hetzner::HetznerProvider;
 use levelrail_provisioner::providers::http::RetryPolicy;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::{CloudProvider, CreateServer, Ownership, ServerState};
-use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
-use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
+use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
+use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
 use secrecy::SecretString;
 
 fn pct(sorted: &[Duration], q: f64) -> f64 {

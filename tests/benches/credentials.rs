@@ -13,7 +13,7 @@ use levelrail_proto::credentials::v1::set_credential_request::Credential;
 #[allow(dead_code, unreachable_pub)]
 mod harness;
 use harness::TestApp;
-use levelrail_tests::secrets::Canary;
+use levelrail_sim::secrets::Canary;
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;

@@ -9,7 +9,7 @@ use levelrail_credentials::domain::{CredentialInput, ProviderKind};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
-use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
+use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
 use secrecy::SecretString;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;

@@ -11,8 +11,8 @@ use levelrail_credentials::domain::{CredentialInput, ProviderKind};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
-use levelrail_tests::boot::{BootHarness, BootOptions, BootRecord};
-use levelrail_tests::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
+use levelrail_sim::boot::{BootHarness, BootOptions, BootRecord};
+use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
 use secrecy::SecretString;
 
 use crate::harness::{Bearer, TestApp, test_config};
@@ -209,7 +209,7 @@ async fn a_node_downloads_verifies_and_runs_the_served_agent_which_enrolls_and_d
     // The agent asked the engine on the node's Docker socket and its heartbeat said so.
     assert_eq!(
         cloud.docker_version("boot-ok").await,
-        levelrail_tests::boot::ENGINE_VERSION,
+        levelrail_sim::boot::ENGINE_VERSION,
         "{}",
         record.agent_log()
     );
@@ -651,6 +651,6 @@ async fn an_arm_size_boots_the_cross_built_aarch64_agent_which_enrolls() {
     // The emulated agent reads the node's Docker socket like the native one.
     assert_eq!(
         cloud.docker_version("boot-arm").await,
-        levelrail_tests::boot::ENGINE_VERSION
+        levelrail_sim::boot::ENGINE_VERSION
     );
 }

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use crate::harness::{Bearer, ServerProcess, bin};
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
-use levelrail_tests::secrets::Canary;
+use levelrail_sim::secrets::Canary;
 use tonic::transport::Endpoint;
 
 use crate::credentials_api::{PROVIDERS, valid_request};

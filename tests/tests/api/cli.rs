@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use crate::harness::{TestApp, bin};
-use levelrail_tests::secrets::Canary;
+use levelrail_sim::secrets::Canary;
 
 struct Run {
     ok: bool,

@@ -2,7 +2,7 @@
 use crate::harness::TestApp;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
-use levelrail_tests::secrets::Canary;
+use levelrail_sim::secrets::Canary;
 use tonic::Code;
 
 fn request_for(provider: pb::Provider, canary: &Canary) -> pb::SetCredentialRequest {

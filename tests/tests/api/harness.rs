@@ -85,7 +85,7 @@ impl TestApp {
     /// Starts a control plane on `cfg` whose demo clouds boot servers through `boot`.
     pub(crate) async fn start_with_boot(
         cfg: ServeConfig,
-        boot: Option<levelrail_tests::fakes::BootHook>,
+        boot: Option<levelrail_sim::fakes::BootHook>,
     ) -> anyhow::Result<Self> {
         let data_dir = cfg.data_dir.clone();
         let app = levelrail::App::build_with_boot(cfg, boot).await?;

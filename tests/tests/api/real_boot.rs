@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
-use levelrail_tests::fakes::{BootEvent, BootHook};
+use levelrail_sim::fakes::{BootEvent, BootHook};
 
 use crate::harness::{TestApp, test_config};
 

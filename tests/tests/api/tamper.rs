@@ -2,7 +2,7 @@
 //! interruption.
 use crate::harness::{TestApp, test_config};
 use levelrail_credentials::domain::{CredentialInput, CredentialsError, ProviderKind};
-use levelrail_tests::secrets::Canary;
+use levelrail_sim::secrets::Canary;
 use secrecy::SecretString;
 
 fn token_input(provider: ProviderKind, canary: &Canary) -> CredentialInput {

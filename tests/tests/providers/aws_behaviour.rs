@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
-use levelrail_tests::fakes::Fault;
-use levelrail_tests::fakes::aws::NEWEST_NOBLE;
+use levelrail_sim::fakes::Fault;
+use levelrail_sim::fakes::aws::NEWEST_NOBLE;
 
 use crate::aws_support::{
     REGION, client, client_with, create_request, fast_policy, operator_key, settings, start_fake,

@@ -12,7 +12,7 @@ use levelrail_provisioner::providers::CloudProvider as _;
 use levelrail_provisioner::providers::aws::AwsProvider;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::registry::AwsKeys;
-use levelrail_tests::fakes::aws::{ACCESS_KEY_ID, SECRET_ACCESS_KEY};
+use levelrail_sim::fakes::aws::{ACCESS_KEY_ID, SECRET_ACCESS_KEY};
 use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;
 

@@ -7,7 +7,7 @@
 //! `item` lists; STS `{Action}Result` with member names and `member` lists).
 use serde_json::Value;
 
-use levelrail_tests::fakes::aws::AwsRequest;
+use levelrail_sim::fakes::aws::AwsRequest;
 
 use crate::aws_support::{exercise_everything, start_fake};
 
@@ -61,7 +61,7 @@ fn element(s: &str) -> (Node, &str) {
 }
 
 fn model(file: &str) -> Value {
-    levelrail_tests::specs::json(file)
+    levelrail_sim::specs::json(file)
 }
 
 /// The botocore models of EC2 and STS.
@@ -376,18 +376,18 @@ fn the_fake_refuses_exactly_what_the_model_says_ec2_refuses_in_names_and_descrip
         let (set, doc) = documented_punctuation(shapes, shape, member);
         assert_eq!(
             set,
-            levelrail_tests::fakes::aws::EC2_TEXT_PUNCTUATION,
+            levelrail_sim::fakes::aws::EC2_TEXT_PUNCTUATION,
             "{shape}.{member}"
         );
         assert!(
             doc.contains(&format!(
                 "Up to {} characters",
-                levelrail_tests::fakes::aws::EC2_TEXT_MAX
+                levelrail_sim::fakes::aws::EC2_TEXT_MAX
             )),
             "{shape}.{member}: {doc}"
         );
     }
-    assert!(levelrail_tests::fakes::aws::ec2_text_ok(
+    assert!(levelrail_sim::fakes::aws::ec2_text_ok(
         "Levelrail nodes: no inbound rules; the node agent dials out (a-z) #1 @[x]+=&{y}!$*"
     ));
     for bad in [
@@ -396,6 +396,6 @@ fn the_fake_refuses_exactly_what_the_model_says_ec2_refuses_in_names_and_descrip
         "tab\there",
         &"x".repeat(256),
     ] {
-        assert!(!levelrail_tests::fakes::aws::ec2_text_ok(bad), "{bad}");
+        assert!(!levelrail_sim::fakes::aws::ec2_text_ok(bad), "{bad}");
     }
 }

@@ -5,8 +5,8 @@
 use levelrail_provisioner::providers::{
     CloudProvider as _, CreateServer, ErrorKind, ProviderError, ServerInfo,
 };
-use levelrail_tests::fakes::Fault;
-use levelrail_tests::fakes::aws::{AwsRequest, FakeAwsHandle, LaunchRefusal};
+use levelrail_sim::fakes::Fault;
+use levelrail_sim::fakes::aws::{AwsRequest, FakeAwsHandle, LaunchRefusal};
 
 use crate::aws_support::{REGION, client, create_request, start_fake};
 

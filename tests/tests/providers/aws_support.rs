@@ -14,7 +14,7 @@ use levelrail_provisioner::providers::http::RetryPolicy;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::registry::AwsKeys;
 use levelrail_provisioner::providers::{CloudProvider as _, CreateServer, Ownership};
-use levelrail_tests::fakes::aws::{
+use levelrail_sim::fakes::aws::{
     ACCESS_KEY_ID, FakeAws, FakeAwsConfig, FakeAwsHandle, SECRET_ACCESS_KEY,
 };
 use secrecy::SecretString;

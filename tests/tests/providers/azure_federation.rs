@@ -13,7 +13,7 @@ use crate::azure_support::*;
 use crate::federation_support::{stack, urls};
 
 fn principal(
-    fake: &levelrail_tests::fakes::azure::FakeAzureHandle,
+    fake: &levelrail_sim::fakes::azure::FakeAzureHandle,
     auth: serde_json::Value,
 ) -> CredentialInput {
     let c = fake.config();

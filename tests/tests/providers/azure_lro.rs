@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind};
-use levelrail_tests::fakes::Fault;
+use levelrail_sim::fakes::Fault;
 
 use crate::azure_support::*;
 

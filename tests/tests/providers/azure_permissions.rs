@@ -44,7 +44,7 @@ fn referenced(body: &Value, out: &mut BTreeSet<String>) {
 
 /// The actions the recorded requests needed at subscription scope (operation polls need none).
 fn subscription_actions_used(
-    fake: &levelrail_tests::fakes::azure::FakeAzureHandle,
+    fake: &levelrail_sim::fakes::azure::FakeAzureHandle,
 ) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for r in fake.request_log() {
@@ -69,7 +69,7 @@ fn last(path: &str) -> &str {
 }
 
 /// The actions the recorded requests needed at resource-group scope.
-fn actions_used(fake: &levelrail_tests::fakes::azure::FakeAzureHandle) -> BTreeSet<String> {
+fn actions_used(fake: &levelrail_sim::fakes::azure::FakeAzureHandle) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for r in fake.request_log() {
         let path = r.path.split('?').next().unwrap_or_default();

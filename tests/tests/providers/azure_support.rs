@@ -9,7 +9,7 @@ use levelrail_provisioner::providers::registry::GrantContext;
 use levelrail_provisioner::providers::{
     CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
 };
-use levelrail_tests::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
+use levelrail_sim::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
 use secrecy::SecretString;
 use serde_json::Value;
 
@@ -114,12 +114,12 @@ pub(crate) fn names_of(fake: &FakeAzureHandle, kind: &str) -> Vec<String> {
 
 /// A JSON file of `tests/specs`.
 pub(crate) fn spec_json(file: &str) -> Value {
-    levelrail_tests::specs::json(file)
+    levelrail_sim::specs::json(file)
 }
 
 /// The requests of a `golden-*.jsonl` file of `tests/specs`.
 pub(crate) fn golden(file: &str) -> Vec<Value> {
-    levelrail_tests::specs::read(file)
+    levelrail_sim::specs::read(file)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("golden line"))

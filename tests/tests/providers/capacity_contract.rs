@@ -6,7 +6,7 @@
 //! and once the saga's `delete_provision_resources(None, …)` has run nothing of the attempt
 //! is left at the fake.
 use levelrail_provisioner::providers::{CloudProvider, CreateServer, ErrorKind};
-use levelrail_tests::openapi;
+use levelrail_sim::openapi;
 use serde_json::Value;
 
 use crate::{aws_support, azure_support, digitalocean_support, gcp_support, hetzner_support};

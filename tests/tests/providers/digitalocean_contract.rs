@@ -23,9 +23,9 @@
 use std::time::Duration;
 
 use levelrail_provisioner::providers::{CloudProvider, ErrorKind};
-use levelrail_tests::fakes::Fault;
-use levelrail_tests::fakes::digitalocean::LoggedRequest;
-use levelrail_tests::openapi::digitalocean;
+use levelrail_sim::fakes::Fault;
+use levelrail_sim::fakes::digitalocean::LoggedRequest;
+use levelrail_sim::openapi::digitalocean;
 use serde_json::Value;
 
 use crate::digitalocean_support::{

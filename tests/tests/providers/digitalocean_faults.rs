@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use levelrail_provisioner::providers::{CloudProvider, ErrorKind};
-use levelrail_tests::fakes::Fault;
+use levelrail_sim::fakes::Fault;
 
 use crate::digitalocean_support::{
     TOKEN, client, create_request, droplets_per_provision, provision_tag, start_fake,

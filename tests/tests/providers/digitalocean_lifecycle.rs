@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use levelrail_provisioner::providers::{CloudProvider, ErrorKind, ServerState};
-use levelrail_tests::fakes::Fault;
+use levelrail_sim::fakes::Fault;
 
 use crate::digitalocean_support::{
     OPERATOR_KEY_MD5, READ_ONLY_TOKEN, TOKEN, client, create_request, droplets_per_provision,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::{CloudProvider, ErrorKind};
-use levelrail_tests::fakes::Fault;
+use levelrail_sim::fakes::Fault;
 use tokio::time::Instant;
 
 use crate::digitalocean_support::{

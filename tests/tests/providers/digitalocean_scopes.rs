@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use levelrail_provisioner::providers::CloudProvider as _;
 use levelrail_provisioner::providers::digitalocean::REQUIRED_SCOPES;
-use levelrail_tests::fakes::digitalocean::{FakeDigitalOcean, ROUTE_SCOPES};
-use levelrail_tests::openapi::digitalocean;
+use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, ROUTE_SCOPES};
+use levelrail_sim::openapi::digitalocean;
 
 use crate::digitalocean_support::{
     READ_ONLY_TOKEN, TOKEN, client, create_request, ownership, start_fake,

@@ -8,9 +8,7 @@ use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
 use levelrail_provisioner::providers::http::RetryPolicy;
 use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::{CreateServer, Ownership};
-use levelrail_tests::fakes::digitalocean::{
-    FakeDigitalOcean, FakeDigitalOceanConfig, LoggedRequest,
-};
+use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig, LoggedRequest};
 use secrecy::SecretString;
 
 /// The token the fakes accept.

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use levelrail_provisioner::providers::CloudProvider;
-use levelrail_tests::fakes::{BootEvent, Fault};
+use levelrail_sim::fakes::{BootEvent, Fault};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::digitalocean_support::{READ_ONLY_TOKEN, TOKEN, client, create_request, start_fake};

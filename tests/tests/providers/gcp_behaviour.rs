@@ -4,8 +4,8 @@
 //! itself), `requestId` deduplicating a retried insert, an undo with no instance removing
 //! the SSH rule, listing by label, and the catalog.
 use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
-use levelrail_tests::fakes::Fault;
-use levelrail_tests::fakes::gcp::FakeGcpHandle;
+use levelrail_sim::fakes::Fault;
+use levelrail_sim::fakes::gcp::FakeGcpHandle;
 use serde_json::json;
 
 use crate::gcp_support::*;

@@ -96,7 +96,7 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
 /// A Cloud Resource Manager request: `projects.testIamPermissions` of the v3 discovery
 /// document (method, `flatPath`, and a body of the request schema's fields and types).
 fn check_resource_manager_request(method: &str, path: &str, body: &Value) {
-    let doc = levelrail_tests::specs::json("gcp-cloudresourcemanager.v3.discovery.json");
+    let doc = levelrail_sim::specs::json("gcp-cloudresourcemanager.v3.discovery.json");
     let m = &doc["resources"]["projects"]["methods"]["testIamPermissions"];
     assert_eq!(method, m["httpMethod"], "{path}");
     let template = m["flatPath"].as_str().unwrap();
@@ -207,7 +207,7 @@ async fn the_instance_body_has_the_fields_of_the_sdks_recorded_insert() {
 }
 
 fn golden_requests() -> Vec<Value> {
-    levelrail_tests::specs::read("golden-gcp-sdk-requests.jsonl")
+    levelrail_sim::specs::read("golden-gcp-sdk-requests.jsonl")
         .lines()
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_str(l).expect("line"))

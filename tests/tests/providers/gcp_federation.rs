@@ -12,7 +12,7 @@ use crate::federation_support::{stack, urls};
 use crate::gcp_support::*;
 
 fn external_account(
-    fake: &levelrail_tests::fakes::gcp::FakeGcpHandle,
+    fake: &levelrail_sim::fakes::gcp::FakeGcpHandle,
     file: &str,
     impersonate: bool,
 ) -> String {
@@ -33,7 +33,7 @@ fn external_account(
 }
 
 async fn gcp_stack(
-    fake: &levelrail_tests::fakes::gcp::FakeGcpHandle,
+    fake: &levelrail_sim::fakes::gcp::FakeGcpHandle,
 ) -> crate::federation_support::Stack {
     stack(
         urls(|u| {
@@ -192,7 +192,7 @@ async fn a_service_account_key_signs_an_assertion_the_fake_verifies() {
         .expect("token request");
     assert_eq!(token.status, Some(200), "{}", token.response);
     let golden: Value = serde_json::from_str(
-        levelrail_tests::specs::read("golden-gcp-sdk-requests.jsonl")
+        levelrail_sim::specs::read("golden-gcp-sdk-requests.jsonl")
             .lines()
             .next()
             .expect("line"),

@@ -10,7 +10,7 @@ use levelrail_provisioner::providers::registry::GrantContext;
 use levelrail_provisioner::providers::{
     CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
 };
-use levelrail_tests::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
+use levelrail_sim::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use secrecy::SecretString;
 use serde_json::Value;
 
@@ -109,7 +109,7 @@ pub(crate) async fn wait_running(client: &GcpProvider, id: &str) -> ServerInfo {
 /// The Compute v1 discovery document, loaded once.
 pub(crate) fn discovery() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| levelrail_tests::specs::json("gcp-compute.v1.discovery.json"))
+    DOC.get_or_init(|| levelrail_sim::specs::json("gcp-compute.v1.discovery.json"))
 }
 
 /// Every way `value` breaks schema `name` of the discovery document (unknown fields, wrong

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use levelrail_provisioner::providers::hetzner::ACCOUNT;
 use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
-use levelrail_tests::fakes::{BootEvent, BootHook, Fault};
+use levelrail_sim::fakes::{BootEvent, BootHook, Fault};
 
 use crate::hetzner_support::{
     TOKEN, client, count, create_request, operator_key, ownership, start_fake, wait_running,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use levelrail_provisioner::providers::CloudProvider as _;
-use levelrail_tests::fakes::Fault;
+use levelrail_sim::fakes::Fault;
 use tokio::time::Instant;
 
 use crate::hetzner_support::{TOKEN, client, create_request, start_fake};

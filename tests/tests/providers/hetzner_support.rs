@@ -10,10 +10,10 @@ use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::{
     CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
 };
-use levelrail_tests::fakes::hetzner::{
+use levelrail_sim::fakes::hetzner::{
     FakeHetzner, FakeHetznerConfig, FakeHetznerHandle, LoggedRequest,
 };
-use levelrail_tests::openapi;
+use levelrail_sim::openapi;
 use secrecy::SecretString;
 
 /// The token the fake accepts.

@@ -37,3 +37,4 @@ mod hetzner_ratelimit;
 mod hetzner_support;
 mod openapi;
 mod readme;
+mod self_contained;

@@ -2,7 +2,7 @@
 //! real provider descriptions.
 use serde_json::{Value, json};
 
-use levelrail_tests::openapi::{OpenApi, digitalocean, hcloud};
+use levelrail_sim::openapi::{OpenApi, digitalocean, hcloud};
 
 fn spec() -> OpenApi {
     OpenApi::from_value(json!({

@@ -4,9 +4,11 @@
 use std::io::Read as _;
 use std::path::PathBuf;
 
-/// The folder holding the descriptions.
+/// The folder holding the descriptions: `tests/specs/` of this repository, next to this
+/// crate's `sim/`. They stay with the tests because the provisioner's and the credentials
+/// service's own tests read them too.
 pub fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("specs")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/specs")
 }
 
 /// The text of `tests/specs/<file>`, or of `<file>.gz` decompressed. Panics with the path

@@ -2,7 +2,7 @@
 //! exchanged with a fake cloud against the provider's own API description in `tests/specs/`.
 //!
 //! ```ignore
-//! let api = levelrail_tests::openapi::hcloud();
+//! let api = levelrail_sim::openapi::hcloud();
 //! api.validate_request("POST", "/servers", &body)?;              // or "/v1/servers"
 //! api.validate_response("GET", "/servers/42?x=1", 200, &answer)?;  // concrete paths match templates
 //! ```
