@@ -57,11 +57,25 @@ impl AccessBroker for InProcessBroker {
             .credentials
             .issue_access(to_kind(provider), purpose)
             .await
-            .map_err(|e| match e {
-                CredentialsError::NotConnected(_) => BrokerError::NotConnected(provider),
-                other => BrokerError::Failed(tonic::Status::from(other).message().to_owned()),
-            })?;
+            .map_err(|e| broker_error(provider, e))?;
         to_grant(provider, grant)
+    }
+
+    async fn issue_fresh(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
+        let grant = self
+            .credentials
+            .issue_fresh_access(to_kind(provider), purpose)
+            .await
+            .map_err(|e| broker_error(provider, e))?;
+        to_grant(provider, grant)
+    }
+}
+
+/// A credentials error as the provisioner's broker error (safe messages only).
+fn broker_error(provider: ProviderId, e: CredentialsError) -> BrokerError {
+    match e {
+        CredentialsError::NotConnected(_) => BrokerError::NotConnected(provider),
+        other => BrokerError::Failed(tonic::Status::from(other).message().to_owned()),
     }
 }
 

@@ -217,6 +217,26 @@ impl Credentials {
         provider: ProviderKind,
         purpose: &str,
     ) -> Result<AccessGrant, CredentialsError> {
+        self.issue(provider, purpose, true).await
+    }
+
+    /// Issues a new grant, never the cached one: the provider refused the cached grant
+    /// (revoked early, a clock skew), so reusing it would fail again.
+    #[instrument(skip(self))]
+    pub async fn issue_fresh_access(
+        &self,
+        provider: ProviderKind,
+        purpose: &str,
+    ) -> Result<AccessGrant, CredentialsError> {
+        self.issue(provider, purpose, false).await
+    }
+
+    async fn issue(
+        &self,
+        provider: ProviderKind,
+        purpose: &str,
+        reuse: bool,
+    ) -> Result<AccessGrant, CredentialsError> {
         let record = self
             .inner
             .store
@@ -224,7 +244,10 @@ impl Credentials {
             .await?
             .ok_or(CredentialsError::NotConnected(provider))?;
         // A cached grant for the current credential needs no decryption.
-        if let Some(grant) = self.inner.grants.get(provider, &record.id) {
+        if let Some(grant) = reuse
+            .then(|| self.inner.grants.get(provider, &record.id))
+            .flatten()
+        {
             return Ok(grant);
         }
         let secret = self.decrypt(&record)?;

@@ -132,8 +132,15 @@ impl Orphans {
     /// orphan afterwards; a deleted one is returned as it is.
     pub async fn delete_orphan(&self, id: &OrphanId) -> Result<Orphan, NodesError> {
         let orphan = self.get(id).await?;
-        if orphan.state == OrphanState::Deleted {
-            return Ok(orphan);
+        match orphan.state {
+            OrphanState::Deleted => return Ok(orphan),
+            // An adopted server is a node (or about to be one): never destroyed from here.
+            OrphanState::Adopted => {
+                return Err(NodesError::FailedPrecondition(format!(
+                    "orphan {id} was adopted; delete its node instead (nodes delete --destroy-server)"
+                )));
+            }
+            OrphanState::Pending => {}
         }
         match self.sweeper.delete(&orphan).await? {
             Some(after) => Ok(after),

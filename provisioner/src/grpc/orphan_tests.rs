@@ -145,3 +145,22 @@ async fn orphan_rpcs_fail_their_precondition_without_an_inventory() {
 
     assert_eq!(status.code(), Code::FailedPrecondition);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_adopted_orphan_cannot_be_deleted_and_its_server_stays() {
+    let (h, api, id, provision) = fixture().await;
+    adopt(&api, &id).await.expect("adopt");
+
+    let refused = api
+        .delete_orphan(Request::new(pb::DeleteOrphanRequest { id: id.clone() }))
+        .await
+        .expect_err("an adopted orphan was deleted");
+
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert!(refused.message().contains("adopted"), "{refused:?}");
+    assert_eq!(
+        h.fake.inventory(provision.as_str()).0,
+        1,
+        "the server is gone"
+    );
+}

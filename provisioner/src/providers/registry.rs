@@ -119,6 +119,11 @@ pub enum BrokerError {
 pub trait AccessBroker: Send + Sync + std::fmt::Debug {
     /// A grant for `provider`, for `purpose` (logged by the broker).
     async fn issue(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError>;
+
+    /// A grant issued now, never one the broker cached: the provider refused the last one.
+    async fn issue_fresh(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
+        self.issue(provider, purpose).await
+    }
 }
 
 /// What a client is built from.
@@ -216,12 +221,31 @@ impl ProviderRegistry {
         id: ProviderId,
         purpose: &str,
     ) -> Result<LeasedClient, RegistryError> {
+        self.lease_with(id, purpose, false).await
+    }
+
+    /// Like [`Self::lease`], with a grant the broker issues anew (not a cached one): for a
+    /// retry after the provider refused the grant.
+    pub async fn lease_fresh(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<LeasedClient, RegistryError> {
+        self.lease_with(id, purpose, true).await
+    }
+
+    async fn lease_with(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+        fresh: bool,
+    ) -> Result<LeasedClient, RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
-        let grant = self
-            .broker
-            .issue(id, purpose)
-            .await
-            .map_err(RegistryError::Broker)?;
+        let grant = match fresh {
+            true => self.broker.issue_fresh(id, purpose).await,
+            false => self.broker.issue(id, purpose).await,
+        }
+        .map_err(RegistryError::Broker)?;
         let client = self.build(id, spec, &grant)?;
         Ok(LeasedClient {
             client,

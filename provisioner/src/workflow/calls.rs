@@ -33,6 +33,20 @@ impl Driver {
         Ok(client)
     }
 
+    /// Replaces the client with one on a grant issued now (not a cached one).
+    async fn refresh_client(&mut self) -> Result<(), ProviderError> {
+        let provider = self.record.provider;
+        let purpose = format!("provision {} (refresh)", self.record.id);
+        let leased = self
+            .shared
+            .registry
+            .lease_fresh(provider, &purpose)
+            .await
+            .map_err(|e| e.into_provider_error(provider))?;
+        self.client = Some(leased);
+        Ok(())
+    }
+
     /// Runs `call` until it succeeds or fails for good: a refused grant is replaced once,
     /// transient failures are retried (capped, jittered backoff honouring `Retry-After`,
     /// paced by the credential's budget, bounded by the provision's). Once a cancel is
@@ -76,7 +90,14 @@ impl Driver {
         let tuning = self.shared.config.tuning.retry.clone();
         let mut refreshed = false;
         let mut retry = 0u32;
+        let mut last: Option<ProviderError> = None;
         loop {
+            if let Some(e) = last.take()
+                && (*self.stop.borrow() == Stop::Cancel || self.remaining().is_zero())
+            {
+                // A cancel or the deadline arrived during the pause: no further call.
+                return Err(e);
+            }
             let outcome = match self.client().await {
                 Ok(client) => call(client).await,
                 Err(e) => Err(e),
@@ -87,7 +108,7 @@ impl Driver {
             };
             if e.is_grant_refused() && !refreshed {
                 refreshed = true;
-                self.client = None;
+                self.refresh_client().await?;
                 info!(provision = %self.record.id, what, error = %e, "the provider refused the grant; retrying with a fresh one");
                 continue;
             }
@@ -101,6 +122,10 @@ impl Driver {
             }
             self.retries += 1;
             retry += 1;
+            let spent = self.retries;
+            if let Err(halt) = self.commit(move |r| r.saga.retries = spent).await {
+                warn!(provision = %self.record.id, ?halt, "could not record the retry count");
+            }
             let pause = tuning.pause(retry, e.retry_after);
             warn!(provision = %self.record.id, what, retry, pause_ms = pause.as_millis() as u64, error = %e, "transient provider failure; retrying");
             let credential = self
@@ -114,6 +139,7 @@ impl Driver {
                 .of(self.record.provider, &credential, &tuning);
             budget.take().await;
             tokio::time::sleep(pause).await;
+            last = Some(e);
         }
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tracing::info;
 
 use super::driver::Driver;
+use super::events::Stop;
 use super::failure::{Failure, StepError, describe};
 use super::hooks::HookPoint;
 use super::undo::delete_provision_resources;
@@ -18,8 +19,17 @@ impl Driver {
     /// Creates the server, trying the choices in order.
     pub(super) async fn create_server(&mut self) -> Result<(), StepError> {
         let user_data = self.user_data()?;
+        let mut first = true;
         loop {
-            let (region, size) = self.choice();
+            if !first {
+                // A cancel or the deadline while an earlier choice was tried: no new server.
+                self.interrupted()?;
+            }
+            first = false;
+            let Some((region, size)) = self.choice() else {
+                // Every choice was rejected before a restart: nothing left to try.
+                return Err(self.all_rejected_failure().into());
+            };
             self.commit(|r| r.saga.create_attempts += 1).await?;
             let request = Arc::new(CreateServer {
                 name: self.record.name.to_string(),
@@ -62,12 +72,53 @@ impl Driver {
         }
     }
 
-    /// The region and size to create in now.
-    fn choice(&self) -> (String, String) {
-        current(&self.record.saga.placements).map_or_else(
-            || (self.record.region.clone(), self.record.size.clone()),
-            |p| (p.region.clone(), p.size.clone()),
-        )
+    /// The region and size to create in now: the first choice not rejected (the row's own
+    /// region and size for a provision without choices); `None` when every choice was
+    /// rejected.
+    fn choice(&self) -> Option<(String, String)> {
+        if self.record.saga.placements.is_empty() {
+            return Some((self.record.region.clone(), self.record.size.clone()));
+        }
+        current(&self.record.saga.placements).map(|p| (p.region.clone(), p.size.clone()))
+    }
+
+    /// A cancelled or timed-out provision stops before another create.
+    fn interrupted(&self) -> Result<(), StepError> {
+        if *self.stop.borrow() == Stop::Cancel || self.record.cancel_requested {
+            return Err(Failure::cancelled(self.record.status).into());
+        }
+        if self.remaining().is_zero() {
+            let timeout = self.shared.config.timeout;
+            return Err(
+                Failure::timeout(self.record.status, timeout, self.last_poll_code.clone()).into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The failure of a provision whose every choice was rejected (found on resume).
+    fn all_rejected_failure(&self) -> Failure {
+        let tried: Vec<String> = self
+            .record
+            .saga
+            .placements
+            .iter()
+            .map(|p| format!("{}/{}", p.region, p.size))
+            .collect();
+        let mut f = Failure::new(
+            self.record.status,
+            format!(
+                "could not create the server: every choice was out of capacity: {}",
+                tried.join(", ")
+            ),
+        );
+        f.code = self
+            .record
+            .saga
+            .placements
+            .last()
+            .and_then(|p| p.code.clone());
+        f
     }
 
     /// Records that the current choice has no capacity; when another choice is left, first
@@ -119,8 +170,7 @@ impl Driver {
             }
         })
         .await?;
-        if more {
-            let (next_region, next_size) = self.choice();
+        if let (true, Some((next_region, next_size))) = (more, self.choice()) {
             info!(provision = %self.record.id, region = %next_region, size = %next_size, "no capacity; trying the next choice");
         }
         Ok(more)
@@ -153,7 +203,9 @@ impl Driver {
     /// Records the created server (and the choice in use).
     async fn record_server(&mut self, server: ServerInfo) -> Result<(), StepError> {
         self.hook(HookPoint::AfterCall(SagaStep::CreateServer))?;
-        let (region, size) = self.choice();
+        let (region, size) = self
+            .choice()
+            .unwrap_or_else(|| (self.record.region.clone(), self.record.size.clone()));
         let at = self.stamp();
         self.commit(move |r| {
             r.provider_server_id = Some(server.id.clone());

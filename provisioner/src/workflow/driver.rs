@@ -102,6 +102,7 @@ async fn start(
         .map_err(store_halt)?
         .ok_or(Halt::Finished)?;
     registration.renewal = Some(tokio::spawn(renew_lease(Arc::clone(shared), id.clone())));
+    let retries = record.saga.retries;
     Ok(Some(Driver {
         shared: Arc::clone(shared),
         record,
@@ -109,7 +110,7 @@ async fn start(
         kick: signals.kick,
         stop: signals.stop,
         last_poll_code: None,
-        retries: 0,
+        retries,
         provider_pause: None,
     }))
 }
@@ -227,7 +228,7 @@ impl Driver {
     }
 
     /// Time left before the provision times out.
-    fn remaining(&self) -> Duration {
+    pub(super) fn remaining(&self) -> Duration {
         let deadline = self.record.created_at + self.shared.config.timeout;
         (deadline - self.shared.now())
             .try_into()

@@ -63,6 +63,10 @@ struct Protected {
     enrolled: HashSet<String>,
     /// Provisions with an adopted orphan.
     adopted: HashSet<String>,
+    /// Provisions with a pending orphan recorded without a server id (an undo that gave
+    /// up before the create answered): that record deletes by label, so a listed server
+    /// of the same provision is not recorded a second time.
+    by_label: HashSet<String>,
 }
 
 impl Protected {
@@ -146,7 +150,7 @@ impl Sweeper {
 
     /// Whether a pending orphan is to be deleted now.
     fn due(&self, orphan: &Orphan, protected: &Protected) -> bool {
-        if protected.enrolled.contains(&orphan.provision_id) {
+        if protected.covers(&orphan.provision_id) || !self.backed_off(orphan) {
             return false;
         }
         match orphan.reason {
@@ -156,6 +160,18 @@ impl Sweeper {
                     && self.past_grace(orphan.first_seen)
             }
         }
+    }
+
+    /// Whether enough time passed since the last failed attempt: the sweep interval, doubling
+    /// with the attempts up to 16 intervals, so a server that cannot be deleted is not hit
+    /// on every sweep of every replica.
+    fn backed_off(&self, orphan: &Orphan) -> bool {
+        if orphan.last_error.is_none() {
+            return true;
+        }
+        let interval = self.shared.config.tuning.sweep_interval;
+        let wait = interval * 2u32.pow(orphan.attempts.clamp(1, 5) - 1);
+        self.shared.now() >= orphan.updated_at + wait
     }
 
     fn past_grace(&self, since: OffsetDateTime) -> bool {
@@ -178,14 +194,18 @@ impl Sweeper {
             .list_nodes()
             .await
             .map_err(|e| StoreError::Corrupt(format!("the nodes could not be listed: {e}")))?;
-        let adopted = self.shared.orphans.list_orphans().await?;
+        let orphans = self.shared.orphans.list_orphans().await?;
+        let with = |keep: fn(&Orphan) -> bool| -> HashSet<String> {
+            orphans
+                .iter()
+                .filter(|o| keep(o))
+                .map(|o| o.provision_id.clone())
+                .collect()
+        };
         Ok(Protected {
             enrolled: nodes.into_iter().filter_map(|n| n.provision_id).collect(),
-            adopted: adopted
-                .into_iter()
-                .filter(|o| o.state == OrphanState::Adopted)
-                .map(|o| o.provision_id)
-                .collect(),
+            adopted: with(|o| o.state == OrphanState::Adopted),
+            by_label: with(|o| o.state == OrphanState::Pending && o.server_id.is_none()),
         })
     }
 
@@ -214,6 +234,7 @@ impl Sweeper {
             report.recorded += 1;
             if orphan.state == OrphanState::Pending
                 && !tried.contains(&orphan.id)
+                && self.backed_off(&orphan)
                 && self.due_listed(&orphan)
             {
                 self.attempt(&orphan, report).await?;
@@ -261,7 +282,7 @@ impl Sweeper {
         let Some(provision_id) = server.provision_id.clone() else {
             return Ok(None);
         };
-        if protected.covers(&provision_id) {
+        if protected.covers(&provision_id) || protected.by_label.contains(&provision_id) {
             return Ok(None);
         }
         let record = match ProvisionId::parse(&provision_id) {
@@ -274,7 +295,7 @@ impl Sweeper {
                 if !self.past_grace(r.updated_at) {
                     return Ok(None);
                 }
-                (OrphanReason::FailedProvision, r.region)
+                (OrphanReason::FailedProvision, r.region_in_use().to_owned())
             }
             Some(_) => return Ok(None),
         };

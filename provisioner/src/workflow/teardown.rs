@@ -68,7 +68,7 @@ impl ServerTeardown for ProvisionTeardown {
         .map_err(|e| {
             NodesError::FailedPrecondition(format!(
                 "could not delete the server: {}",
-                describe(&e, &record.region)
+                describe(&e, record.region_in_use())
             ))
         })?;
         info!(provision = %id, "server destroyed for a node deletion");

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::driver::Driver;
+use super::events::Stop;
 use super::failure::{Failure, Halt, StepError, describe};
 use super::hooks::{HookAction, HookPoint};
 use crate::domain::provision::{FailureNote, ProvisionStatus, SagaStep};
@@ -120,7 +121,7 @@ impl Driver {
     /// refuse it, and a live token must not outlive a failed provision.
     async fn undo_action(&mut self, step: SagaStep) -> Result<Result<(), String>, Halt> {
         if step == SagaStep::CreateServer {
-            Ok(self.undo_server().await)
+            self.undo_server().await
         } else {
             self.undo_token().await.map(Ok)
         }
@@ -156,25 +157,29 @@ impl Driver {
     /// grant whenever the old one nears expiry) until it is done or the undo deadline
     /// passes. A refused credential or a rejected request ends it early: what is left is
     /// then the orphan sweeper's.
-    async fn undo_server(&mut self) -> Result<(), String> {
+    /// `Err` when this driver lost the provision to another (which goes on with the undo).
+    async fn undo_server(&mut self) -> Result<Result<(), String>, Halt> {
         let tuning = self.shared.config.tuning.clone();
         let deadline = Instant::now() + tuning.undo_deadline;
         let mut retry = 0u32;
         loop {
+            if *self.stop.borrow() == Stop::LeaseLost {
+                return Err(Halt::LeaseLost);
+            }
             let e = match self.delete_server_once().await {
-                Ok(()) => return Ok(()),
+                Ok(()) => return Ok(Ok(())),
                 Err(e) => e,
             };
             let reason = format!(
                 "could not delete the server: {}",
-                describe(&e, &self.record.region)
+                describe(&e, self.record.region_in_use())
             );
             retry += 1;
             warn!(provision = %self.record.id, retry, error = %e, "undo of the server failed");
             let hopeless = matches!(e.kind, ErrorKind::Unauthorized | ErrorKind::InvalidRequest);
             if hopeless || Instant::now() >= deadline {
                 self.record_orphan(&reason, retry).await;
-                return Err(reason);
+                return Ok(Err(reason));
             }
             let pause = tuning.retry.pause(retry, e.retry_after);
             tokio::time::sleep(pause.min(deadline.saturating_duration_since(Instant::now()))).await;
@@ -191,7 +196,7 @@ impl Driver {
             server_id: self.record.provider_server_id.clone(),
             provision_id: self.record.id.to_string(),
             node_name: self.record.name.to_string(),
-            region: self.record.region.clone(),
+            region: self.record.region_in_use().to_owned(),
             reason: OrphanReason::UndoGaveUp,
             first_seen: now,
             attempts,

@@ -277,7 +277,7 @@ impl Driver {
             Ok(info) => return Ok(Some(info)),
             Err(e) => e,
         };
-        let (phase, region) = (self.record.status, &self.record.region);
+        let (phase, region) = (self.record.status, self.record.region_in_use());
         if error.kind == ErrorKind::NotFound {
             return Err(
                 Failure::provider(phase, "the server no longer exists", &error, region).into(),

@@ -51,8 +51,8 @@ async fn a_create_launches_the_newest_ubuntu_2404_in_the_default_subnet_with_tag
     );
     assert_eq!(
         i.client_token,
-        format!("npv_create1/{}", i.subnet_id),
-        "ClientToken derived from the provision id and the subnet"
+        format!("npv_create1/{}/t3.micro", i.subnet_id),
+        "ClientToken derived from the provision id, the subnet and the type"
     );
     assert_eq!(
         i.subnet_id,

@@ -87,7 +87,7 @@ async fn at_moto_a_create_retried_after_a_lost_answer_adopts_the_same_instance()
     );
     assert_eq!(
         instances[0].client_token(),
-        Some(format!("npv_moto_crash1/{first_subnet}").as_str()),
+        Some(format!("npv_moto_crash1/{first_subnet}/t3.micro").as_str()),
         "launched with the provision's ClientToken for that subnet"
     );
     assert_eq!(

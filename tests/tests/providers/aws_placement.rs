@@ -45,7 +45,7 @@ async fn no_capacity_in_one_zone_moves_the_launch_to_the_next_and_the_server_exi
     };
     assert_eq!(created.id, format!("{REGION}/{}", i.id));
     assert_eq!(&i.subnet_id, subnet_b, "the next zone's subnet");
-    assert_eq!(i.client_token, format!("npv_place1/{subnet_b}"));
+    assert_eq!(i.client_token, format!("npv_place1/{subnet_b}/t3.micro"));
     let tried = launches(&fake);
     assert!(
         tried

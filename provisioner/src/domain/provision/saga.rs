@@ -108,10 +108,18 @@ pub struct SagaLog {
     /// Undo actions that gave up, with a clean reason each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleanup_errors: Vec<String>,
+    /// Transient provider failures retried so far (the per-provision retry budget, kept
+    /// across restarts).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
     /// The ordered region/size choices and what became of each (empty in rows written
     /// before choices existed: the row's region and size are then the only choice).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placements: Vec<super::Placement>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SagaLog {

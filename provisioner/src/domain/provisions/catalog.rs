@@ -119,10 +119,22 @@ impl Provisioner {
                 });
             }
         }
-        Ok(choices(&spec.regions(), &spec.sizes())
+        let placements: Vec<Placement> = choices(&spec.regions(), &spec.sizes())
             .into_iter()
             .filter(|p| usable(&p.region, &p.size))
-            .collect())
+            .collect();
+        for (i, region) in spec.fallback_regions.iter().enumerate() {
+            if !placements.iter().any(|p| &p.region == region) {
+                return Err(ProvisionError::InvalidArgument {
+                    field: "fallback_regions",
+                    message: format!(
+                        "entry {}: none of the sizes asked for can be provisioned in {region}",
+                        i + 1
+                    ),
+                });
+            }
+        }
+        Ok(placements)
     }
 
     async fn sizes_in(

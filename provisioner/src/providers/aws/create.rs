@@ -121,7 +121,11 @@ async fn run_in(
         .instance_type(InstanceType::from(l.req.size.trim()))
         .min_count(1)
         .max_count(1)
-        .client_token(tags::client_token(&o.provision_id, &subnet.id))
+        .client_token(tags::client_token(
+            &o.provision_id,
+            &subnet.id,
+            l.req.size.trim(),
+        ))
         .user_data(base64::engine::general_purpose::STANDARD.encode(l.req.user_data.as_bytes()))
         .set_key_name(l.key_name.clone())
         .network_interfaces(

@@ -108,20 +108,22 @@ pub(crate) fn key_pair_name(o: &Ownership) -> String {
     format!("levelrail-{}", sanitize(&o.provision_id, 200))
 }
 
-/// The `ClientToken` of a provision's `RunInstances` in `subnet_id` (at most 64 ASCII
-/// characters): `<provision id>/<subnet id>` when it fits, else `levelrail-` and a digest of
-/// both. Every retry in the same subnet sends the same token, so EC2 returns the instance
-/// that call created. A launch in another subnet (after a capacity refusal) needs a token
-/// of its own: EC2 refuses a token reused with other parameters
-/// (`IdempotentParameterMismatch`). Whatever the subnet, the instance carries the
-/// provision's tag, which is what a retried create looks up first.
-pub(crate) fn client_token(provision_id: &str, subnet_id: &str) -> String {
+/// The `ClientToken` of a provision's `RunInstances` of `instance_type` in `subnet_id` (at
+/// most 64 ASCII characters): `<provision id>/<subnet id>/<type>` when it fits, else
+/// `levelrail-` and a digest of the three. Every retry of the same launch sends the same
+/// token, so EC2 returns the instance that call created. A launch in another subnet or of
+/// another type (after a capacity refusal) needs a token of its own: EC2 refuses a token
+/// reused with other parameters (`IdempotentParameterMismatch`). Whatever the launch, the
+/// instance carries the provision's tag, which is what a retried create looks up first.
+pub(crate) fn client_token(provision_id: &str, subnet_id: &str, instance_type: &str) -> String {
     let id = provision_id.trim();
-    let plain = format!("{id}/{subnet_id}");
+    let plain = format!("{id}/{subnet_id}/{instance_type}");
     if !id.is_empty() && plain.len() <= 64 && plain.bytes().all(|b| b.is_ascii_graphic()) {
         return plain;
     }
-    let digest = hex::encode(Sha256::digest(format!("{id}\n{subnet_id}").as_bytes()));
+    let digest = hex::encode(Sha256::digest(
+        format!("{id}\n{subnet_id}\n{instance_type}").as_bytes(),
+    ));
     format!("levelrail-{}", &digest[..54])
 }
 
@@ -130,21 +132,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn client_tokens_are_stable_short_and_differ_per_subnet() {
+    fn client_tokens_are_stable_short_and_differ_per_subnet_and_type() {
         let s = "subnet-0c0ffee0000000002";
         assert_eq!(
-            client_token("npv_abc", s),
-            "npv_abc/subnet-0c0ffee0000000002"
+            client_token("npv_abc", s, "t3.micro"),
+            "npv_abc/subnet-0c0ffee0000000002/t3.micro"
         );
         assert_ne!(
-            client_token("npv_abc", s),
-            client_token("npv_abc", "subnet-0c0ffee0000000003")
+            client_token("npv_abc", s, "t3.micro"),
+            client_token("npv_abc", "subnet-0c0ffee0000000003", "t3.micro")
         );
-        let long = "x".repeat(100);
-        assert_eq!(client_token(&long, s), client_token(&long, s));
-        assert_eq!(client_token(&long, s).len(), 64);
-        assert_ne!(client_token(&long, s), client_token(&long, "subnet-1"));
-        assert!(client_token("a b", s).starts_with("levelrail-"));
+        assert_ne!(
+            client_token("npv_abc", s, "t3.micro"),
+            client_token("npv_abc", s, "t3.small")
+        );
+        let long = format!("npv_{}", "f".repeat(32));
+        assert_eq!(
+            client_token(&long, s, "t3.micro"),
+            client_token(&long, s, "t3.micro")
+        );
+        assert_eq!(client_token(&long, s, "t3.micro").len(), 64);
+        assert_ne!(
+            client_token(&long, s, "t3.micro"),
+            client_token(&long, "subnet-1", "t3.micro")
+        );
+        assert!(client_token("a b", s, "t3.micro").starts_with("levelrail-"));
     }
 
     #[test]

@@ -132,6 +132,17 @@ impl ProvisionRecord {
         }
     }
 
+    /// The region the server is in (or being created in): the choice in use after a
+    /// capacity fallback, otherwise the requested one.
+    pub fn region_in_use(&self) -> &str {
+        let placements = &self.saga.placements;
+        placements
+            .iter()
+            .find(|p| p.outcome == crate::domain::provision::PlacementOutcome::InUse)
+            .or_else(|| crate::domain::provision::current(placements))
+            .map_or(self.region.as_str(), |p| p.region.as_str())
+    }
+
     /// The record with every timestamp at stored precision.
     pub(crate) fn stored(&self) -> Result<ProvisionRecord, StoreError> {
         let mut r = self.clone();

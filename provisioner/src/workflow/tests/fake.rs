@@ -50,6 +50,8 @@ struct State {
     create_delay: Duration,
     refused_grants: usize,
     full_regions: Vec<String>,
+    revoked_tokens: Vec<String>,
+    tokens_seen: Vec<String>,
 }
 
 /// The fake cloud.
@@ -72,6 +74,8 @@ impl Default for FakeProvider {
             create_delay: Duration::ZERO,
             refused_grants: 0,
             full_regions: Vec::new(),
+            revoked_tokens: Vec::new(),
+            tokens_seen: Vec::new(),
         };
         FakeProvider {
             state: Mutex::new(state),
@@ -139,7 +143,14 @@ impl FakeProvider {
         self.lock().create_delay = delay;
     }
 
-    /// Calls refused because their grant had expired.
+    /// Every grant used so far is revoked (as a provider revokes a leaked token early).
+    pub(crate) fn revoke_grants_seen(&self) {
+        let mut s = self.lock();
+        let seen = s.tokens_seen.clone();
+        s.revoked_tokens.extend(seen);
+    }
+
+    /// Calls refused because their grant had expired or was revoked.
     pub(crate) fn refused_grants(&self) -> usize {
         self.lock().refused_grants
     }
@@ -437,6 +448,8 @@ impl CloudProvider for FakeProvider {
 /// bench's clock) is refused with a 401, as a token cloud refuses an expired token.
 pub(crate) struct GrantedClient {
     pub(crate) inner: Arc<FakeProvider>,
+    /// The grant's token.
+    pub(crate) token: String,
     /// The grant's expiry in UNIX nanoseconds (`None`: it does not expire).
     pub(crate) expires: Option<i128>,
     pub(crate) clock: Clock,
@@ -453,8 +466,12 @@ impl std::fmt::Debug for GrantedClient {
 impl GrantedClient {
     fn check(&self) -> Result<(), ProviderError> {
         let now = (self.clock)().unix_timestamp_nanos();
-        if self.expires.is_some_and(|at| now >= at) {
-            self.inner.lock().refused_grants += 1;
+        let mut s = self.inner.lock();
+        if !s.tokens_seen.contains(&self.token) {
+            s.tokens_seen.push(self.token.clone());
+        }
+        if self.expires.is_some_and(|at| now >= at) || s.revoked_tokens.contains(&self.token) {
+            s.refused_grants += 1;
             return Err(error(ErrorKind::Unauthorized, "unauthorized").with_status(401));
         }
         Ok(())

@@ -162,3 +162,52 @@ async fn an_unknown_alternative_region_or_an_unoffered_size_is_refused_naming_it
     );
     assert_eq!(h.fake.calls("create_server"), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_while_the_first_choice_is_tried_creates_nothing_in_the_next() {
+    let h = Harness::new();
+    h.fake.set_full_regions(&["fsn1"]);
+    h.fake.set_create_delay(std::time::Duration::from_secs(20));
+    let p = h
+        .provisioner
+        .provision(with_fallbacks(&["nbg1"], &[]))
+        .await
+        .expect("provision");
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+
+    h.provisioner.cancel_provision(&p.id).await.expect("cancel");
+    let failed = h.finish(&p.id).await;
+
+    assert_eq!(
+        failed.failure_reason.as_deref(),
+        Some("cancelled by operator")
+    );
+    assert_eq!(
+        h.fake.calls("create_server"),
+        1,
+        "a create was tried after the cancel"
+    );
+    assert_eq!(h.fake.created(p.id.as_str()), 0);
+    h.assert_clean_slate(&failed).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_alternative_region_where_no_size_asked_for_is_offered_is_refused() {
+    let h = Harness::new();
+    let input = ProvisionInput {
+        region: "nbg1".into(),
+        size: "cx32".into(),
+        fallback_regions: vec!["fsn1".into()],
+        ..input(NAME)
+    };
+
+    let refused = h.provisioner.provision(input).await;
+
+    match refused {
+        Err(ProvisionError::InvalidArgument { field, message }) => {
+            assert_eq!(field, "fallback_regions");
+            assert!(message.contains("fsn1"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

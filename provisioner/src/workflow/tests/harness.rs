@@ -89,6 +89,10 @@ pub(crate) struct TestBroker {
     clock: Clock,
     grant_life: Mutex<Option<Duration>>,
     issued: AtomicUsize,
+    /// The last grant, handed out again while it lives once caching is on (as the
+    /// credentials service's cache does).
+    caching: Mutex<Option<Grant>>,
+    cache_on: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for TestBroker {
@@ -107,6 +111,29 @@ impl TestBroker {
     pub(crate) fn set_grant_life(&self, life: Duration) {
         *self.grant_life.lock().expect("lock") = Some(life);
     }
+
+    /// From now on `issue` hands out the last grant again while it lives; `issue_fresh`
+    /// never does.
+    pub(crate) fn cache_grants(&self) {
+        self.cache_on.store(true, Ordering::SeqCst);
+    }
+
+    fn mint(&self) -> Grant {
+        let n = self.issued.fetch_add(1, Ordering::SeqCst);
+        let expires = (*self.grant_life.lock().expect("lock")).map(|life| (self.clock)() + life);
+        let token = match expires {
+            Some(at) => format!("tok-{n};exp:{}", at.unix_timestamp_nanos()),
+            None => format!("tok-{n}"),
+        };
+        let grant = Grant::bearer(
+            "cred_test",
+            SecretString::from(token),
+            GrantContext::default(),
+        )
+        .expiring(expires);
+        *self.caching.lock().expect("lock") = Some(grant.clone());
+        grant
+    }
 }
 
 #[async_trait]
@@ -115,31 +142,38 @@ impl AccessBroker for TestBroker {
         if provider != ProviderId::Hetzner {
             return Err(BrokerError::NotConnected(provider));
         }
-        self.issued.fetch_add(1, Ordering::SeqCst);
-        let expires = (*self.grant_life.lock().expect("lock")).map(|life| (self.clock)() + life);
-        let token = expires.map_or_else(
-            || "fake-token".to_owned(),
-            |at| format!("exp:{}", at.unix_timestamp_nanos()),
-        );
-        Ok(Grant::bearer(
-            "cred_test",
-            SecretString::from(token),
-            GrantContext::default(),
-        )
-        .expiring(expires))
+        let cached = self.caching.lock().expect("lock").clone();
+        if let Some(grant) = cached.filter(|g| {
+            self.cache_on.load(Ordering::SeqCst)
+                && g.expires_at.is_none_or(|at| at > (self.clock)())
+        }) {
+            return Ok(grant);
+        }
+        Ok(self.mint())
+    }
+
+    async fn issue_fresh(
+        &self,
+        provider: ProviderId,
+        _purpose: &str,
+    ) -> Result<Grant, BrokerError> {
+        if provider != ProviderId::Hetzner {
+            return Err(BrokerError::NotConnected(provider));
+        }
+        Ok(self.mint())
     }
 }
 
 fn registry(fake: &Arc<FakeProvider>, broker: Arc<TestBroker>) -> ProviderRegistry {
     let spec = |fake: Arc<FakeProvider>, clock: Clock| {
         let construct: Constructor = Arc::new(move |parts| {
-            let expires = parts
-                .token
-                .expose_secret()
-                .strip_prefix("exp:")
-                .and_then(|n| n.parse::<i128>().ok());
+            let token = parts.token.expose_secret().to_owned();
+            let expires = token
+                .split_once(";exp:")
+                .and_then(|(_, n)| n.parse::<i128>().ok());
             Ok(Arc::new(GrantedClient {
                 inner: Arc::clone(&fake),
+                token,
                 expires,
                 clock: Arc::clone(&clock),
             }) as Arc<dyn CloudProvider>)
@@ -267,6 +301,8 @@ impl Harness {
             clock: Arc::clone(&clock),
             grant_life: Mutex::new(None),
             issued: AtomicUsize::new(0),
+            caching: Mutex::new(None),
+            cache_on: std::sync::atomic::AtomicBool::new(false),
         });
         let registry = Arc::new(registry(&fake, Arc::clone(&broker)));
         let provisions: Arc<dyn ProvisionStore> = Arc::clone(&store) as _;

@@ -262,3 +262,21 @@ async fn a_database_outage_while_minting_the_token_halts_the_provision_for_a_res
     assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
     assert_eq!(h.fake.created(p.id.as_str()), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_grant_is_replaced_by_a_new_one_not_the_cached_one() {
+    let h = Harness::new();
+    h.broker.cache_grants();
+    // The catalog check caches a grant; the provider then revokes it.
+    let p = h.provision(NAME).await;
+    h.fake.revoke_grants_seen();
+
+    let ready = h.complete(&p.id, NAME).await;
+
+    assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
+    assert_eq!(
+        h.fake.refused_grants(),
+        1,
+        "the revoked grant was used again after the refresh"
+    );
+}

@@ -73,11 +73,18 @@ async fn an_undo_that_gives_up_leaves_an_orphan_that_the_sweeper_later_deletes()
     );
     assert_eq!(h.fake.inventory(p.id.as_str()).0, 1);
 
-    // Act: the cloud recovers, the sweeper runs.
+    // Act: the cloud recovers, the sweeper runs: at once (the orphan is backed off after
+    // its many failed attempts), and again 16 sweep intervals later.
     h.fake.heal();
+    let early = h.sweep().await;
+    tokio::time::sleep(Duration::from_secs(16 * 5 * 60)).await;
     let report = h.sweep().await;
 
     // Assert
+    assert_eq!(
+        early.deleted, 0,
+        "a failing orphan was retried on every sweep: {early:?}"
+    );
     assert_eq!(report.deleted, 1, "{report:?}");
     assert_eq!(
         h.fake.inventory(p.id.as_str()),
@@ -110,6 +117,7 @@ async fn an_undo_refused_as_an_invalid_request_leaves_an_orphan_at_once() {
     let orphans = h.orphans().await;
     assert_eq!(orphans.len(), 1, "{orphans:?}");
     assert_eq!(orphans[0].attempts, 1);
+    tokio::time::sleep(Duration::from_secs(5 * 60)).await;
     let report = h.sweep().await;
     assert_eq!(report.deleted, 1, "{report:?}");
     assert_eq!(h.fake.inventory(p.id.as_str()), (0, 0));
