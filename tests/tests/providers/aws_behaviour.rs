@@ -213,7 +213,7 @@ async fn a_create_retried_after_a_lost_answer_adopts_the_same_instance() {
         .filter(|r| r.action == "RunInstances")
         .collect();
     assert!(runs.len() >= 2, "the SDK retried: {}", runs.len());
-    let token = format!("npv_crash1/{}", fake.default_subnets(REGION)[0].1);
+    let token = format!("npv_crash1/{}/t3.micro", fake.default_subnets(REGION)[0].1);
     assert!(
         runs.iter()
             .all(|r| r.params.get("ClientToken") == Some(&token)),

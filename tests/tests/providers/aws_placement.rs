@@ -51,7 +51,7 @@ async fn no_capacity_in_one_zone_moves_the_launch_to_the_next_and_the_server_exi
         tried
             .iter()
             .filter(|l| l.0 == *subnet_a)
-            .all(|l| l.1 == format!("npv_place1/{subnet_a}")
+            .all(|l| l.1 == format!("npv_place1/{subnet_a}/t3.micro")
                 && l.2.as_deref() == Some("InsufficientInstanceCapacity")),
         "zone a refused, with its own token: {tried:?}"
     );
