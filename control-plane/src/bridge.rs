@@ -6,36 +6,12 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use levelrail_credentials::broker::{AccessGrant, GrantIssuer, GrantSecret};
 use levelrail_credentials::domain::probe::{CredentialProbe, ProbeOutcome};
-use levelrail_credentials::domain::{
-    CredentialSecret, Credentials, CredentialsError, ProviderKind,
-};
+use levelrail_credentials::domain::{CredentialSecret, Credentials, CredentialsError, ProviderId};
 use levelrail_provisioner::providers::registry::{
     AccessBroker, AwsKeys, BrokerError, Grant, GrantContext, ProviderRegistry,
 };
-use levelrail_provisioner::providers::{ErrorKind, ProviderId, Reason};
+use levelrail_provisioner::providers::{ErrorKind, Reason};
 use secrecy::{ExposeSecret as _, SecretString};
-
-/// Provider ids are the same five clouds on both sides.
-pub fn to_kind(id: ProviderId) -> ProviderKind {
-    match id {
-        ProviderId::Hetzner => ProviderKind::Hetzner,
-        ProviderId::DigitalOcean => ProviderKind::DigitalOcean,
-        ProviderId::Aws => ProviderKind::Aws,
-        ProviderId::Azure => ProviderKind::Azure,
-        ProviderId::Gcp => ProviderKind::Gcp,
-    }
-}
-
-/// The reverse of [`to_kind`].
-pub fn to_id(kind: ProviderKind) -> ProviderId {
-    match kind {
-        ProviderKind::Hetzner => ProviderId::Hetzner,
-        ProviderKind::DigitalOcean => ProviderId::DigitalOcean,
-        ProviderKind::Aws => ProviderId::Aws,
-        ProviderKind::Azure => ProviderId::Azure,
-        ProviderKind::Gcp => ProviderId::Gcp,
-    }
-}
 
 /// The credentials service as the provisioner's broker (all-in-one mode: no network hop).
 #[derive(Debug, Clone)]
@@ -55,7 +31,7 @@ impl AccessBroker for InProcessBroker {
     async fn issue(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
         let grant = self
             .credentials
-            .issue_access(to_kind(provider), purpose)
+            .issue_access(provider, purpose)
             .await
             .map_err(|e| broker_error(provider, e))?;
         to_grant(provider, grant)
@@ -64,7 +40,7 @@ impl AccessBroker for InProcessBroker {
     async fn issue_fresh(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
         let grant = self
             .credentials
-            .issue_fresh_access(to_kind(provider), purpose)
+            .issue_fresh_access(provider, purpose)
             .await
             .map_err(|e| broker_error(provider, e))?;
         to_grant(provider, grant)
@@ -136,7 +112,7 @@ impl RegistryProbe {
 impl CredentialProbe for RegistryProbe {
     async fn probe(&self, secret: &CredentialSecret) -> Result<ProbeOutcome, CredentialsError> {
         let kind = secret.provider();
-        let id = to_id(kind);
+        let id = kind;
         // Every credential with a token exchange (AWS STS, Azure AD, Google OAuth / STS) is
         // verified with the grant it yields.
         let exchanged = matches!(
@@ -183,7 +159,7 @@ async fn probe_exchanged(
     secret: &CredentialSecret,
 ) -> Result<ProbeOutcome, CredentialsError> {
     let kind = secret.provider();
-    let id = to_id(kind);
+    let id = kind;
     let grant = match exchange.issue("verify", secret).await {
         Ok(g) => g,
         Err(CredentialsError::PermissionDenied(message)) => {
@@ -204,7 +180,7 @@ async fn probe_exchanged(
 }
 
 fn outcome(
-    kind: ProviderKind,
+    kind: ProviderId,
     probed: Result<
         levelrail_provisioner::providers::CapabilityReport,
         levelrail_provisioner::providers::ProviderError,

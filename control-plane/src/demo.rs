@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderKind};
+use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderId};
 use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_provisioner::providers::registry::ProviderRegistry;
-use levelrail_provisioner::providers::{CreateServer, Ownership, ProviderId};
+use levelrail_provisioner::providers::{CreateServer, Ownership};
 use levelrail_sim::boot::{BootHarness, BootOptions};
 use levelrail_sim::fakes::BootHook;
 use levelrail_sim::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
@@ -153,8 +153,8 @@ impl Demo {
     pub async fn connect(&self, credentials: &Credentials) -> anyhow::Result<()> {
         let cards = credentials.list_providers().await?;
         for (kind, token) in [
-            (ProviderKind::Hetzner, DEMO_HETZNER_TOKEN),
-            (ProviderKind::DigitalOcean, DEMO_DO_TOKEN),
+            (ProviderId::Hetzner, DEMO_HETZNER_TOKEN),
+            (ProviderId::DigitalOcean, DEMO_DO_TOKEN),
         ] {
             if cards
                 .iter()
@@ -172,7 +172,7 @@ impl Demo {
         }
         if !cards
             .iter()
-            .any(|c| c.provider == ProviderKind::Aws && c.stored.is_some())
+            .any(|c| c.provider == ProviderId::Aws && c.stored.is_some())
         {
             credentials
                 .set_credential(CredentialInput::Aws {
@@ -184,7 +184,7 @@ impl Demo {
                     use_ambient_credentials: false,
                 })
                 .await?;
-            info!(provider = %ProviderKind::Aws, "demo credential stored");
+            info!(provider = %ProviderId::Aws, "demo credential stored");
         }
         let azure = self.azure.config();
         let principal = serde_json::json!({
@@ -193,11 +193,11 @@ impl Demo {
         });
         for (kind, input) in [
             (
-                ProviderKind::Azure,
+                ProviderId::Azure,
                 CredentialInput::AzureJson(SecretString::from(principal.to_string())),
             ),
             (
-                ProviderKind::Gcp,
+                ProviderId::Gcp,
                 CredentialInput::GcpJson(SecretString::from(self.gcp.service_account_key_json())),
             ),
         ] {

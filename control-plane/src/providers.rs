@@ -5,7 +5,7 @@ use std::sync::Arc;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};
-use levelrail_credentials::domain::ProviderKind;
+use levelrail_credentials::domain::ProviderId;
 use levelrail_provisioner::providers::aws::{AwsProvider, AwsSettings};
 use levelrail_provisioner::providers::azure::{self, AzureProvider};
 use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
@@ -15,7 +15,7 @@ use levelrail_provisioner::providers::ratelimit::RateLimiter;
 use levelrail_provisioner::providers::registry::{
     AccessBroker, ClientParts, ProviderRegistry, ProviderSpec,
 };
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind, ProviderError, ProviderId};
+use levelrail_provisioner::providers::{CloudProvider, ErrorKind, ProviderError};
 
 /// Where each provider's API lives.
 #[derive(Debug, Clone)]
@@ -136,8 +136,8 @@ impl AzureGcp {
         };
         let gcp = GcpGrantIssuer::new(google, ca)?;
         Ok(issuers
-            .with(ProviderKind::Azure, Arc::new(azure))
-            .with(ProviderKind::Gcp, Arc::new(gcp)))
+            .with(ProviderId::Azure, Arc::new(azure))
+            .with(ProviderId::Gcp, Arc::new(gcp)))
     }
 }
 

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
 use levelrail_credentials::domain::Credentials;
-use levelrail_credentials::domain::ProviderKind;
+use levelrail_credentials::domain::ProviderId;
 use levelrail_credentials::domain::probe::ProbeRegistry;
 use levelrail_provisioner::providers::aws::AwsSettings;
 use levelrail_provisioner::providers::registry::ProviderRegistry;
@@ -131,7 +131,7 @@ impl App {
         // Azure (AAD) and GCP (OAuth / STS) grants are exchanged tokens too.
         let issuers = endpoints
             .azure_gcp
-            .issuers(GrantIssuers::default().with(ProviderKind::Aws, aws_exchange))?;
+            .issuers(GrantIssuers::default().with(ProviderId::Aws, aws_exchange))?;
         let probe = RegistryProbe::default().with_exchange(Arc::new(issuers.clone()));
         let credentials = startup::open(
             StorageConfig {

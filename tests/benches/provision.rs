@@ -5,7 +5,7 @@
 //! Run with `cargo bench -p levelrail-tests --bench provision`.
 use std::time::{Duration, Instant};
 
-use levelrail_credentials::domain::{CredentialInput, ProviderKind};
+use levelrail_credentials::domain::{CredentialInput, ProviderId};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
@@ -68,7 +68,7 @@ async fn main() {
     let app = harness::TestApp::start(cfg).await.expect("app");
     app.credentials
         .set_credential(CredentialInput::Token {
-            provider: ProviderKind::Hetzner,
+            provider: ProviderId::Hetzner,
             token: SecretString::from(TOKEN),
         })
         .await

@@ -17,7 +17,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;
 
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderKind};
+use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
 
 /// Lifetime asked of STS for a session (the broker caches it until 5 minutes before).
 const SESSION_SECONDS: i32 = 3600;
@@ -145,7 +145,7 @@ impl GrantIssuer for AwsGrantIssuer {
             CredentialsError::Unavailable("STS answered without credentials".into())
         })?;
         Ok(AccessGrant {
-            provider: ProviderKind::Aws,
+            provider: ProviderId::Aws,
             expires_at,
             secret,
             context: GrantContext {

@@ -10,7 +10,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 
 use super::oauth::{self, TokenClient};
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderKind};
+use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
 
 /// The public Azure AD authority.
 pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";
@@ -88,7 +88,7 @@ impl GrantIssuer for AzureGrantIssuer {
                 )),
             };
         Ok(AccessGrant {
-            provider: ProviderKind::Azure,
+            provider: ProviderId::Azure,
             expires_at: oauth::expiry(&answer),
             secret: GrantSecret::Bearer(oauth::access_token(&answer, "Azure AD")?),
             context: GrantContext {

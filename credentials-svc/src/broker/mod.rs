@@ -15,13 +15,13 @@ use async_trait::async_trait;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::{Duration, OffsetDateTime};
 
-use crate::domain::{CredentialSecret, CredentialsError, ProviderKind};
+use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
 
 /// A grant. Holds secret material; Debug is redacted.
 #[derive(Clone)]
 pub struct AccessGrant {
     /// The provider.
-    pub provider: ProviderKind,
+    pub provider: ProviderId,
     /// When it stops working (`None`: until the credential is replaced).
     pub expires_at: Option<OffsetDateTime>,
     /// The secret part.
@@ -98,12 +98,12 @@ pub trait GrantIssuer: Send + Sync + std::fmt::Debug {
 /// providers to their registered token exchange.
 #[derive(Debug, Default, Clone)]
 pub struct GrantIssuers {
-    exchanges: HashMap<ProviderKind, Arc<dyn GrantIssuer>>,
+    exchanges: HashMap<ProviderId, Arc<dyn GrantIssuer>>,
 }
 
 impl GrantIssuers {
     /// Registers the token exchange of a provider.
-    pub fn with(mut self, provider: ProviderKind, issuer: Arc<dyn GrantIssuer>) -> Self {
+    pub fn with(mut self, provider: ProviderId, issuer: Arc<dyn GrantIssuer>) -> Self {
         self.exchanges.insert(provider, issuer);
         self
     }
@@ -145,12 +145,12 @@ const EXPIRY_MARGIN: Duration = Duration::minutes(5);
 /// never serves an old grant.
 #[derive(Debug, Default)]
 pub struct GrantCache {
-    grants: Mutex<HashMap<ProviderKind, (String, AccessGrant)>>,
+    grants: Mutex<HashMap<ProviderId, (String, AccessGrant)>>,
 }
 
 impl GrantCache {
     /// A cached grant still valid for at least the margin.
-    pub fn get(&self, provider: ProviderKind, credential_id: &str) -> Option<AccessGrant> {
+    pub fn get(&self, provider: ProviderId, credential_id: &str) -> Option<AccessGrant> {
         let map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
         let (id, grant) = map.get(&provider)?;
         let fresh = grant
@@ -160,13 +160,13 @@ impl GrantCache {
     }
 
     /// Caches a grant.
-    pub fn put(&self, provider: ProviderKind, credential_id: &str, grant: AccessGrant) {
+    pub fn put(&self, provider: ProviderId, credential_id: &str, grant: AccessGrant) {
         let mut map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
         map.insert(provider, (credential_id.to_owned(), grant));
     }
 
     /// Drops a provider's cached grant (credential replaced or deleted).
-    pub fn invalidate(&self, provider: ProviderKind) {
+    pub fn invalidate(&self, provider: ProviderId) {
         let mut map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
         map.remove(&provider);
     }

@@ -13,7 +13,7 @@ use crate::domain::api_token::{self, ApiTokenVerifier};
 use crate::domain::keys::{self, KeyringHandle, RotationReport};
 use crate::domain::probe::CredentialProbe;
 use crate::domain::{
-    CredentialIdentity, CredentialInput, CredentialSecret, CredentialsError, ProviderKind,
+    CredentialIdentity, CredentialInput, CredentialSecret, CredentialsError, ProviderId,
     Verification,
 };
 use crate::store::{CredentialRecord, CredentialStore};
@@ -22,7 +22,7 @@ use crate::store::{CredentialRecord, CredentialStore};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderCard {
     /// The provider.
-    pub provider: ProviderKind,
+    pub provider: ProviderId,
     /// The stored credential's metadata, when connected.
     pub stored: Option<StoredSummary>,
 }
@@ -39,7 +39,7 @@ pub struct StoredSummary {
 }
 
 impl ProviderCard {
-    fn from_record(provider: ProviderKind, rec: Option<&CredentialRecord>) -> Self {
+    fn from_record(provider: ProviderId, rec: Option<&CredentialRecord>) -> Self {
         Self {
             provider,
             stored: rec.map(|r| StoredSummary {
@@ -162,7 +162,7 @@ impl Credentials {
     #[instrument(skip(self))]
     pub async fn delete_credential(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<(bool, ProviderCard), CredentialsError> {
         let deleted = self.inner.store.delete_credential(provider).await?;
         self.inner.grants.invalidate(provider);
@@ -175,7 +175,7 @@ impl Credentials {
     /// All five cards, in fixed order.
     pub async fn list_providers(&self) -> Result<Vec<ProviderCard>, CredentialsError> {
         let records = self.inner.store.list_credentials().await?;
-        Ok(ProviderKind::ALL
+        Ok(ProviderId::ALL
             .into_iter()
             .map(|p| ProviderCard::from_record(p, records.iter().find(|r| r.provider == p)))
             .collect())
@@ -185,7 +185,7 @@ impl Credentials {
     #[instrument(skip(self))]
     pub async fn verify_credential(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<(Verification, ProviderCard), CredentialsError> {
         let (record, secret) = self.load_secret(provider).await?;
         let outcome = self.inner.probe.probe(&secret).await?;
@@ -214,7 +214,7 @@ impl Credentials {
     #[instrument(skip(self))]
     pub async fn issue_access(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         purpose: &str,
     ) -> Result<AccessGrant, CredentialsError> {
         self.issue(provider, purpose, true).await
@@ -225,7 +225,7 @@ impl Credentials {
     #[instrument(skip(self))]
     pub async fn issue_fresh_access(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         purpose: &str,
     ) -> Result<AccessGrant, CredentialsError> {
         self.issue(provider, purpose, false).await
@@ -233,7 +233,7 @@ impl Credentials {
 
     async fn issue(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         purpose: &str,
         reuse: bool,
     ) -> Result<AccessGrant, CredentialsError> {
@@ -259,7 +259,7 @@ impl Credentials {
 
     async fn load_secret(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<(CredentialRecord, CredentialSecret), CredentialsError> {
         let record = self
             .inner

@@ -1,6 +1,6 @@
 //! The errors of the credentials domain: variants a caller acts on.
 use crate::crypto::CryptoError;
-use crate::domain::{FieldError, ProviderKind};
+use crate::domain::{FieldError, ProviderId};
 use crate::store::StoreError;
 
 /// What can go wrong in a credentials operation. Display texts never contain secret
@@ -12,7 +12,7 @@ pub enum CredentialsError {
     InvalidArgument(#[from] FieldError),
     /// The operation needs a stored credential and there is none.
     #[error("no credential is stored for {0}")]
-    NotConnected(ProviderKind),
+    NotConnected(ProviderId),
     /// The operation is not possible in the current state or configuration.
     #[error("{0}")]
     FailedPrecondition(String),

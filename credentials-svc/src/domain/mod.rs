@@ -5,7 +5,7 @@ mod provider;
 pub mod validate;
 
 pub use identity::{CredentialIdentity, Verification};
-pub use provider::{ProviderKind, UnknownProvider};
+pub use provider::{ProviderId, UnknownProvider};
 pub use validate::{CredentialInput, CredentialSecret, FieldError, ParsedCredential};
 
 pub mod api_token;

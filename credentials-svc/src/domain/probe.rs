@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::domain::{CredentialSecret, CredentialsError, ProviderKind};
+use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
 
 /// The result of a probe that reached the provider.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -32,12 +32,12 @@ pub trait CredentialProbe: Send + Sync + std::fmt::Debug {
 /// Dispatches to the probe registered for the secret's provider.
 #[derive(Debug, Default, Clone)]
 pub struct ProbeRegistry {
-    probes: HashMap<ProviderKind, Arc<dyn CredentialProbe>>,
+    probes: HashMap<ProviderId, Arc<dyn CredentialProbe>>,
 }
 
 impl ProbeRegistry {
     /// Registers the probe of one provider.
-    pub fn with(mut self, provider: ProviderKind, probe: Arc<dyn CredentialProbe>) -> Self {
+    pub fn with(mut self, provider: ProviderId, probe: Arc<dyn CredentialProbe>) -> Self {
         self.probes.insert(provider, probe);
         self
     }

@@ -9,7 +9,7 @@ use std::fmt;
 use secrecy::{ExposeSecret, SecretString};
 use zeroize::Zeroizing;
 
-use crate::domain::{CredentialIdentity, ProviderKind};
+use crate::domain::{CredentialIdentity, ProviderId};
 
 mod aws;
 mod azure;
@@ -67,7 +67,7 @@ pub enum CredentialInput {
     /// A bare API token (Hetzner or DigitalOcean only).
     Token {
         /// Which provider the token is for.
-        provider: ProviderKind,
+        provider: ProviderId,
         /// The token as typed or piped; surrounding ASCII whitespace is trimmed.
         token: SecretString,
     },
@@ -102,13 +102,13 @@ pub enum CredentialInput {
 
 impl CredentialInput {
     /// The provider this input is for.
-    pub fn provider(&self) -> ProviderKind {
+    pub fn provider(&self) -> ProviderId {
         match self {
             CredentialInput::Token { provider, .. } => *provider,
-            CredentialInput::Aws { .. } => ProviderKind::Aws,
-            CredentialInput::AzureJson(_) => ProviderKind::Azure,
+            CredentialInput::Aws { .. } => ProviderId::Aws,
+            CredentialInput::AzureJson(_) => ProviderId::Azure,
             CredentialInput::GcpJson(_) | CredentialInput::GcpJsonWithProject { .. } => {
-                ProviderKind::Gcp
+                ProviderId::Gcp
             }
         }
     }
@@ -169,7 +169,7 @@ pub enum CredentialSecret {
     /// Hetzner or DigitalOcean API token.
     Token {
         /// Hetzner or DigitalOcean.
-        provider: ProviderKind,
+        provider: ProviderId,
         /// The trimmed token.
         token: SecretString,
     },
@@ -239,14 +239,12 @@ pub enum CredentialSecret {
 
 impl CredentialSecret {
     /// The provider this secret is for.
-    pub fn provider(&self) -> ProviderKind {
+    pub fn provider(&self) -> ProviderId {
         match self {
             CredentialSecret::Token { provider, .. } => *provider,
-            CredentialSecret::Aws { .. } => ProviderKind::Aws,
-            CredentialSecret::Azure { .. } => ProviderKind::Azure,
-            CredentialSecret::Gcp { .. } | CredentialSecret::GcpExternal { .. } => {
-                ProviderKind::Gcp
-            }
+            CredentialSecret::Aws { .. } => ProviderId::Aws,
+            CredentialSecret::Azure { .. } => ProviderId::Azure,
+            CredentialSecret::Gcp { .. } | CredentialSecret::GcpExternal { .. } => ProviderId::Gcp,
         }
     }
 
@@ -321,7 +319,7 @@ impl CredentialSecret {
 
     /// The strict inverse of [`CredentialSecret::to_plaintext`]; a document written for
     /// another provider is an error.
-    pub fn from_plaintext(provider: ProviderKind, bytes: &[u8]) -> Result<Self, FieldError> {
+    pub fn from_plaintext(provider: ProviderId, bytes: &[u8]) -> Result<Self, FieldError> {
         plaintext::decode(provider, bytes)
     }
 }

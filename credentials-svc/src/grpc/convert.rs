@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::broker::{AccessGrant, GrantSecret};
 use crate::domain::credentials::ProviderCard;
-use crate::domain::{CredentialIdentity, CredentialInput, FieldError, ProviderKind, Verification};
+use crate::domain::{CredentialIdentity, CredentialInput, FieldError, ProviderId, Verification};
 
 fn field(field: &str, message: &str) -> FieldError {
     FieldError {
@@ -17,13 +17,13 @@ fn field(field: &str, message: &str) -> FieldError {
 }
 
 /// Proto provider enum value → domain provider.
-pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderKind, FieldError> {
+pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderId, FieldError> {
     match pb::Provider::try_from(value) {
-        Ok(pb::Provider::Hetzner) => Ok(ProviderKind::Hetzner),
-        Ok(pb::Provider::Digitalocean) => Ok(ProviderKind::DigitalOcean),
-        Ok(pb::Provider::Aws) => Ok(ProviderKind::Aws),
-        Ok(pb::Provider::Azure) => Ok(ProviderKind::Azure),
-        Ok(pb::Provider::Gcp) => Ok(ProviderKind::Gcp),
+        Ok(pb::Provider::Hetzner) => Ok(ProviderId::Hetzner),
+        Ok(pb::Provider::Digitalocean) => Ok(ProviderId::DigitalOcean),
+        Ok(pb::Provider::Aws) => Ok(ProviderId::Aws),
+        Ok(pb::Provider::Azure) => Ok(ProviderId::Azure),
+        Ok(pb::Provider::Gcp) => Ok(ProviderId::Gcp),
         Ok(pb::Provider::Unspecified) => Err(field("provider", "is required")),
         Err(_) => Err(field(
             "provider",
@@ -33,13 +33,13 @@ pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderKind, FieldError
 }
 
 /// Domain provider → proto enum.
-pub(crate) fn provider_to_proto(p: ProviderKind) -> pb::Provider {
+pub(crate) fn provider_to_proto(p: ProviderId) -> pb::Provider {
     match p {
-        ProviderKind::Hetzner => pb::Provider::Hetzner,
-        ProviderKind::DigitalOcean => pb::Provider::Digitalocean,
-        ProviderKind::Aws => pb::Provider::Aws,
-        ProviderKind::Azure => pb::Provider::Azure,
-        ProviderKind::Gcp => pb::Provider::Gcp,
+        ProviderId::Hetzner => pb::Provider::Hetzner,
+        ProviderId::DigitalOcean => pb::Provider::Digitalocean,
+        ProviderId::Aws => pb::Provider::Aws,
+        ProviderId::Azure => pb::Provider::Azure,
+        ProviderId::Gcp => pb::Provider::Gcp,
     }
 }
 
@@ -53,21 +53,21 @@ pub(crate) fn input_from_proto(
         .ok_or_else(|| field("credential", "is required"))?;
     let (shape, input) = match credential {
         Credential::Hetzner(t) => (
-            ProviderKind::Hetzner,
+            ProviderId::Hetzner,
             CredentialInput::Token {
-                provider: ProviderKind::Hetzner,
+                provider: ProviderId::Hetzner,
                 token: t.token.into(),
             },
         ),
         Credential::Digitalocean(t) => (
-            ProviderKind::DigitalOcean,
+            ProviderId::DigitalOcean,
             CredentialInput::Token {
-                provider: ProviderKind::DigitalOcean,
+                provider: ProviderId::DigitalOcean,
                 token: t.token.into(),
             },
         ),
         Credential::Aws(a) => (
-            ProviderKind::Aws,
+            ProviderId::Aws,
             CredentialInput::Aws {
                 access_key_id: a.access_key_id,
                 secret_access_key: a.secret_access_key.into(),
@@ -77,12 +77,9 @@ pub(crate) fn input_from_proto(
                 use_ambient_credentials: a.use_ambient_credentials,
             },
         ),
-        Credential::Azure(j) => (
-            ProviderKind::Azure,
-            CredentialInput::AzureJson(j.json.into()),
-        ),
+        Credential::Azure(j) => (ProviderId::Azure, CredentialInput::AzureJson(j.json.into())),
         Credential::Gcp(j) => (
-            ProviderKind::Gcp,
+            ProviderId::Gcp,
             CredentialInput::GcpJsonWithProject {
                 json: j.json.into(),
                 project_id: j.project_id,

@@ -46,7 +46,7 @@ mod tests {
 
     use super::*;
     use crate::crypto::CryptoError;
-    use crate::domain::{FieldError, ProviderKind};
+    use crate::domain::{FieldError, ProviderId};
 
     #[test]
     fn every_domain_error_maps_to_its_code_without_internal_detail() {
@@ -60,7 +60,7 @@ mod tests {
                 Code::InvalidArgument,
             ),
             (
-                CredentialsError::NotConnected(ProviderKind::Aws),
+                CredentialsError::NotConnected(ProviderId::Aws),
                 Code::FailedPrecondition,
             ),
             (

@@ -6,7 +6,7 @@ use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
 use super::{ApiTokenRecord, CredentialRecord, StoreError};
-use crate::domain::{CredentialIdentity, ProviderKind, Verification};
+use crate::domain::{CredentialIdentity, ProviderId, Verification};
 
 /// Normalises a timestamp to what every backend stores: UTC, truncated to microseconds
 /// (PostgreSQL's precision). Years outside 1..=9999 are refused because neither RFC 3339
@@ -40,7 +40,7 @@ pub(crate) fn parse_timestamp(text: &str, column: &str) -> Result<OffsetDateTime
         .map_err(|_| StoreError::Corrupt(format!("{column} is not an RFC 3339 timestamp")))
 }
 
-/// Sorts credentials into provider card order (`ProviderKind` declaration order).
+/// Sorts credentials into provider card order (`ProviderId` declaration order).
 pub(crate) fn in_card_order(mut records: Vec<CredentialRecord>) -> Vec<CredentialRecord> {
     records.sort_by_key(|r| r.provider);
     records
@@ -85,7 +85,7 @@ impl CredentialRow {
 
     /// The record these column values describe.
     pub(crate) fn decode(self) -> Result<CredentialRecord, StoreError> {
-        let provider = self.provider.parse::<ProviderKind>().map_err(|_| {
+        let provider = self.provider.parse::<ProviderId>().map_err(|_| {
             StoreError::Corrupt(format!("credential {} has an unknown provider", self.id))
         })?;
         let identity: CredentialIdentity =

@@ -8,7 +8,7 @@ use time::macros::datetime;
 
 use self::fixtures::{as_stored, clear, get, put, record, stored, verification};
 use super::{ApiTokenRecord, CredentialRecord, CredentialStore};
-use crate::domain::{ProviderKind, Verification};
+use crate::domain::{ProviderId, Verification};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
 /// database). Panics on the first failure. Used by each backend's tests and reusable by
@@ -33,7 +33,7 @@ async fn starts_empty(store: &dyn CredentialStore) {
         listed.is_empty(),
         "a fresh store lists credentials: {listed:?}"
     );
-    for p in ProviderKind::ALL {
+    for p in ProviderId::ALL {
         assert_eq!(
             get(store, p).await,
             None,
@@ -55,7 +55,7 @@ async fn starts_empty(store: &dyn CredentialStore) {
 }
 
 async fn round_trips_every_provider(store: &dyn CredentialStore) {
-    for p in ProviderKind::ALL {
+    for p in ProviderId::ALL {
         let r = record(p, "k1");
         put(store, &r).await;
         let got = get(store, p).await.expect("stored credential is missing");
@@ -71,10 +71,10 @@ async fn round_trips_every_provider(store: &dyn CredentialStore) {
         );
     }
     // Storing the same record again is idempotent.
-    let again = record(ProviderKind::Gcp, "k1");
+    let again = record(ProviderId::Gcp, "k1");
     put(store, &again).await;
     put(store, &again).await;
-    let got = get(store, ProviderKind::Gcp).await;
+    let got = get(store, ProviderId::Gcp).await;
     assert_eq!(
         got,
         Some(as_stored(&again)),
@@ -84,7 +84,7 @@ async fn round_trips_every_provider(store: &dyn CredentialStore) {
 }
 
 async fn replacing_gives_a_new_id_and_clears_verification(store: &dyn CredentialStore) {
-    let p = ProviderKind::Aws;
+    let p = ProviderId::Aws;
     let old = record(p, "k1");
     put(store, &old).await;
     let recorded = store
@@ -128,20 +128,20 @@ async fn replacing_gives_a_new_id_and_clears_verification(store: &dyn Credential
 }
 
 async fn lists_in_card_order_regardless_of_insert_order(store: &dyn CredentialStore) {
-    use ProviderKind::*;
+    use ProviderId::*;
     for p in [Gcp, Aws, Hetzner, Azure, DigitalOcean] {
         put(store, &record(p, "k1")).await;
     }
     let listed = store.list_credentials().await.expect("list_credentials");
     let order: Vec<_> = listed.iter().map(|r| r.provider).collect();
-    assert_eq!(order, ProviderKind::ALL, "list is not in card order");
+    assert_eq!(order, ProviderId::ALL, "list is not in card order");
     clear(store).await;
 }
 
 async fn deletes_report_whether_a_row_existed(store: &dyn CredentialStore) {
-    let p = ProviderKind::Hetzner;
+    let p = ProviderId::Hetzner;
     put(store, &record(p, "k1")).await;
-    put(store, &record(ProviderKind::Gcp, "k1")).await;
+    put(store, &record(ProviderId::Gcp, "k1")).await;
     let first = store.delete_credential(p).await.expect("delete_credential");
     assert!(first, "deleting a stored credential reported none");
     let second = store.delete_credential(p).await.expect("delete_credential");
@@ -152,19 +152,19 @@ async fn deletes_report_whether_a_row_existed(store: &dyn CredentialStore) {
         "deleted credential is still readable"
     );
     assert!(
-        get(store, ProviderKind::Gcp).await.is_some(),
+        get(store, ProviderId::Gcp).await.is_some(),
         "delete removed another provider"
     );
     clear(store).await;
 }
 
 async fn records_verification_only_for_the_current_credential(store: &dyn CredentialStore) {
-    let p = ProviderKind::Azure;
+    let p = ProviderId::Azure;
     let old = record(p, "k1");
     put(store, &old).await;
     let current = record(p, "k1");
     put(store, &current).await;
-    let other = record(ProviderKind::Gcp, "k1");
+    let other = record(ProviderId::Gcp, "k1");
     put(store, &other).await;
 
     let v = verification(false);
@@ -196,7 +196,7 @@ async fn records_verification_only_for_the_current_credential(store: &dyn Creden
         "another provider's id was recorded"
     );
     let missing = store
-        .record_verification(ProviderKind::Hetzner, &old.id, &v)
+        .record_verification(ProviderId::Hetzner, &old.id, &v)
         .await;
     assert!(
         !missing.expect("record_verification"),
@@ -209,7 +209,7 @@ async fn records_verification_only_for_the_current_credential(store: &dyn Creden
         "a refused verification changed the row"
     );
     assert_eq!(
-        get(store, ProviderKind::Gcp)
+        get(store, ProviderId::Gcp)
             .await
             .and_then(|r| r.verification),
         None
@@ -218,7 +218,7 @@ async fn records_verification_only_for_the_current_credential(store: &dyn Creden
 }
 
 async fn lists_credentials_not_on_a_kek(store: &dyn CredentialStore) {
-    use ProviderKind::*;
+    use ProviderId::*;
     for (p, kek) in [(Gcp, "k1"), (Aws, "k2"), (Hetzner, "k1"), (Azure, "k2")] {
         put(store, &record(p, kek)).await;
     }
@@ -241,7 +241,7 @@ async fn lists_credentials_not_on_a_kek(store: &dyn CredentialStore) {
 }
 
 async fn swaps_envelopes_only_when_expected_matches(store: &dyn CredentialStore) {
-    let p = ProviderKind::DigitalOcean;
+    let p = ProviderId::DigitalOcean;
     let r = record(p, "k1");
     put(store, &r).await;
     let v = verification(true);
@@ -352,7 +352,7 @@ async fn stores_api_token_hashes(store: &dyn CredentialStore) {
 }
 
 async fn concurrent_puts_to_one_provider_leave_one_row(store: Arc<dyn CredentialStore>) {
-    let p = ProviderKind::Hetzner;
+    let p = ProviderId::Hetzner;
     let records: Vec<_> = (0..20).map(|_| record(p, "k1")).collect();
     let tasks: Vec<_> = records
         .iter()
@@ -383,7 +383,7 @@ async fn concurrent_puts_to_one_provider_leave_one_row(store: Arc<dyn Credential
 }
 
 async fn binary_envelopes_round_trip_exactly(store: &dyn CredentialStore) {
-    let p = ProviderKind::Gcp;
+    let p = ProviderId::Gcp;
     let all_bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
     let r = CredentialRecord {
         envelope: all_bytes.clone(),

@@ -6,7 +6,7 @@ use tokio::sync::RwLock;
 
 use super::codec::{in_card_order, to_stored_precision};
 use super::{ApiTokenRecord, CredentialRecord, CredentialStore, StoreError};
-use crate::domain::{ProviderKind, Verification};
+use crate::domain::{ProviderId, Verification};
 
 /// A `CredentialStore` held in process memory. Timestamps are normalised exactly as the
 /// SQL backends store them (UTC, microseconds), so all backends answer alike.
@@ -18,7 +18,7 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct State {
     /// Keyed by provider: at most one credential each, iterated in card order.
-    credentials: BTreeMap<ProviderKind, CredentialRecord>,
+    credentials: BTreeMap<ProviderId, CredentialRecord>,
     api_tokens: HashMap<String, ApiTokenRecord>,
 }
 
@@ -58,7 +58,7 @@ impl CredentialStore for MemoryStore {
 
     async fn get_credential(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<Option<CredentialRecord>, StoreError> {
         Ok(self.state.read().await.credentials.get(&provider).cloned())
     }
@@ -68,7 +68,7 @@ impl CredentialStore for MemoryStore {
         Ok(in_card_order(state.credentials.values().cloned().collect()))
     }
 
-    async fn delete_credential(&self, provider: ProviderKind) -> Result<bool, StoreError> {
+    async fn delete_credential(&self, provider: ProviderId) -> Result<bool, StoreError> {
         Ok(self
             .state
             .write()
@@ -80,7 +80,7 @@ impl CredentialStore for MemoryStore {
 
     async fn record_verification(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         credential_id: &str,
         verification: &Verification,
     ) -> Result<bool, StoreError> {

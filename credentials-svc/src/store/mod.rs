@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use crate::domain::{CredentialIdentity, ProviderKind, Verification};
+use crate::domain::{CredentialIdentity, ProviderId, Verification};
 
 mod codec;
 pub mod conformance;
@@ -46,7 +46,7 @@ pub struct CredentialRecord {
     /// copied to another row does not decrypt. Replacing a credential gives a new id.
     pub id: String,
     /// The provider (unique).
-    pub provider: ProviderKind,
+    pub provider: ProviderId,
     /// The sealed envelope (header, wrapped data key, nonce, ciphertext, tag).
     pub envelope: Vec<u8>,
     /// `<key id>` of the key-encryption key that wraps this row's data key, denormalised
@@ -112,18 +112,18 @@ pub trait CredentialStore: Send + Sync + Debug {
     /// The credential of a provider, if stored.
     async fn get_credential(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<Option<CredentialRecord>, StoreError>;
     /// Every stored credential, in provider card order.
     async fn list_credentials(&self) -> Result<Vec<CredentialRecord>, StoreError>;
     /// Deletes a provider's credential; `true` when one existed.
-    async fn delete_credential(&self, provider: ProviderKind) -> Result<bool, StoreError>;
+    async fn delete_credential(&self, provider: ProviderId) -> Result<bool, StoreError>;
     /// Records a verification outcome, but only while the credential `credential_id` is
     /// still the provider's current one (a replaced credential must not inherit it).
     /// Returns whether it was recorded.
     async fn record_verification(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         credential_id: &str,
         verification: &Verification,
     ) -> Result<bool, StoreError>;

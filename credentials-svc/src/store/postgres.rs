@@ -13,7 +13,7 @@ use super::codec::{
     in_card_order,
 };
 use super::{ApiTokenRecord, CredentialRecord, CredentialStore, StoreError};
-use crate::domain::{ProviderKind, Verification};
+use crate::domain::{ProviderId, Verification};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -188,7 +188,7 @@ impl CredentialStore for PostgresStore {
 
     async fn get_credential(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<Option<CredentialRecord>, StoreError> {
         let row = sqlx::query(select_credentials!("WHERE provider = $1"))
             .bind(provider.as_str())
@@ -204,7 +204,7 @@ impl CredentialStore for PostgresStore {
         read_credentials(&rows)
     }
 
-    async fn delete_credential(&self, provider: ProviderKind) -> Result<bool, StoreError> {
+    async fn delete_credential(&self, provider: ProviderId) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM credentials WHERE provider = $1")
             .bind(provider.as_str())
             .execute(&self.pool)
@@ -214,7 +214,7 @@ impl CredentialStore for PostgresStore {
 
     async fn record_verification(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         credential_id: &str,
         verification: &Verification,
     ) -> Result<bool, StoreError> {

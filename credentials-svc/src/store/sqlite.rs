@@ -16,7 +16,7 @@ use super::codec::{
     in_card_order,
 };
 use super::{ApiTokenRecord, CredentialRecord, CredentialStore, StoreError};
-use crate::domain::{ProviderKind, Verification};
+use crate::domain::{ProviderId, Verification};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
@@ -192,7 +192,7 @@ impl CredentialStore for SqliteStore {
 
     async fn get_credential(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
     ) -> Result<Option<CredentialRecord>, StoreError> {
         let row = sqlx::query(select_credentials!("WHERE provider = ?"))
             .bind(provider.as_str())
@@ -208,7 +208,7 @@ impl CredentialStore for SqliteStore {
         read_credentials(&rows)
     }
 
-    async fn delete_credential(&self, provider: ProviderKind) -> Result<bool, StoreError> {
+    async fn delete_credential(&self, provider: ProviderId) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM credentials WHERE provider = ?")
             .bind(provider.as_str())
             .execute(&self.pool)
@@ -218,7 +218,7 @@ impl CredentialStore for SqliteStore {
 
     async fn record_verification(
         &self,
-        provider: ProviderKind,
+        provider: ProviderId,
         credential_id: &str,
         verification: &Verification,
     ) -> Result<bool, StoreError> {

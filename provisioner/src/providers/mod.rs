@@ -20,48 +20,7 @@ pub mod registry;
 
 pub use error::{ErrorKind, ProviderError, Reason};
 
-/// The clouds the provisioner can create servers at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ProviderId {
-    /// Hetzner Cloud.
-    Hetzner,
-    /// DigitalOcean.
-    DigitalOcean,
-    /// Amazon EC2.
-    Aws,
-    /// Microsoft Azure.
-    Azure,
-    /// Google Compute Engine.
-    Gcp,
-}
-
-impl ProviderId {
-    /// Every provider, in display order.
-    pub const ALL: [ProviderId; 5] = [
-        ProviderId::Hetzner,
-        ProviderId::DigitalOcean,
-        ProviderId::Aws,
-        ProviderId::Azure,
-        ProviderId::Gcp,
-    ];
-
-    /// Lowercase identifier (`hetzner`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderId::Hetzner => "hetzner",
-            ProviderId::DigitalOcean => "digitalocean",
-            ProviderId::Aws => "aws",
-            ProviderId::Azure => "azure",
-            ProviderId::Gcp => "gcp",
-        }
-    }
-}
-
-impl fmt::Display for ProviderId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use levelrail_types::ProviderId;
 
 /// A region / location / zone.
 #[derive(Debug, Clone, PartialEq, Eq)]

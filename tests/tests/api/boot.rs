@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use levelrail::config::ServeConfig;
-use levelrail_credentials::domain::{CredentialInput, ProviderKind};
+use levelrail_credentials::domain::{CredentialInput, ProviderId};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
@@ -45,7 +45,7 @@ async fn cloud(options: BootOptions, configure: impl FnOnce(&mut ServeConfig)) -
     let app = TestApp::start(cfg).await.expect("control plane starts");
     app.credentials
         .set_credential(CredentialInput::Token {
-            provider: ProviderKind::Hetzner,
+            provider: ProviderId::Hetzner,
             token: SecretString::from(TOKEN),
         })
         .await

@@ -1,13 +1,13 @@
 //! Stored records are bound to their row and tamper-evident; master-key rotation survives an
 //! interruption.
 use crate::harness::{TestApp, test_config};
-use levelrail_credentials::domain::{CredentialInput, CredentialsError, ProviderKind};
+use levelrail_credentials::domain::{CredentialInput, CredentialsError, ProviderId};
 use levelrail_sim::secrets::Canary;
 use secrecy::SecretString;
 
-fn token_input(provider: ProviderKind, canary: &Canary) -> CredentialInput {
+fn token_input(provider: ProviderId, canary: &Canary) -> CredentialInput {
     let token = match provider {
-        ProviderKind::Hetzner => canary.hetzner_token(),
+        ProviderId::Hetzner => canary.hetzner_token(),
         _ => canary.digitalocean_token(),
     };
     CredentialInput::Token {
@@ -39,21 +39,21 @@ async fn a_ciphertext_moved_to_another_row_does_not_decrypt() {
     let creds = &app.credentials;
     let canary = Canary::new();
     creds
-        .set_credential(token_input(ProviderKind::Hetzner, &canary))
+        .set_credential(token_input(ProviderId::Hetzner, &canary))
         .await
         .unwrap();
     creds
-        .set_credential(token_input(ProviderKind::DigitalOcean, &Canary::new()))
+        .set_credential(token_input(ProviderId::DigitalOcean, &Canary::new()))
         .await
         .unwrap();
     let store = creds.store();
     let hz = store
-        .get_credential(ProviderKind::Hetzner)
+        .get_credential(ProviderId::Hetzner)
         .await
         .unwrap()
         .unwrap();
     let dox = store
-        .get_credential(ProviderKind::DigitalOcean)
+        .get_credential(ProviderId::DigitalOcean)
         .await
         .unwrap()
         .unwrap();
@@ -64,14 +64,14 @@ async fn a_ciphertext_moved_to_another_row_does_not_decrypt() {
             .unwrap()
     );
     let err = creds
-        .issue_access(ProviderKind::DigitalOcean, "test")
+        .issue_access(ProviderId::DigitalOcean, "test")
         .await
         .unwrap_err();
     assert!(matches!(err, CredentialsError::Crypto(_)), "{err:?}");
     assert_no_plaintext(&err, &canary);
     // The untouched row still works.
     creds
-        .issue_access(ProviderKind::Hetzner, "test")
+        .issue_access(ProviderId::Hetzner, "test")
         .await
         .unwrap();
     app.stop().await;
@@ -84,12 +84,12 @@ async fn any_single_flipped_bit_in_a_stored_record_fails_to_decrypt() {
     let creds = &app.credentials;
     let canary = Canary::new();
     creds
-        .set_credential(token_input(ProviderKind::Hetzner, &canary))
+        .set_credential(token_input(ProviderId::Hetzner, &canary))
         .await
         .unwrap();
     let store = creds.store();
     let original = store
-        .get_credential(ProviderKind::Hetzner)
+        .get_credential(ProviderId::Hetzner)
         .await
         .unwrap()
         .unwrap();
@@ -106,7 +106,7 @@ async fn any_single_flipped_bit_in_a_stored_record_fails_to_decrypt() {
             );
             current = flipped;
             let err = creds
-                .issue_access(ProviderKind::Hetzner, "test")
+                .issue_access(ProviderId::Hetzner, "test")
                 .await
                 .expect_err("tampered record must not decrypt");
             canary.assert_absent("tamper error", format!("{err} {err:?}").as_bytes());
@@ -119,7 +119,7 @@ async fn any_single_flipped_bit_in_a_stored_record_fails_to_decrypt() {
             .unwrap()
     );
     creds
-        .issue_access(ProviderKind::Hetzner, "test")
+        .issue_access(ProviderId::Hetzner, "test")
         .await
         .unwrap();
     app.stop().await;
@@ -130,7 +130,7 @@ async fn an_interrupted_master_key_rotation_finishes_on_the_next_start() {
     use levelrail_credentials::crypto::{self, AadContext, KeyringFile};
     let tmp = tempfile::tempdir().unwrap();
     let app = TestApp::start(test_config(tmp.path())).await.unwrap();
-    let canaries: Vec<(ProviderKind, Canary)> = [ProviderKind::Hetzner, ProviderKind::DigitalOcean]
+    let canaries: Vec<(ProviderId, Canary)> = [ProviderId::Hetzner, ProviderId::DigitalOcean]
         .into_iter()
         .map(|p| (p, Canary::new()))
         .collect();
@@ -149,7 +149,7 @@ async fn an_interrupted_master_key_rotation_finishes_on_the_next_start() {
     let ring = file.load().unwrap();
     let store = app.credentials.store().clone();
     let first = store
-        .get_credential(ProviderKind::Hetzner)
+        .get_credential(ProviderId::Hetzner)
         .await
         .unwrap()
         .unwrap();

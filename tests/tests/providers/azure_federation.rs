@@ -4,8 +4,7 @@
 //! `VerifyCredential` reads the resource group and names a missing subscription Reader.
 use std::time::Duration;
 
-use levelrail_credentials::domain::{CredentialInput, ProviderKind};
-use levelrail_provisioner::providers::ProviderId;
+use levelrail_credentials::domain::{CredentialInput, ProviderId};
 use secrecy::SecretString;
 use serde_json::json;
 
@@ -114,7 +113,7 @@ async fn verify_credential_reads_the_group_and_names_a_missing_subscription_read
 
     let (ok, _) = s
         .credentials
-        .verify_credential(ProviderKind::Azure)
+        .verify_credential(ProviderId::Azure)
         .await
         .expect("verified");
     assert!(ok.ok && ok.account.contains(GROUP), "{ok:?}");
@@ -129,7 +128,7 @@ async fn verify_credential_reads_the_group_and_names_a_missing_subscription_read
     fake.set_subscription_reader(false);
     let (finding, _) = s
         .credentials
-        .verify_credential(ProviderKind::Azure)
+        .verify_credential(ProviderId::Azure)
         .await
         .expect("verified");
     assert!(!finding.ok);
@@ -148,7 +147,7 @@ async fn verify_credential_reads_the_group_and_names_a_missing_subscription_read
         .expect("stored");
     let (refused, _) = s
         .credentials
-        .verify_credential(ProviderKind::Azure)
+        .verify_credential(ProviderId::Azure)
         .await
         .expect("verified");
     assert!(

@@ -3,8 +3,7 @@
 //! impersonation → an instance created and verified on the fake), direct federated access
 //! without impersonation, and the service-account key path, whose token request reaches
 //! the fake OAuth endpoint with google-auth's fields and a signature the fake verifies.
-use levelrail_credentials::domain::{CredentialInput, ProviderKind};
-use levelrail_provisioner::providers::ProviderId;
+use levelrail_credentials::domain::{CredentialInput, ProviderId};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
@@ -111,7 +110,7 @@ async fn federation_with_impersonation_works_end_to_end_against_the_fake_sts() {
     );
     let (verified, _) = s
         .credentials
-        .verify_credential(ProviderKind::Gcp)
+        .verify_credential(ProviderId::Gcp)
         .await
         .expect("verify");
     assert!(
@@ -123,7 +122,7 @@ async fn federation_with_impersonation_works_end_to_end_against_the_fake_sts() {
     std::fs::write(&file, "eyJ.forged.sig").expect("rotate");
     let (refused, _) = s
         .credentials
-        .verify_credential(ProviderKind::Gcp)
+        .verify_credential(ProviderId::Gcp)
         .await
         .expect("verify");
     assert!(

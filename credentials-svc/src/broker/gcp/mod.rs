@@ -13,7 +13,7 @@ use async_trait::async_trait;
 
 use super::oauth::TokenClient;
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderKind};
+use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
 
 #[cfg(test)]
 pub(crate) use service_account::assertion;
@@ -91,7 +91,7 @@ impl GrantIssuer for GcpGrantIssuer {
             }
         };
         Ok(AccessGrant {
-            provider: ProviderKind::Gcp,
+            provider: ProviderId::Gcp,
             expires_at,
             secret: GrantSecret::Bearer(token),
             context: GrantContext {

@@ -4,7 +4,7 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use super::CredentialInput;
-use crate::domain::ProviderKind;
+use crate::domain::ProviderId;
 
 /// Embedded in every secret; no part of it may ever surface in an error or `Debug`.
 pub(super) const CANARY: &str = "CANARY7f3a9d2e51b04c88";
@@ -29,7 +29,7 @@ pub(super) fn assert_no_leak(text: &str, canary: &str, context: &str) {
     }
 }
 
-pub(super) fn token(provider: ProviderKind, token: impl Into<String>) -> CredentialInput {
+pub(super) fn token(provider: ProviderId, token: impl Into<String>) -> CredentialInput {
     CredentialInput::Token {
         provider,
         token: SecretString::from(token.into()),
@@ -177,11 +177,11 @@ pub(super) fn valid_inputs() -> Vec<(&'static str, CredentialInput)> {
     vec![
         (
             "hetzner",
-            token(ProviderKind::Hetzner, format!("{}\n", hetzner_token())),
+            token(ProviderId::Hetzner, format!("{}\n", hetzner_token())),
         ),
         (
             "digitalocean",
-            token(ProviderKind::DigitalOcean, digitalocean_token()),
+            token(ProviderId::DigitalOcean, digitalocean_token()),
         ),
         ("aws static", Aws::valid().input()),
         ("aws temporary", Aws::temporary().input()),

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::fixtures::gcp_value;
 use super::{CredentialInput, CredentialSecret, parse};
-use crate::domain::{CredentialIdentity, ProviderKind};
+use crate::domain::{CredentialIdentity, ProviderId};
 
 fn external() -> Value {
     json!({
@@ -59,7 +59,7 @@ fn an_external_account_with_a_project_is_accepted_and_round_trips() {
             private_key_id: String::new()
         }
     );
-    let back = CredentialSecret::from_plaintext(ProviderKind::Gcp, &parsed.secret.to_plaintext())
+    let back = CredentialSecret::from_plaintext(ProviderId::Gcp, &parsed.secret.to_plaintext())
         .expect("decodes");
     let CredentialSecret::GcpExternal {
         audience, key_json, ..

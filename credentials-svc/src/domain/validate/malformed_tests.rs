@@ -4,7 +4,7 @@
 use super::fixtures::*;
 use super::malformed_json_cases::{azure_cases, gcp_cases};
 use super::parse;
-use crate::domain::ProviderKind::{Aws as AwsKind, DigitalOcean, Hetzner};
+use crate::domain::ProviderId::{Aws as AwsKind, DigitalOcean, Hetzner};
 
 fn token_cases() -> Vec<Case> {
     let hex = |s: &str| Case {

@@ -9,7 +9,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::json::{RawObject, RawValue, parse_object};
 use super::{CredentialSecret, FieldError};
-use crate::domain::ProviderKind;
+use crate::domain::ProviderId;
 
 /// Field path used for errors in a decrypted document.
 const FIELD: &str = "plaintext";
@@ -123,7 +123,7 @@ pub(super) fn encode(secret: &CredentialSecret) -> Zeroizing<Vec<u8>> {
 
 /// Parses a document written by [`encode`] for `provider`; unknown or missing keys, wrong
 /// types, another version or another provider are errors.
-pub(super) fn decode(provider: ProviderKind, bytes: &[u8]) -> Result<CredentialSecret, FieldError> {
+pub(super) fn decode(provider: ProviderId, bytes: &[u8]) -> Result<CredentialSecret, FieldError> {
     let text = std::str::from_utf8(bytes).map_err(|_| FieldError::new(FIELD, "is not UTF-8"))?;
     let obj = parse_object(FIELD, text, MAX_PLAINTEXT_BYTES)?;
     if !matches!(obj.get("v"), Some(RawValue::UInt(FORMAT_VERSION))) {
@@ -136,16 +136,16 @@ pub(super) fn decode(provider: ProviderKind, bytes: &[u8]) -> Result<CredentialS
         ));
     }
     match provider {
-        ProviderKind::Hetzner | ProviderKind::DigitalOcean => {
+        ProviderId::Hetzner | ProviderId::DigitalOcean => {
             obj.deny_unknown(&["v", "provider", "token"])?;
             Ok(CredentialSecret::Token {
                 provider,
                 token: secret(&obj, "token")?,
             })
         }
-        ProviderKind::Aws => decode_aws(&obj),
-        ProviderKind::Azure => decode_azure(&obj),
-        ProviderKind::Gcp => decode_gcp(&obj),
+        ProviderId::Aws => decode_aws(&obj),
+        ProviderId::Azure => decode_azure(&obj),
+        ProviderId::Gcp => decode_gcp(&obj),
     }
 }
 

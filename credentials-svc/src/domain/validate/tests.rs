@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::fixtures::*;
 use super::{CredentialInput, CredentialSecret, FieldError, parse};
-use crate::domain::{CredentialIdentity, ProviderKind};
+use crate::domain::{CredentialIdentity, ProviderId};
 
 fn secret_of(input: CredentialInput) -> CredentialSecret {
     parse(input).expect("fixture is valid").secret
@@ -14,14 +14,14 @@ fn secret_of(input: CredentialInput) -> CredentialSecret {
 #[test]
 fn hetzner_token_is_trimmed_and_stored() {
     // Arrange
-    let input = token(ProviderKind::Hetzner, format!("  {}\r\n", hetzner_token()));
+    let input = token(ProviderId::Hetzner, format!("  {}\r\n", hetzner_token()));
     // Act
     let parsed = parse(input).unwrap();
     // Assert
     let CredentialSecret::Token { provider, token } = &parsed.secret else {
         panic!()
     };
-    assert_eq!(*provider, ProviderKind::Hetzner);
+    assert_eq!(*provider, ProviderId::Hetzner);
     assert_eq!(token.expose_secret(), hetzner_token());
     assert_eq!(
         parsed.identity,
@@ -37,8 +37,8 @@ fn digitalocean_accepts_prefixed_and_legacy_tokens() {
         .trim_start_matches("dop_v1_")
         .to_owned();
     for t in [digitalocean_token(), legacy] {
-        let secret = secret_of(token(ProviderKind::DigitalOcean, t.clone()));
-        assert_eq!(secret.provider(), ProviderKind::DigitalOcean);
+        let secret = secret_of(token(ProviderId::DigitalOcean, t.clone()));
+        assert_eq!(secret.provider(), ProviderId::DigitalOcean);
         let CredentialSecret::Token { token, .. } = secret else {
             panic!()
         };
@@ -275,7 +275,7 @@ fn a_near_limit_gcp_key_round_trips_through_plaintext() {
         "\t".repeat(super::MAX_INPUT_BYTES - 4096)
     );
     let secret = secret_of(gcp(pasted.clone()));
-    let back = CredentialSecret::from_plaintext(ProviderKind::Gcp, &secret.to_plaintext()).unwrap();
+    let back = CredentialSecret::from_plaintext(ProviderId::Gcp, &secret.to_plaintext()).unwrap();
     let CredentialSecret::Gcp { key_json, .. } = back else {
         panic!()
     };
@@ -284,13 +284,13 @@ fn a_near_limit_gcp_key_round_trips_through_plaintext() {
 
 #[test]
 fn from_plaintext_refuses_another_provider_and_malformed_documents() {
-    let hetzner = secret_of(token(ProviderKind::Hetzner, hetzner_token())).to_plaintext();
+    let hetzner = secret_of(token(ProviderId::Hetzner, hetzner_token())).to_plaintext();
     let field = |p, b: &[u8]| CredentialSecret::from_plaintext(p, b).err().unwrap().field;
     assert_eq!(
-        field(ProviderKind::DigitalOcean, &hetzner),
+        field(ProviderId::DigitalOcean, &hetzner),
         "plaintext.provider"
     );
-    assert_eq!(field(ProviderKind::Aws, &hetzner), "plaintext.provider");
+    assert_eq!(field(ProviderId::Aws, &hetzner), "plaintext.provider");
     let t = hetzner_token();
     let cases: [(&str, String); 6] = [
         (
@@ -320,11 +320,11 @@ fn from_plaintext_refuses_another_provider_and_malformed_documents() {
     ];
     for (want, doc) in cases {
         let err =
-            CredentialSecret::from_plaintext(ProviderKind::Hetzner, doc.as_bytes()).unwrap_err();
+            CredentialSecret::from_plaintext(ProviderId::Hetzner, doc.as_bytes()).unwrap_err();
         assert_eq!(err.field, want, "{doc}");
         assert_no_leak(&err.to_string(), CANARY, want);
     }
-    assert_eq!(field(ProviderKind::Hetzner, b"\xff\xfe"), "plaintext");
+    assert_eq!(field(ProviderId::Hetzner, b"\xff\xfe"), "plaintext");
 }
 
 #[test]

@@ -3,25 +3,25 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::text::{all_of, is_lower_hex, trimmed_token};
 use super::{CredentialSecret, FieldError};
-use crate::domain::ProviderKind;
+use crate::domain::ProviderId;
 
 /// Validates a token for `provider`, which must be Hetzner or DigitalOcean.
 pub(super) fn parse(
-    provider: ProviderKind,
+    provider: ProviderId,
     token: &SecretString,
 ) -> Result<CredentialSecret, FieldError> {
     let (field, ok, rule): (&str, fn(&str) -> bool, &str) = match provider {
-        ProviderKind::Hetzner => (
+        ProviderId::Hetzner => (
             "hetzner.token",
             is_hetzner_token,
             "must be 32 to 128 ASCII letters or digits (a Hetzner Cloud API token)",
         ),
-        ProviderKind::DigitalOcean => (
+        ProviderId::DigitalOcean => (
             "digitalocean.token",
             is_digitalocean_token,
             "must be 64 lowercase hexadecimal digits, optionally after dop_v1_ or doo_v1_",
         ),
-        ProviderKind::Aws | ProviderKind::Azure | ProviderKind::Gcp => {
+        ProviderId::Aws | ProviderId::Azure | ProviderId::Gcp => {
             return Err(FieldError::new(
                 "provider",
                 "a bare token is accepted only for hetzner and digitalocean",

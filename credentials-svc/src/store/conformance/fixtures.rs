@@ -2,20 +2,20 @@
 use time::OffsetDateTime;
 use time::macros::datetime;
 
-use crate::domain::{CredentialIdentity, ProviderKind, Verification};
+use crate::domain::{CredentialIdentity, ProviderId, Verification};
 use crate::store::codec::to_stored_precision;
 use crate::store::{CredentialRecord, CredentialStore};
 
 /// A distinct identity per provider, covering every identity variant.
-pub(super) fn identity_for(provider: ProviderKind) -> CredentialIdentity {
+pub(super) fn identity_for(provider: ProviderId) -> CredentialIdentity {
     match provider {
-        ProviderKind::Hetzner => CredentialIdentity::Token {
+        ProviderId::Hetzner => CredentialIdentity::Token {
             account: "project-42".into(),
         },
-        ProviderKind::DigitalOcean => CredentialIdentity::Token {
+        ProviderId::DigitalOcean => CredentialIdentity::Token {
             account: String::new(),
         },
-        ProviderKind::Aws => CredentialIdentity::Aws {
+        ProviderId::Aws => CredentialIdentity::Aws {
             mode: "static".into(),
             access_key_id_last4: "WXYZ".into(),
             region: "eu-central-1".into(),
@@ -23,7 +23,7 @@ pub(super) fn identity_for(provider: ProviderKind) -> CredentialIdentity {
             has_session_token: true,
             account: "123456789012".into(),
         },
-        ProviderKind::Azure => CredentialIdentity::Azure {
+        ProviderId::Azure => CredentialIdentity::Azure {
             tenant_id: "00000000-0000-0000-0000-000000000001".into(),
             client_id: "00000000-0000-0000-0000-000000000002".into(),
             subscription_id: "00000000-0000-0000-0000-000000000003".into(),
@@ -31,7 +31,7 @@ pub(super) fn identity_for(provider: ProviderKind) -> CredentialIdentity {
             auth_mode: "federated_token_file".into(),
             federated_token_file: "/var/run/secrets/azure/token".into(),
         },
-        ProviderKind::Gcp => CredentialIdentity::Gcp {
+        ProviderId::Gcp => CredentialIdentity::Gcp {
             project_id: "levelrail-test".into(),
             client_email: "lr@levelrail-test.iam.gserviceaccount.com".into(),
             private_key_id: "0123456789abcdef".into(),
@@ -41,7 +41,7 @@ pub(super) fn identity_for(provider: ProviderKind) -> CredentialIdentity {
 
 /// A credential for `provider` with a fresh id, wrapped by `kek_id`. Its `saved_at` has
 /// nanoseconds and a non-UTC offset, so every round trip also checks normalisation.
-pub(super) fn record(provider: ProviderKind, kek_id: &str) -> CredentialRecord {
+pub(super) fn record(provider: ProviderId, kek_id: &str) -> CredentialRecord {
     let id = uuid::Uuid::new_v4().to_string();
     CredentialRecord {
         envelope: format!("envelope of {id}").into_bytes(),
@@ -88,12 +88,12 @@ pub(super) async fn put(store: &dyn CredentialStore, r: &CredentialRecord) {
     store.put_credential(r).await.expect("put_credential");
 }
 
-pub(super) async fn get(store: &dyn CredentialStore, p: ProviderKind) -> Option<CredentialRecord> {
+pub(super) async fn get(store: &dyn CredentialStore, p: ProviderId) -> Option<CredentialRecord> {
     store.get_credential(p).await.expect("get_credential")
 }
 
 pub(super) async fn clear(store: &dyn CredentialStore) {
-    for p in ProviderKind::ALL {
+    for p in ProviderId::ALL {
         store.delete_credential(p).await.expect("delete_credential");
     }
 }
