@@ -17,14 +17,7 @@ pub(crate) const PROVIDER_REQUIRED: &str = "--provider is required";
 
 /// The name of `provider` on the command line and in JSON output.
 pub(crate) fn name(provider: Provider) -> &'static str {
-    match provider {
-        Provider::Unspecified => "unspecified",
-        Provider::Hetzner => "hetzner",
-        Provider::Digitalocean => "digitalocean",
-        Provider::Aws => "aws",
-        Provider::Azure => "azure",
-        Provider::Gcp => "gcp",
-    }
+    levelrail_types::ProviderId::try_from(provider).map_or("unspecified", |p| p.as_str())
 }
 
 /// The name of a provider as it arrives on the wire (an `i32`); a value this CLI does not

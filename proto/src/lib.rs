@@ -8,6 +8,8 @@
 )]
 
 /// `levelrail.credentials.v1`: the write-only credentials API.
+mod provider;
+
 pub mod credentials {
     pub mod v1 {
         tonic::include_proto!("levelrail.credentials.v1");

@@ -19,12 +19,8 @@ fn field(field: &str, message: &str) -> FieldError {
 /// Proto provider enum value → domain provider.
 pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderId, FieldError> {
     match pb::Provider::try_from(value) {
-        Ok(pb::Provider::Hetzner) => Ok(ProviderId::Hetzner),
-        Ok(pb::Provider::Digitalocean) => Ok(ProviderId::DigitalOcean),
-        Ok(pb::Provider::Aws) => Ok(ProviderId::Aws),
-        Ok(pb::Provider::Azure) => Ok(ProviderId::Azure),
-        Ok(pb::Provider::Gcp) => Ok(ProviderId::Gcp),
         Ok(pb::Provider::Unspecified) => Err(field("provider", "is required")),
+        Ok(known) => ProviderId::try_from(known).map_err(|_| field("provider", "is required")),
         Err(_) => Err(field(
             "provider",
             "is not a known provider (hetzner, digitalocean, aws, azure, gcp)",
@@ -34,13 +30,7 @@ pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderId, FieldError> 
 
 /// Domain provider → proto enum.
 pub(crate) fn provider_to_proto(p: ProviderId) -> pb::Provider {
-    match p {
-        ProviderId::Hetzner => pb::Provider::Hetzner,
-        ProviderId::DigitalOcean => pb::Provider::Digitalocean,
-        ProviderId::Aws => pb::Provider::Aws,
-        ProviderId::Azure => pb::Provider::Azure,
-        ProviderId::Gcp => pb::Provider::Gcp,
-    }
+    pb::Provider::from(p)
 }
 
 /// A SetCredential request → validated-later input. The shape must match the provider.

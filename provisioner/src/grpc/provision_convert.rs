@@ -13,24 +13,14 @@ use crate::providers::{ProviderId, Region, Size};
 /// The provider a request names; `None` when unspecified (the domain names the field).
 pub(super) fn provider(value: i32) -> Result<Option<ProviderId>, FieldError> {
     match PbProvider::try_from(value) {
-        Ok(PbProvider::Unspecified) => Ok(None),
-        Ok(PbProvider::Hetzner) => Ok(Some(ProviderId::Hetzner)),
-        Ok(PbProvider::Digitalocean) => Ok(Some(ProviderId::DigitalOcean)),
-        Ok(PbProvider::Aws) => Ok(Some(ProviderId::Aws)),
-        Ok(PbProvider::Azure) => Ok(Some(ProviderId::Azure)),
-        Ok(PbProvider::Gcp) => Ok(Some(ProviderId::Gcp)),
+        // Unspecified names none (the domain then names the missing field).
+        Ok(known) => Ok(ProviderId::try_from(known).ok()),
         Err(_) => Err(FieldError::new("provider", "is not a known provider")),
     }
 }
 
 pub(super) fn provider_to_pb(p: ProviderId) -> PbProvider {
-    match p {
-        ProviderId::Hetzner => PbProvider::Hetzner,
-        ProviderId::DigitalOcean => PbProvider::Digitalocean,
-        ProviderId::Aws => PbProvider::Aws,
-        ProviderId::Azure => PbProvider::Azure,
-        ProviderId::Gcp => PbProvider::Gcp,
-    }
+    PbProvider::from(p)
 }
 
 fn role(value: i32) -> Result<Role, FieldError> {

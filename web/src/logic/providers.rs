@@ -1,5 +1,6 @@
 //! The five clouds: their fixed order, URL-safe slugs and labels.
 use levelrail_proto::credentials::v1::Provider;
+use levelrail_types::ProviderId;
 
 /// Every provider, in the order of the cards and the wizard.
 pub const PROVIDERS: [Provider; 5] = [
@@ -13,26 +14,12 @@ pub const PROVIDERS: [Provider; 5] = [
 /// The slug used in element ids and test ids (`hetzner`, `digitalocean`, `aws`, `azure`,
 /// `gcp`).
 pub fn slug(p: Provider) -> &'static str {
-    match p {
-        Provider::Unspecified => "unknown",
-        Provider::Hetzner => "hetzner",
-        Provider::Digitalocean => "digitalocean",
-        Provider::Aws => "aws",
-        Provider::Azure => "azure",
-        Provider::Gcp => "gcp",
-    }
+    ProviderId::try_from(p).map_or("unknown", ProviderId::as_str)
 }
 
 /// The human label.
 pub fn label(p: Provider) -> &'static str {
-    match p {
-        Provider::Unspecified => "Unknown provider",
-        Provider::Hetzner => "Hetzner",
-        Provider::Digitalocean => "DigitalOcean",
-        Provider::Aws => "AWS",
-        Provider::Azure => "Azure",
-        Provider::Gcp => "Google Cloud",
-    }
+    ProviderId::try_from(p).map_or("Unknown provider", ProviderId::display_name)
 }
 
 #[cfg(test)]
