@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use crate::error::CliError;
 
 /// The longest node name (a DNS label).
-pub(crate) const NAME_MAX: usize = 63;
+pub(crate) const NAME_MAX: usize = levelrail_types::MAX_NODE_NAME_LEN;
 
 /// `invalid <flag> "<value>": <reason>`, a usage error.
 pub(crate) fn invalid(flag: &str, value: &str, reason: &str) -> CliError {
@@ -18,31 +18,21 @@ pub(crate) fn invalid(flag: &str, value: &str, reason: &str) -> CliError {
 
 /// A node name: `^[a-z][a-z0-9-]*$`, at most 63 characters, no trailing hyphen.
 pub(crate) fn node_name(flag: &str, value: &str) -> Result<(), CliError> {
-    if value.is_empty() {
-        return Err(CliError::usage(format!("{flag} must not be empty")));
-    }
-    let mut chars = value.chars();
-    let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_lowercase());
-    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !(starts_with_letter && rest_ok) {
-        return Err(invalid(
-            flag,
-            value,
+    use levelrail_types::NameRule;
+    let Err(rule) = levelrail_types::check_node_name(value) else {
+        return Ok(());
+    };
+    let why = match rule {
+        NameRule::Empty => return Err(CliError::usage(format!("{flag} must not be empty"))),
+        NameRule::TooLong => format!("at most {NAME_MAX} characters (got {})", value.len()),
+        NameRule::NotAscii | NameRule::BadStart | NameRule::BadCharacter => {
             "must start with a lowercase letter and contain only lowercase letters, digits \
-             and hyphens",
-        ));
-    }
-    if value.len() > NAME_MAX {
-        return Err(invalid(
-            flag,
-            value,
-            &format!("at most {NAME_MAX} characters (got {})", value.len()),
-        ));
-    }
-    if value.ends_with('-') {
-        return Err(invalid(flag, value, "must not end with a hyphen"));
-    }
-    Ok(())
+             and hyphens"
+                .to_owned()
+        }
+        NameRule::TrailingHyphen => "must not end with a hyphen".to_owned(),
+    };
+    Err(invalid(flag, value, &why))
 }
 
 /// A provider identifier such as a region, size or image: not empty, no whitespace or

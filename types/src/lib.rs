@@ -1,7 +1,10 @@
 //! Types every layer shares and that compile for wasm32 too (no I/O, no async): the one
 //! provider identifier, used by the credentials service, the provisioner, the provider
 //! clients and the server's wiring alike, so a provider is named the same way everywhere
-//! and no layer maps one provider enum onto another.
+//! and no layer maps one provider enum onto another; and the one node-name rule, which the
+//! server, the CLI and the web form all check.
+mod name;
 mod provider;
 
+pub use name::{MAX_NODE_NAME_LEN, NameRule, check_node_name};
 pub use provider::{ProviderId, UnknownProvider};

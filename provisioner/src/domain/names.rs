@@ -3,8 +3,8 @@
 //! by every target cloud and by Kubernetes, so a name that passes here is valid everywhere.
 use std::fmt;
 
-/// The longest name accepted (a DNS label).
-pub const MAX_NODE_NAME_LEN: usize = 63;
+pub use levelrail_types::MAX_NODE_NAME_LEN;
+use levelrail_types::{NameRule, check_node_name};
 
 /// How much of a rejected value an error message may echo.
 const ECHO_LIMIT: usize = 64;
@@ -50,31 +50,22 @@ impl NodeName {
                 FieldError::new(field, format!("{} {rule}", sanitized_prefix(value)))
             }
         };
-        if value.is_empty() {
-            return Err(fail("is required"));
-        }
-        if value.len() > MAX_NODE_NAME_LEN {
-            return Err(fail(&format!(
-                "is too long: at most {MAX_NODE_NAME_LEN} characters allowed"
-            )));
-        }
-        if !value.is_ascii() {
-            return Err(fail(
-                "must be ASCII: lowercase letters, digits and hyphens only",
-            ));
-        }
-        if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
-            return Err(fail("must start with a lowercase letter (a-z)"));
-        }
-        let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
-        if !value.chars().all(allowed) {
-            return Err(fail(
-                "may contain only lowercase letters, digits and hyphens",
-            ));
-        }
-        if value.ends_with('-') {
-            return Err(fail("must not end with a hyphen"));
-        }
+        check_node_name(value).map_err(|rule| {
+            fail(&match rule {
+                NameRule::Empty => "is required".to_owned(),
+                NameRule::TooLong => {
+                    format!("is too long: at most {MAX_NODE_NAME_LEN} characters allowed")
+                }
+                NameRule::NotAscii => {
+                    "must be ASCII: lowercase letters, digits and hyphens only".to_owned()
+                }
+                NameRule::BadStart => "must start with a lowercase letter (a-z)".to_owned(),
+                NameRule::BadCharacter => {
+                    "may contain only lowercase letters, digits and hyphens".to_owned()
+                }
+                NameRule::TrailingHyphen => "must not end with a hyphen".to_owned(),
+            })
+        })?;
         Ok(NodeName(value.to_owned()))
     }
 

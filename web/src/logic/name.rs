@@ -1,30 +1,23 @@
 //! Node-name rules, checked as the operator types: `^[a-z][a-z0-9-]*$`, at most 63
 //! characters, no trailing hyphen (the server enforces the same; GCP and Azure need them).
 
-/// Longest accepted node name.
-pub const MAX_NAME_LEN: usize = 63;
+use levelrail_types::{NameRule, check_node_name};
 
-/// Why a node name is refused, in words for the form; `None` when it is valid.
+/// Longest accepted node name.
+pub const MAX_NAME_LEN: usize = levelrail_types::MAX_NODE_NAME_LEN;
+
+/// Why a node name is refused, in words for the form; `None` when it is valid. Empty is
+/// not reported while typing; [`name_problem_required`] reports it on submit.
 pub fn name_problem(name: &str) -> Option<&'static str> {
-    let mut chars = name.chars();
-    // Empty is not reported while typing; `name_problem_required` reports it on submit.
-    let first = chars.next()?;
-    if !first.is_ascii_lowercase() {
-        return Some("Start with a lowercase letter (a–z).");
+    match check_node_name(name).err()? {
+        NameRule::Empty => None,
+        NameRule::BadStart => Some("Start with a lowercase letter (a–z)."),
+        NameRule::NotAscii | NameRule::BadCharacter => {
+            Some("Use only lowercase letters, digits and hyphens.")
+        }
+        NameRule::TooLong => Some("Use at most 63 characters."),
+        NameRule::TrailingHyphen => Some("Do not end the name with a hyphen."),
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Some("Use only lowercase letters, digits and hyphens.");
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Some("Use at most 63 characters.");
-    }
-    if name.ends_with('-') {
-        return Some("Do not end the name with a hyphen.");
-    }
-    None
 }
 
 /// Like [`name_problem`], but an empty name is a problem too (for submitting).
