@@ -264,13 +264,8 @@ impl ApiClient {
     }
 
     async fn backoff(&self, attempt: u32) {
-        let ceiling = self
-            .policy
-            .base_backoff
-            .saturating_mul(1u32 << attempt.min(16).saturating_sub(1))
-            .min(self.policy.max_backoff);
-        let ms = rand::thread_rng().gen_range(0..=ceiling.as_millis().max(1) as u64);
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+        let pause = full_jitter(self.policy.base_backoff, self.policy.max_backoff, attempt);
+        tokio::time::sleep(pause).await;
     }
 
     /// `Retry-After` (seconds or HTTP date) or `RateLimit-Reset` (UNIX time), capped;
@@ -307,6 +302,15 @@ impl ApiClient {
             .unwrap_or(Duration::from_secs(1))
             .min(self.policy.max_retry_after)
     }
+}
+
+/// The full-jitter pause before attempt `attempt` (1-based): a random duration below a
+/// ceiling that starts at `base`, doubles per attempt and stops at `max`.
+pub fn full_jitter(base: Duration, max: Duration, attempt: u32) -> Duration {
+    let ceiling = base
+        .saturating_mul(1u32 << attempt.clamp(1, 16).saturating_sub(1))
+        .min(max);
+    Duration::from_millis(rand::thread_rng().gen_range(0..=ceiling.as_millis().max(1) as u64))
 }
 
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).

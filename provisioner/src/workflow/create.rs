@@ -98,18 +98,11 @@ impl Driver {
 
     /// The failure of a provision whose every choice was rejected (found on resume).
     fn all_rejected_failure(&self) -> Failure {
-        let tried: Vec<String> = self
-            .record
-            .saga
-            .placements
-            .iter()
-            .map(|p| format!("{}/{}", p.region, p.size))
-            .collect();
         let mut f = Failure::new(
             self.record.status,
             format!(
                 "could not create the server: every choice was out of capacity: {}",
-                tried.join(", ")
+                self.choices_tried()
             ),
         );
         f.code = self
@@ -179,6 +172,18 @@ impl Driver {
     /// The failure once no choice has capacity: the last error, and every choice tried.
     fn no_capacity_failure(&self, e: &ProviderError, region: &str) -> Failure {
         let mut f = Failure::provider(self.record.status, "could not create the server", e, region);
+        if self.record.saga.placements.len() > 1 {
+            f.reason = crate::providers::error::clip(&format!(
+                "{}; every choice was out of capacity: {}",
+                f.reason,
+                self.choices_tried()
+            ));
+        }
+        f
+    }
+
+    /// Every choice as `region/size`, in order (`fsn1/cx22, nbg1/cx22`).
+    fn choices_tried(&self) -> String {
         let tried: Vec<String> = self
             .record
             .saga
@@ -186,18 +191,7 @@ impl Driver {
             .iter()
             .map(|p| format!("{}/{}", p.region, p.size))
             .collect();
-        if tried.len() > 1 {
-            f = Failure {
-                reason: format!(
-                    "{}; every choice was out of capacity: {}",
-                    f.reason,
-                    tried.join(", ")
-                ),
-                ..f
-            };
-            f.reason = crate::providers::error::clip(&f.reason);
-        }
-        f
+        tried.join(", ")
     }
 
     /// Records the created server (and the choice in use).

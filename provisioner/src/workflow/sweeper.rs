@@ -131,9 +131,10 @@ impl Sweeper {
     }
 
     async fn sweep_into(&self, report: &mut SweepReport) -> Result<(), StoreError> {
-        let protected = self.protected().await?;
+        let orphans = self.shared.orphans.list_orphans().await?;
+        let protected = self.protected(&orphans).await?;
         let mut tried = HashSet::new();
-        for orphan in self.shared.orphans.list_orphans().await? {
+        for orphan in orphans {
             if orphan.state == OrphanState::Pending && self.due(&orphan, &protected) {
                 tried.insert(orphan.id.clone());
                 self.attempt(&orphan, report).await?;
@@ -187,14 +188,14 @@ impl Sweeper {
         Ok(())
     }
 
-    async fn protected(&self) -> Result<Protected, StoreError> {
+    /// What protects a server, from the nodes and `orphans` (read once per sweep).
+    async fn protected(&self, orphans: &[Orphan]) -> Result<Protected, StoreError> {
         let nodes = self
             .shared
             .nodes
             .list_nodes()
             .await
             .map_err(|e| StoreError::Corrupt(format!("the nodes could not be listed: {e}")))?;
-        let orphans = self.shared.orphans.list_orphans().await?;
         let with = |keep: fn(&Orphan) -> bool| -> HashSet<String> {
             orphans
                 .iter()

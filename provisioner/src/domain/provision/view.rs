@@ -1,7 +1,7 @@
 //! A provision as the operator sees it: no token, no saga internals, no lease.
 use time::OffsetDateTime;
 
-use super::{Placement, ProvisionId, ProvisionStatus, StageTiming, current};
+use super::{Placement, ProvisionId, ProvisionStatus, StageTiming};
 use crate::domain::{InstallStep, NodeId, NodeName, Role};
 use crate::providers::ProviderId;
 use crate::store::ProvisionRecord;
@@ -65,15 +65,12 @@ impl Provision {
 impl From<&ProvisionRecord> for Provision {
     fn from(r: &ProvisionRecord) -> Self {
         // The region and size shown are the choice in use (or being tried).
-        let (region, size) = current(&r.saga.placements)
-            .map_or((r.region.clone(), r.size.clone()), |p| {
-                (p.region.clone(), p.size.clone())
-            });
+        let (region, size) = r.placement_in_use();
         Provision {
             id: r.id.clone(),
             provider: r.provider,
-            region,
-            size,
+            region: region.to_owned(),
+            size: size.to_owned(),
             name: r.name.clone(),
             role: r.role,
             status: r.status,

@@ -37,68 +37,37 @@ impl Provisioner {
         self.sizes_in(client.as_ref(), &credential, region).await
     }
 
-    /// Checks `region` and `size` against the provider's catalog.
-    pub(super) async fn check_catalog(
-        &self,
-        client: &dyn CloudProvider,
-        credential: &str,
-        region: &str,
-        size: &str,
-    ) -> Result<(), ProvisionError> {
-        let sizes = self.sizes_in(client, credential, region).await?;
-        if let Some(found) = sizes.iter().find(|s| s.id == size) {
-            match &found.unavailable_reason {
-                None => Ok(()),
-                Some(reason) => Err(ProvisionError::InvalidArgument {
-                    field: "size",
-                    message: format!(
-                        "{size} ({}) cannot be provisioned: {reason}",
-                        found.architecture
-                    ),
-                }),
-            }
-        } else {
-            Err(ProvisionError::InvalidArgument {
-                field: "size",
-                message: format!("{size} is not offered by {} in {region}", client.id()),
-            })
-        }
-    }
-
     /// The ordered placement choices of `spec` that the catalog offers: the requested
-    /// region and size first (checked strictly, as [`Self::check_catalog`]), then every
-    /// other region × size pair where the size is offered and available. An alternative
-    /// region the provider does not have, or an alternative size offered in none of the
-    /// regions, is refused naming its field.
+    /// region and size first (checked strictly: an unknown region or an unusable size is
+    /// refused naming `region` or `size`), then every other region × size pair where the
+    /// size is offered and available. An alternative region the provider does not have, or
+    /// an alternative size offered in none of the regions, is refused naming its field. The
+    /// catalog (cached) is read once per region.
     pub(super) async fn plan_placements(
         &self,
         client: &dyn CloudProvider,
         credential: &str,
         spec: &NewProvision,
     ) -> Result<Vec<Placement>, ProvisionError> {
-        self.check_catalog(client, credential, &spec.region, &spec.size)
-            .await?;
         let regions = self
             .catalog
             .regions(client, credential)
             .await
             .map_err(|e| catalog_error(&e, None))?;
-        for (i, region) in spec.fallback_regions.iter().enumerate() {
-            if !regions.iter().any(|r| &r.id == region) {
-                return Err(ProvisionError::InvalidArgument {
-                    field: "fallback_regions",
-                    message: format!(
-                        "entry {}: {region} is not a region of {}",
-                        i + 1,
-                        client.id()
-                    ),
-                });
-            }
+        let known = |region: &str| regions.iter().any(|r| r.id == region);
+        if !known(&spec.region) {
+            return Err(unknown_region("region", &spec.region, client.id()));
         }
-        let mut offered = Vec::new();
-        for region in spec.regions() {
-            let sizes = self.sizes_in(client, credential, &region).await?;
-            offered.push((region, sizes));
+        let first = self.offered_sizes(client, credential, &spec.region).await?;
+        check_size(&first, &spec.region, &spec.size, client.id())?;
+        let mut offered = vec![(spec.region.clone(), first)];
+        for (i, region) in spec.fallback_regions.iter().enumerate() {
+            if !known(region) {
+                let e = unknown_region("fallback_regions", region, client.id());
+                return Err(at_entry(e, i));
+            }
+            let sizes = self.offered_sizes(client, credential, region).await?;
+            offered.push((region.clone(), sizes));
         }
         let usable = |region: &str, size: &str| {
             offered.iter().any(|(r, sizes)| {
@@ -137,6 +106,7 @@ impl Provisioner {
         Ok(placements)
     }
 
+    /// The sizes of `region` (refused naming `region` when the provider has no such region).
     async fn sizes_in(
         &self,
         client: &dyn CloudProvider,
@@ -149,18 +119,26 @@ impl Provisioner {
             .await
             .map_err(|e| catalog_error(&e, None))?;
         if !regions.iter().any(|r| r.id == region) {
-            return Err(ProvisionError::InvalidArgument {
-                field: "region",
-                message: format!("{region} is not a region of {}", client.id()),
-            });
+            return Err(unknown_region("region", region, client.id()));
         }
+        self.offered_sizes(client, credential, region).await
+    }
+
+    /// The sizes of a known `region`, each unavailable one with its reason: the provider's
+    /// (a restricted size, one that cannot boot the image) first, else this control plane's
+    /// (no agent for the size's architecture).
+    async fn offered_sizes(
+        &self,
+        client: &dyn CloudProvider,
+        credential: &str,
+        region: &str,
+    ) -> Result<Vec<Size>, ProvisionError> {
         let mut sizes = self
             .catalog
             .sizes(client, credential, region)
             .await
             .map_err(|e| catalog_error(&e, Some(region)))?;
         for size in &mut sizes {
-            // The provider's reason (a restricted size, one that cannot boot the image) first.
             size.unavailable_reason = size
                 .unavailable_reason
                 .take()
@@ -209,5 +187,50 @@ fn catalog_error(e: &ProviderError, region: Option<&str>) -> ProvisionError {
             }
         }
         _ => ProvisionError::Unavailable(format!("could not reach {}: {described}", e.provider)),
+    }
+}
+
+/// `region` is not one of `provider`'s, refused naming `field`.
+fn unknown_region(field: &'static str, region: &str, provider: ProviderId) -> ProvisionError {
+    ProvisionError::InvalidArgument {
+        field,
+        message: format!("{region} is not a region of {provider}"),
+    }
+}
+
+/// An error about entry `i` (0-based) of a list field: `entry 2: …`.
+fn at_entry(e: ProvisionError, i: usize) -> ProvisionError {
+    match e {
+        ProvisionError::InvalidArgument { field, message } => ProvisionError::InvalidArgument {
+            field,
+            message: format!("entry {}: {message}", i + 1),
+        },
+        other => other,
+    }
+}
+
+/// Checks that `size` is offered in `region` (whose `sizes` these are) and can be
+/// provisioned there; refused naming `size`.
+fn check_size(
+    sizes: &[Size],
+    region: &str,
+    size: &str,
+    provider: ProviderId,
+) -> Result<(), ProvisionError> {
+    match sizes.iter().find(|s| s.id == size) {
+        Some(found) => match &found.unavailable_reason {
+            None => Ok(()),
+            Some(reason) => Err(ProvisionError::InvalidArgument {
+                field: "size",
+                message: format!(
+                    "{size} ({}) cannot be provisioned: {reason}",
+                    found.architecture
+                ),
+            }),
+        },
+        None => Err(ProvisionError::InvalidArgument {
+            field: "size",
+            message: format!("{size} is not offered by {provider} in {region}"),
+        }),
     }
 }

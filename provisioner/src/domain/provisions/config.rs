@@ -2,8 +2,6 @@
 //! dial, how long a provision may take, and the workflow's timing.
 use std::time::Duration;
 
-use rand::Rng as _;
-
 use super::super::provision::SealingKey;
 use super::reachability::AgentAddrPolicy;
 use crate::cloudinit::AgentSource;
@@ -135,12 +133,7 @@ impl RetryTuning {
     /// The pause before retry number `retry` (1-based): a random share of the doubling
     /// ceiling, and never less than what the provider asked for (capped).
     pub fn pause(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
-        let ceiling = self
-            .base
-            .saturating_mul(1u32 << retry.clamp(1, 16).saturating_sub(1))
-            .min(self.max);
-        let jitter = rand::thread_rng().gen_range(0..=ceiling.as_millis().max(1) as u64);
         let asked = retry_after.unwrap_or_default().min(self.max_retry_after);
-        Duration::from_millis(jitter).max(asked)
+        crate::providers::http::full_jitter(self.base, self.max, retry).max(asked)
     }
 }

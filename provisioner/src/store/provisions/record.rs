@@ -132,15 +132,19 @@ impl ProvisionRecord {
         }
     }
 
-    /// The region the server is in (or being created in): the choice in use after a
-    /// capacity fallback, otherwise the requested one.
+    /// The region and size the server is in (or being created in): the first choice not
+    /// rejected after a capacity fallback (the one in use once created), otherwise the
+    /// requested ones.
+    pub fn placement_in_use(&self) -> (&str, &str) {
+        crate::domain::provision::current(&self.saga.placements)
+            .map_or((self.region.as_str(), self.size.as_str()), |p| {
+                (p.region.as_str(), p.size.as_str())
+            })
+    }
+
+    /// The region of [`Self::placement_in_use`].
     pub fn region_in_use(&self) -> &str {
-        let placements = &self.saga.placements;
-        placements
-            .iter()
-            .find(|p| p.outcome == crate::domain::provision::PlacementOutcome::InUse)
-            .or_else(|| crate::domain::provision::current(placements))
-            .map_or(self.region.as_str(), |p| p.region.as_str())
+        self.placement_in_use().0
     }
 
     /// The record with every timestamp at stored precision.
