@@ -2,13 +2,11 @@
 //! provision id (like every real client), a dedicated firewall per provision, servers that
 //! run after a set number of polls, per-call fault injection and call counters.
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::time::Instant;
-
-use crate::domain::Clock;
 
 use crate::providers::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
@@ -148,6 +146,20 @@ impl FakeProvider {
         let mut s = self.lock();
         let seen = s.tokens_seen.clone();
         s.revoked_tokens.extend(seen);
+    }
+
+    /// Records a call made with the grant `token`; refuses it with a 401 when the grant
+    /// `expired` or the cloud revoked the token.
+    pub(crate) fn admit_grant(&self, token: &str, expired: bool) -> Result<(), ProviderError> {
+        let mut s = self.lock();
+        if !s.tokens_seen.iter().any(|t| t == token) {
+            s.tokens_seen.push(token.to_owned());
+        }
+        if expired || s.revoked_tokens.iter().any(|t| t == token) {
+            s.refused_grants += 1;
+            return Err(error(ErrorKind::Unauthorized, "unauthorized").with_status(401));
+        }
+        Ok(())
     }
 
     /// Calls refused because their grant had expired or was revoked.
@@ -441,87 +453,5 @@ impl CloudProvider for FakeProvider {
             account: "fake".into(),
             message: "fake".into(),
         })
-    }
-}
-
-/// The fake cloud as seen with one grant: every call after the grant's expiry (by the
-/// bench's clock) is refused with a 401, as a token cloud refuses an expired token.
-pub(crate) struct GrantedClient {
-    pub(crate) inner: Arc<FakeProvider>,
-    /// The grant's token.
-    pub(crate) token: String,
-    /// The grant's expiry in UNIX nanoseconds (`None`: it does not expire).
-    pub(crate) expires: Option<i128>,
-    pub(crate) clock: Clock,
-}
-
-impl std::fmt::Debug for GrantedClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GrantedClient")
-            .field("expires", &self.expires)
-            .finish_non_exhaustive()
-    }
-}
-
-impl GrantedClient {
-    fn check(&self) -> Result<(), ProviderError> {
-        let now = (self.clock)().unix_timestamp_nanos();
-        let mut s = self.inner.lock();
-        if !s.tokens_seen.contains(&self.token) {
-            s.tokens_seen.push(self.token.clone());
-        }
-        if self.expires.is_some_and(|at| now >= at) || s.revoked_tokens.contains(&self.token) {
-            s.refused_grants += 1;
-            return Err(error(ErrorKind::Unauthorized, "unauthorized").with_status(401));
-        }
-        Ok(())
-    }
-}
-
-#[async_trait]
-impl CloudProvider for GrantedClient {
-    fn id(&self) -> ProviderId {
-        ProviderId::Hetzner
-    }
-
-    async fn list_regions(&self) -> Result<Vec<Region>, ProviderError> {
-        self.check()?;
-        self.inner.list_regions().await
-    }
-
-    async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
-        self.check()?;
-        self.inner.list_sizes(region).await
-    }
-
-    async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
-        self.check()?;
-        self.inner.create_server(req).await
-    }
-
-    async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
-        self.check()?;
-        self.inner.get_server(id).await
-    }
-
-    async fn delete_provision_resources(
-        &self,
-        server: Option<&str>,
-        ownership: &Ownership,
-    ) -> Result<(), ProviderError> {
-        self.check()?;
-        self.inner
-            .delete_provision_resources(server, ownership)
-            .await
-    }
-
-    async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {
-        self.check()?;
-        self.inner.list_servers(control_plane).await
-    }
-
-    async fn probe(&self) -> Result<CapabilityReport, ProviderError> {
-        self.check()?;
-        self.inner.probe().await
     }
 }

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use secrecy::{ExposeSecret as _, SecretString};
 use tokio::time::Instant;
 
-use super::fake::{FakeProvider, GrantedClient};
+use super::fake::FakeProvider;
+use super::granted::GrantedClient;
 use crate::arch::CpuArch;
 use crate::cloudinit::{
     AgentDownload, AgentSource, JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, written_file,

@@ -7,6 +7,7 @@ mod backends;
 mod crash;
 pub(crate) mod fake;
 mod fallback;
+pub(crate) mod granted;
 pub(crate) mod harness;
 mod retries;
 mod saga;
