@@ -17,7 +17,7 @@ use crate::store::ProvisionRecord;
 
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
 /// the provision is resumed).
-const STORE_ATTEMPTS: u32 = 5;
+pub(super) const STORE_ATTEMPTS: u32 = 5;
 /// Generation conflicts tolerated in a row (each reloads the row first).
 const CONFLICT_ATTEMPTS: u32 = 8;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
-use super::driver::Driver;
+use super::driver::{Driver, STORE_ATTEMPTS};
 use super::events::Stop;
 use super::failure::{Failure, Halt, StepError, describe};
 use super::hooks::{HookAction, HookPoint};
@@ -19,8 +19,6 @@ use crate::providers::{CloudProvider, ErrorKind, Ownership, ProviderError};
 
 const SERVER: &str = "create_server";
 const TOKEN: &str = "mint_join_token";
-/// Tries at revoking the tokens before the driver stops for a resume.
-const STORE_ATTEMPTS: u32 = 5;
 
 /// Deletes what a provision created at the provider: the server `server_id` when known,
 /// otherwise every server carrying the provision's labels; then (inside the provider's
