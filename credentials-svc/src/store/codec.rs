@@ -1,43 +1,18 @@
-//! Column encodings shared by the backends: timestamp precision and text form, identity
-//! JSON, provider names, and the decoding of raw rows into records (anything unexpected in a
-//! row becomes `StoreError::Corrupt`, naming the column but never echoing its value).
-use time::format_description::well_known::Rfc3339;
-use time::macros::format_description;
-use time::{OffsetDateTime, UtcOffset};
+//! Column encodings: identity JSON, provider names, and the decoding of rows into records
+//! (anything unexpected in a row becomes `StoreError::Corrupt`, naming the column but never
+//! echoing its value).
+use levelrail_db::{Row, Value, args};
+use time::OffsetDateTime;
 
 use super::{ApiTokenRecord, CredentialRecord, StoreError};
 use crate::domain::{CredentialIdentity, ProviderId, Verification};
 
-/// Normalises a timestamp to what every backend stores: UTC, truncated to microseconds
-/// (PostgreSQL's precision). Years outside 1..=9999 are refused because neither RFC 3339
-/// text nor every backend can hold them.
+/// Normalises a timestamp to what every backend stores: UTC, truncated to microseconds.
+/// Years outside 1..=9999 are refused.
 pub(crate) fn to_stored_precision(t: OffsetDateTime) -> Result<OffsetDateTime, StoreError> {
-    let utc = t
-        .checked_to_offset(UtcOffset::UTC)
-        .filter(|u| (1..=9999).contains(&u.year()))
-        .ok_or_else(|| {
-            StoreError::Corrupt("timestamp outside the storable range (years 1-9999)".into())
-        })?;
-    // Cannot fail: the truncated value is still below one second.
-    Ok(utc
-        .replace_nanosecond(utc.nanosecond() / 1_000 * 1_000)
-        .unwrap_or(utc))
-}
-
-/// Formats a timestamp as fixed-width UTC RFC 3339 with six fractional digits, so that
-/// stored values also sort correctly as text.
-pub(crate) fn format_timestamp(t: OffsetDateTime) -> Result<String, StoreError> {
-    let fixed =
-        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z");
-    to_stored_precision(t)?
-        .format(&fixed)
-        .map_err(|_| StoreError::Corrupt("timestamp could not be formatted".into()))
-}
-
-/// Parses a stored RFC 3339 timestamp; `column` names it in the error.
-pub(crate) fn parse_timestamp(text: &str, column: &str) -> Result<OffsetDateTime, StoreError> {
-    OffsetDateTime::parse(text, &Rfc3339)
-        .map_err(|_| StoreError::Corrupt(format!("{column} is not an RFC 3339 timestamp")))
+    levelrail_db::to_stored_precision(t).ok_or_else(|| {
+        StoreError::Corrupt("timestamp outside the storable range (years 1-9999)".into())
+    })
 }
 
 /// Sorts credentials into provider card order (`ProviderId` declaration order).
@@ -46,7 +21,7 @@ pub(crate) fn in_card_order(mut records: Vec<CredentialRecord>) -> Vec<Credentia
     records
 }
 
-/// A `credentials` row as plain column values: what the SQL backends bind and read.
+/// A `credentials` row as plain column values.
 #[derive(Debug)]
 pub(crate) struct CredentialRow {
     pub(crate) id: String,
@@ -54,9 +29,9 @@ pub(crate) struct CredentialRow {
     pub(crate) envelope: Vec<u8>,
     pub(crate) kek_id: String,
     pub(crate) identity_json: String,
-    pub(crate) saved_at: String,
+    pub(crate) saved_at: OffsetDateTime,
     pub(crate) verified_ok: Option<bool>,
-    pub(crate) verified_at: Option<String>,
+    pub(crate) verified_at: Option<OffsetDateTime>,
     pub(crate) verify_message: Option<String>,
     pub(crate) verify_provider_code: Option<String>,
     pub(crate) verify_account: Option<String>,
@@ -74,13 +49,47 @@ impl CredentialRow {
             envelope: record.envelope.clone(),
             kek_id: record.kek_id.clone(),
             identity_json,
-            saved_at: format_timestamp(record.saved_at)?,
+            saved_at: to_stored_precision(record.saved_at)?,
             verified_ok: v.ok,
             verified_at: v.at,
             verify_message: v.message,
             verify_provider_code: v.provider_code,
             verify_account: v.account,
         })
+    }
+
+    /// The columns of a `credentials` row read with `select_credentials!`.
+    pub(crate) fn read(row: &Row) -> Result<Self, StoreError> {
+        Ok(CredentialRow {
+            id: row.text("id")?,
+            provider: row.text("provider")?,
+            envelope: row.bytes("envelope")?,
+            kek_id: row.text("kek_id")?,
+            identity_json: row.text("identity_json")?,
+            saved_at: row.time("saved_at")?,
+            verified_ok: row.opt_bool("verified_ok")?,
+            verified_at: row.opt_time("verified_at")?,
+            verify_message: row.opt_text("verify_message")?,
+            verify_provider_code: row.opt_text("verify_provider_code")?,
+            verify_account: row.opt_text("verify_account")?,
+        })
+    }
+
+    /// The values of every column, in table order.
+    pub(crate) fn args(self) -> [Value; 11] {
+        args![
+            self.id,
+            self.provider,
+            self.envelope,
+            self.kek_id,
+            self.identity_json,
+            self.saved_at,
+            self.verified_ok,
+            self.verified_at,
+            self.verify_message,
+            self.verify_provider_code,
+            self.verify_account,
+        ]
     }
 
     /// The record these column values describe.
@@ -104,7 +113,7 @@ impl CredentialRow {
         }
         .decode(&self.id)?;
         Ok(CredentialRecord {
-            saved_at: parse_timestamp(&self.saved_at, "credentials.saved_at")?,
+            saved_at: self.saved_at,
             id: self.id,
             provider,
             envelope: self.envelope,
@@ -119,7 +128,7 @@ impl CredentialRow {
 #[derive(Debug, Default)]
 pub(crate) struct VerificationColumns {
     pub(crate) ok: Option<bool>,
-    pub(crate) at: Option<String>,
+    pub(crate) at: Option<OffsetDateTime>,
     pub(crate) message: Option<String>,
     pub(crate) provider_code: Option<String>,
     pub(crate) account: Option<String>,
@@ -133,7 +142,7 @@ impl VerificationColumns {
         };
         Ok(VerificationColumns {
             ok: Some(v.ok),
-            at: Some(format_timestamp(v.checked_at)?),
+            at: Some(to_stored_precision(v.checked_at)?),
             message: Some(v.message.clone()),
             provider_code: Some(v.provider_code.clone()),
             account: Some(v.account.clone()),
@@ -152,7 +161,7 @@ impl VerificationColumns {
         })?;
         Ok(Some(Verification {
             ok,
-            checked_at: parse_timestamp(&at, "credentials.verified_at")?,
+            checked_at: at,
             message: self.message.unwrap_or_default(),
             provider_code: self.provider_code.unwrap_or_default(),
             account: self.account.unwrap_or_default(),
@@ -160,21 +169,17 @@ impl VerificationColumns {
     }
 }
 
-/// Builds an API token record from its column values.
-pub(crate) fn decode_api_token(
-    id: String,
-    secret_sha256: Vec<u8>,
-    label: String,
-    created_at: &str,
-) -> Result<ApiTokenRecord, StoreError> {
-    let secret_sha256: [u8; 32] = secret_sha256.try_into().map_err(|_| {
+/// Decodes an `api_tokens` row.
+pub(crate) fn read_api_token(row: &Row) -> Result<ApiTokenRecord, StoreError> {
+    let id = row.text("id")?;
+    let secret_sha256: [u8; 32] = row.bytes("secret_sha256")?.try_into().map_err(|_| {
         StoreError::Corrupt(format!("api token {id} has a hash that is not 32 bytes"))
     })?;
     Ok(ApiTokenRecord {
-        created_at: parse_timestamp(created_at, "api_tokens.created_at")?,
-        id,
+        created_at: row.time("created_at")?,
+        label: row.text("label")?,
         secret_sha256,
-        label,
+        id,
     })
 }
 
@@ -189,19 +194,6 @@ mod tests {
     use time::macros::datetime;
 
     #[test]
-    fn timestamps_are_stored_as_fixed_width_utc_micros() {
-        let t = datetime!(2025-01-31 13:00:00.123456789 +01:00);
-        let text = format_timestamp(t).expect("formats");
-        assert_eq!(text, "2025-01-31T12:00:00.123456Z");
-        assert_eq!(
-            parse_timestamp(&text, "t").expect("parses"),
-            datetime!(2025-01-31 12:00:00.123456 UTC)
-        );
-        let whole = format_timestamp(datetime!(2025-01-31 12:00:00 UTC)).expect("formats");
-        assert_eq!(whole, "2025-01-31T12:00:00.000000Z");
-    }
-
-    #[test]
     fn an_unknown_provider_in_a_row_is_corrupt() {
         let row = CredentialRow {
             id: "c1".into(),
@@ -209,7 +201,7 @@ mod tests {
             envelope: vec![1],
             kek_id: "k".into(),
             identity_json: r#"{"kind":"token"}"#.into(),
-            saved_at: "2025-01-31T12:00:00.000000Z".into(),
+            saved_at: datetime!(2025-01-31 12:00:00 UTC),
             verified_ok: None,
             verified_at: None,
             verify_message: None,

@@ -1,13 +1,14 @@
-//! In-memory `NodeStore` for tests and `--database memory`: one mutex around all state, so
-//! every operation (redemption included) is trivially atomic. Timestamps are truncated to
-//! microseconds like the SQL backends, so all three behave identically.
+//! A test double: every store trait in memory, behind one mutex, so every operation
+//! (redemption included) is trivially atomic. It passes the same conformance suites as the
+//! SQL store, and it can be told to fail (`fail_token_writes`). Tests that run on Tokio's
+//! paused clock use it: the clock would jump ahead while SQLite answers on its own thread.
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::codec::to_stored_precision;
+use super::codec::stored_time;
 use super::records::explain_failed_update;
 use super::{
     ClaimHolder, JoinTokenRecord, NewNode, NodeStore, ProvisionRecord, RedeemError, StoreError,
@@ -36,13 +37,13 @@ pub(crate) struct State {
 
 /// A `NodeStore` held in memory; lost when dropped.
 #[derive(Debug, Default)]
-pub struct MemoryStore {
+pub(crate) struct MemoryStore {
     state: Mutex<State>,
 }
 
 impl MemoryStore {
     /// An empty store.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -73,10 +74,10 @@ impl MemoryStore {
 }
 
 fn stored_token(t: &JoinTokenRecord) -> Result<JoinTokenRecord, StoreError> {
-    let opt = |v: Option<OffsetDateTime>| v.map(to_stored_precision).transpose();
+    let opt = |v: Option<OffsetDateTime>| v.map(stored_time).transpose();
     Ok(JoinTokenRecord {
-        created_at: to_stored_precision(t.created_at)?,
-        expires_at: to_stored_precision(t.expires_at)?,
+        created_at: stored_time(t.created_at)?,
+        expires_at: stored_time(t.expires_at)?,
         used_at: opt(t.used_at)?,
         revoked_at: opt(t.revoked_at)?,
         ..t.clone()
@@ -112,7 +113,7 @@ impl NodeStore for MemoryStore {
         id: &JoinTokenId,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let mut state = self.lock();
         match state.tokens.get_mut(id) {
             Some(t) if t.used_at.is_none() => {
@@ -128,7 +129,7 @@ impl NodeStore for MemoryStore {
         provision_id: &str,
         now: OffsetDateTime,
     ) -> Result<u64, StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let mut state = self.lock();
         Self::outage(&mut state)?;
         let mut n = 0;
@@ -150,7 +151,7 @@ impl NodeStore for MemoryStore {
         now: OffsetDateTime,
         new_node: &NewNode,
     ) -> Result<Node, RedeemError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let mut state = self.lock();
         let Some(token) = state.tokens.get(id) else {
             return Err(RedeemError::Unknown);
@@ -227,7 +228,7 @@ impl NodeStore for MemoryStore {
         now: OffsetDateTime,
         report: &HeartbeatReport,
     ) -> Result<bool, StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let mut state = self.lock();
         let Some(node) = state.nodes.get_mut(id) else {
             return Ok(false);
@@ -246,7 +247,7 @@ impl NodeStore for MemoryStore {
         now: OffsetDateTime,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         self.lock()
             .progress
             .entry((provision_id.to_owned(), step))

@@ -1,8 +1,9 @@
 //! Persistence of join tokens (hashes only), enrolled nodes and install progress, (in
 //! `provisions`) of provisions and node-name claims, and (in `orphans`) of orphaned servers.
 //!
-//! One trait, three backends (`memory`, `sqlite`, `postgres`) and one conformance suite
-//! (`conformance::run`) that every backend must pass. The store never sees a token secret:
+//! One trait per table group, implemented once in SQL by [`SqlStore`] over either dialect
+//! (SQLite or PostgreSQL, see `levelrail-db`), and one conformance suite per trait that
+//! both dialects must pass. The store never sees a token secret:
 //! only its SHA-256, compared in constant time. Redemption is atomic in every backend:
 //! exactly one of any number of concurrent redemptions of a token wins.
 use std::fmt::Debug;
@@ -18,26 +19,29 @@ use crate::domain::{
 mod claims;
 mod codec;
 pub mod conformance;
-pub mod memory;
+#[cfg(test)]
+pub(crate) mod isolated;
+#[cfg(test)]
+pub(crate) mod memory;
+mod nodes;
 pub mod orphans;
-pub mod postgres;
 pub mod provisions;
 mod records;
-pub mod sqlite;
+mod sql;
 
-pub use memory::MemoryStore;
+#[cfg(test)]
+pub(crate) use memory::MemoryStore;
 pub use orphans::OrphanStore;
-pub use postgres::PostgresStore;
 pub use provisions::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore,
     ProvisionerStore, open_provisioner_store,
 };
 pub use records::{JoinTokenRecord, NewNode, RedeemError};
-pub use sqlite::SqliteStore;
+pub use sql::{PostgresStore, SqlStore, SqliteStore};
 
-/// Opens the store a DSN names: `memory`, `sqlite://PATH` or `sqlite:PATH` (the file is
-/// created, mode 0600, if missing), or `postgres://…` / `postgresql://…`. Migrations are
-/// applied before it returns. Neither errors nor logs ever contain the DSN, which may hold
+/// Opens the store a DSN names: `sqlite://PATH` or `sqlite:PATH` (the file is created, mode
+/// 0600, if missing), `memory` (a private in-memory SQLite database), or `postgres://…` /
+/// `postgresql://…`. Migrations are applied before it returns. Neither errors nor logs ever contain the DSN, which may hold
 /// a database password.
 pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
     let store: Arc<dyn NodeStore> = open_provisioner_store(dsn).await?;
@@ -56,11 +60,29 @@ pub enum StoreError {
     /// Stored data could not be interpreted.
     #[error("node store holds an unreadable row: {0}")]
     Corrupt(String),
+    /// The DSN names no supported database (the DSN is not repeated).
+    #[error("unsupported database URL: want memory, sqlite://PATH or postgres://…")]
+    UnsupportedUrl,
 }
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         StoreError::Unavailable(e)
+    }
+}
+
+impl From<levelrail_db::ColumnError> for StoreError {
+    fn from(e: levelrail_db::ColumnError) -> Self {
+        StoreError::Corrupt(e.to_string())
+    }
+}
+
+impl From<levelrail_db::DbError> for StoreError {
+    fn from(e: levelrail_db::DbError) -> Self {
+        match e {
+            levelrail_db::DbError::UnsupportedUrl => StoreError::UnsupportedUrl,
+            levelrail_db::DbError::Unavailable(e) => StoreError::Unavailable(e),
+        }
     }
 }
 
@@ -133,39 +155,4 @@ pub trait NodeStore: Send + Sync + Debug {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn open_refuses_an_unknown_scheme_without_echoing_the_dsn() {
-        let err = open("mysql://admin:hunter2@db.internal/levelrail")
-            .await
-            .expect_err("mysql is not supported");
-
-        let text = format!("{err} {err:?}");
-        assert!(text.contains("unsupported database URL"), "{text}");
-        assert!(
-            !text.contains("hunter2") && !text.contains("db.internal"),
-            "{text}"
-        );
-    }
-
-    #[tokio::test]
-    async fn open_memory_gives_an_empty_store() {
-        let store = open("memory").await.expect("memory store opens");
-        assert!(store.list_nodes().await.expect("list").is_empty());
-    }
-
-    #[tokio::test]
-    async fn open_sqlite_creates_the_file() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("nodes.db");
-
-        let store = open(&format!("sqlite:{}", path.display()))
-            .await
-            .expect("opens");
-
-        assert!(store.list_join_tokens().await.expect("list").is_empty());
-        assert!(path.exists(), "sqlite file was not created");
-    }
-}
+mod tests;

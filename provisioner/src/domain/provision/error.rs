@@ -49,7 +49,7 @@ impl From<StoreError> for ProvisionError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Unavailable(_) => ProvisionError::StoreUnavailable(e),
-            StoreError::Duplicate(_) | StoreError::Corrupt(_) => {
+            StoreError::Duplicate(_) | StoreError::Corrupt(_) | StoreError::UnsupportedUrl => {
                 ProvisionError::Internal(anyhow::Error::new(e).context("provision store"))
             }
         }

@@ -4,15 +4,15 @@ use time::OffsetDateTime;
 
 use super::OrphanStore;
 use crate::domain::{Orphan, OrphanId, OrphanState};
-use crate::store::codec::to_stored_precision;
+use crate::store::codec::stored_time;
 use crate::store::{MemoryStore, StoreError};
 
 #[async_trait]
 impl OrphanStore for MemoryStore {
     async fn record_orphan(&self, orphan: &Orphan) -> Result<Orphan, StoreError> {
         let stored = Orphan {
-            first_seen: to_stored_precision(orphan.first_seen)?,
-            updated_at: to_stored_precision(orphan.updated_at)?,
+            first_seen: stored_time(orphan.first_seen)?,
+            updated_at: stored_time(orphan.updated_at)?,
             ..orphan.clone()
         };
         let mut state = self.lock();
@@ -52,7 +52,7 @@ impl OrphanStore for MemoryStore {
         now: OffsetDateTime,
         error: Option<&str>,
     ) -> Result<Option<Orphan>, StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let mut state = self.lock();
         let Some(o) = state.orphans.get_mut(id).filter(|o| o.state == seen) else {
             return Ok(None);
@@ -71,7 +71,7 @@ impl OrphanStore for MemoryStore {
         id: &OrphanId,
         now: OffsetDateTime,
     ) -> Result<Option<Orphan>, StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let mut state = self.lock();
         let Some(o) = state
             .orphans

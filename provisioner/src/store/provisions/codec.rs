@@ -1,8 +1,8 @@
-//! Column encodings of provision rows shared by the SQL backends: JSON for the saga log,
-//! the stages and the SSH keys, text for enums and timestamps, and the decoding of a raw
-//! row into a record (anything unexpected is `Corrupt`, naming the column only).
+//! Column encodings of provision rows: JSON for the saga log, the stages and the SSH keys,
+//! text for enums, and the decoding of a row into a record (anything unexpected is
+//! `Corrupt`, naming the column only).
+use levelrail_db::{Dialect, Row, Value as Arg, args, format_timestamp};
 use serde_json::{Value, json};
-use sqlx::{ColumnIndex, Decode, Row, Type};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -11,7 +11,6 @@ use crate::domain::provision::{ProvisionId, ProvisionStatus, SagaLog, SagaStep, 
 use crate::domain::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
 use crate::providers::ProviderId;
 use crate::store::StoreError;
-use crate::store::codec::{col, format_optional, format_timestamp};
 
 /// The columns every provision query selects, in `read_provision`'s terms.
 macro_rules! provision_columns {
@@ -25,15 +24,12 @@ macro_rules! provision_columns {
 }
 pub(super) use provision_columns;
 
-/// The text forms of a record's non-text columns.
+/// The JSON columns of a record.
 pub(super) struct Encoded {
-    pub(super) saga: String,
-    pub(super) stages: String,
-    pub(super) ssh_public_keys: String,
-    pub(super) generation: i64,
-    pub(super) lease_until: Option<String>,
-    pub(super) created_at: String,
-    pub(super) updated_at: String,
+    saga: String,
+    stages: String,
+    ssh_public_keys: String,
+    generation: i64,
 }
 
 impl Encoded {
@@ -41,7 +37,11 @@ impl Encoded {
         let stages = r
             .stages
             .iter()
-            .map(|s| Ok(json!({"status": s.status.as_str(), "entered_at": format_timestamp(s.entered_at)?})))
+            .map(|s| {
+                let at = format_timestamp(s.entered_at)
+                    .ok_or_else(|| StoreError::Corrupt("a stage time is out of range".into()))?;
+                Ok(json!({"status": s.status.as_str(), "entered_at": at}))
+            })
             .collect::<Result<Vec<Value>, StoreError>>()?;
         Ok(Encoded {
             saga: serde_json::to_string(&r.saga)
@@ -50,10 +50,82 @@ impl Encoded {
             ssh_public_keys: Value::from(r.ssh_public_keys.clone()).to_string(),
             generation: i64::try_from(r.generation)
                 .map_err(|_| StoreError::Corrupt("generation out of range".into()))?,
-            lease_until: format_optional(r.lease_until)?,
-            created_at: format_timestamp(r.created_at)?,
-            updated_at: format_timestamp(r.updated_at)?,
         })
+    }
+
+    /// The generation the stored row must have for an update of this record to apply.
+    pub(super) fn previous_generation(&self) -> i64 {
+        self.generation - 1
+    }
+
+    /// The columns from `status` to `sealed_join_token`, in table order: what a step of
+    /// the workflow changes.
+    fn progress_columns(r: &ProvisionRecord) -> [Arg; 10] {
+        args![
+            r.status.as_str(),
+            r.install_step.map(|s| s.as_str()),
+            r.ip_address.as_deref(),
+            r.node_id.as_ref().map(NodeId::as_str),
+            r.failed_phase.map(|s| s.as_str()),
+            r.failure_reason.as_deref(),
+            r.provider_error_code.as_deref(),
+            r.provider_server_id.as_deref(),
+            r.join_token_id.as_ref().map(JoinTokenId::as_str),
+            r.sealed_join_token.as_deref(),
+        ]
+    }
+
+    /// Every column of `provision_columns!()` plus `lease_until, created_at, updated_at`,
+    /// in that order.
+    pub(super) fn all_columns(&self, r: &ProvisionRecord) -> Vec<Arg> {
+        let head = args![
+            r.id.as_str(),
+            r.provider.as_str(),
+            r.region.as_str(),
+            r.size.as_str(),
+            r.name.as_str(),
+            r.role.as_str(),
+        ];
+        let tail = args![
+            r.request_id.as_deref(),
+            r.keep_on_failure,
+            r.cancel_requested,
+            self.ssh_public_keys.as_str(),
+            r.ssh_source_cidr.as_deref(),
+            r.image.as_deref(),
+            r.control_plane_addr.as_str(),
+            r.credential_id.as_str(),
+            r.saga_step.as_str(),
+            self.saga.as_str(),
+            self.stages.as_str(),
+            self.generation,
+            r.lease_owner.as_deref(),
+            r.lease_until,
+            r.created_at,
+            r.updated_at,
+        ];
+        head.into_iter()
+            .chain(Self::progress_columns(r))
+            .chain(tail)
+            .collect()
+    }
+
+    /// The columns an update writes, in the order of the `UPDATE` statement: status …
+    /// updated_at (16 values), whether the new status is terminal, the id, and the
+    /// generation the row must still have.
+    pub(super) fn update_columns(&self, r: &ProvisionRecord) -> Vec<Arg> {
+        let tail = args![
+            r.cancel_requested,
+            r.saga_step.as_str(),
+            self.saga.as_str(),
+            self.stages.as_str(),
+            self.generation,
+            r.updated_at,
+            r.status.is_terminal(),
+            r.id.as_str(),
+            self.previous_generation(),
+        ];
+        Self::progress_columns(r).into_iter().chain(tail).collect()
     }
 }
 
@@ -99,19 +171,10 @@ fn stages(json: &str) -> Result<Vec<StageTiming>, StoreError> {
 }
 
 /// Decodes a provision row selected with `provision_columns!()` plus `lease_until`,
-/// `created_at` and `updated_at` as RFC 3339 text.
-pub(super) fn read_provision<R>(row: &R) -> Result<ProvisionRecord, StoreError>
-where
-    R: Row,
-    for<'a> &'a str: ColumnIndex<R>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Option<String>: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Option<Vec<u8>>: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> bool: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-{
-    let text = |name: &str| col::<_, String>(row, name);
-    let opt = |name: &str| col::<_, Option<String>>(row, name);
+/// `created_at` and `updated_at`.
+pub(super) fn read_provision(row: &Row) -> Result<ProvisionRecord, StoreError> {
+    let text = |name: &str| row.text(name);
+    let opt = |name: &str| row.opt_text(name);
     let saga: SagaLog = serde_json::from_str(&text("saga")?).map_err(|_| corrupt("saga"))?;
     let keys: Vec<String> =
         serde_json::from_str(&text("ssh_public_keys")?).map_err(|_| corrupt("ssh_public_keys"))?;
@@ -139,10 +202,10 @@ where
         join_token_id: parse(opt("join_token_id")?, "join_token_id", |s| {
             JoinTokenId::parse(s).ok()
         })?,
-        sealed_join_token: col(row, "sealed_join_token")?,
+        sealed_join_token: row.opt_bytes("sealed_join_token")?,
         request_id: opt("request_id")?,
-        keep_on_failure: col(row, "keep_on_failure")?,
-        cancel_requested: col(row, "cancel_requested")?,
+        keep_on_failure: row.bool("keep_on_failure")?,
+        cancel_requested: row.bool("cancel_requested")?,
         ssh_public_keys: keys,
         ssh_source_cidr: opt("ssh_source_cidr")?,
         image: opt("image")?,
@@ -151,24 +214,17 @@ where
         saga_step: SagaStep::from_name(&text("saga_step")?).ok_or_else(|| corrupt("saga_step"))?,
         saga,
         stages: stages(&text("stages")?)?,
-        generation: u64::try_from(col::<_, i64>(row, "generation")?)
-            .map_err(|_| corrupt("generation"))?,
+        generation: u64::try_from(row.int("generation")?).map_err(|_| corrupt("generation"))?,
         lease_owner: opt("lease_owner")?,
-        lease_until: opt("lease_until")?
-            .map(|t| timestamp(&t, "lease_until"))
-            .transpose()?,
-        created_at: timestamp(&text("created_at")?, "created_at")?,
-        updated_at: timestamp(&text("updated_at")?, "updated_at")?,
+        lease_until: row.opt_time("lease_until")?,
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
     })
 }
 
 /// Whether an insert failed on the unique request id.
-pub(super) fn is_request_conflict(e: &sqlx::Error) -> bool {
-    e.as_database_error().is_some_and(|d| {
-        d.is_unique_violation()
-            && (d.constraint() == Some("provisions_request_id_key")
-                || d.message().contains("provisions.request_id"))
-    })
+pub(super) fn is_request_conflict<D: Dialect>(e: &sqlx::Error) -> bool {
+    D::unique_violation(e).is_some_and(|v| v.is("provisions", &["request_id"]))
 }
 
 /// The stored `holder_kind`/`holder_id` pair as a holder.
@@ -184,70 +240,3 @@ pub(super) fn claim_holder(kind: &str, id: &str) -> Result<super::ClaimHolder, S
         _ => Err(bad()),
     }
 }
-
-/// Binds every column of `provision_columns!()` plus `lease_until, created_at, updated_at`,
-/// in that order, from a record and its encoding.
-macro_rules! bind_all_columns {
-    ($query:expr, $r:expr, $e:expr) => {
-        $query
-            .bind($r.id.as_str())
-            .bind($r.provider.as_str())
-            .bind($r.region.as_str())
-            .bind($r.size.as_str())
-            .bind($r.name.as_str())
-            .bind($r.role.as_str())
-            .bind($r.status.as_str())
-            .bind($r.install_step.map(|s| s.as_str()))
-            .bind($r.ip_address.as_deref())
-            .bind($r.node_id.as_ref().map(|n| n.as_str()))
-            .bind($r.failed_phase.map(|s| s.as_str()))
-            .bind($r.failure_reason.as_deref())
-            .bind($r.provider_error_code.as_deref())
-            .bind($r.provider_server_id.as_deref())
-            .bind($r.join_token_id.as_ref().map(|t| t.as_str()))
-            .bind($r.sealed_join_token.as_deref())
-            .bind($r.request_id.as_deref())
-            .bind($r.keep_on_failure)
-            .bind($r.cancel_requested)
-            .bind($e.ssh_public_keys.as_str())
-            .bind($r.ssh_source_cidr.as_deref())
-            .bind($r.image.as_deref())
-            .bind($r.control_plane_addr.as_str())
-            .bind($r.credential_id.as_str())
-            .bind($r.saga_step.as_str())
-            .bind($e.saga.as_str())
-            .bind($e.stages.as_str())
-            .bind($e.generation)
-            .bind($r.lease_owner.as_deref())
-            .bind($e.lease_until.as_deref())
-            .bind($e.created_at.as_str())
-            .bind($e.updated_at.as_str())
-    };
-}
-pub(super) use bind_all_columns;
-
-/// Binds the columns an update writes, in the order of the backends' `UPDATE` statements:
-/// status … updated_at (16 values), then whether the new status is terminal.
-macro_rules! bind_update_columns {
-    ($query:expr, $r:expr, $e:expr) => {
-        $query
-            .bind($r.status.as_str())
-            .bind($r.install_step.map(|s| s.as_str()))
-            .bind($r.ip_address.as_deref())
-            .bind($r.node_id.as_ref().map(|n| n.as_str()))
-            .bind($r.failed_phase.map(|s| s.as_str()))
-            .bind($r.failure_reason.as_deref())
-            .bind($r.provider_error_code.as_deref())
-            .bind($r.provider_server_id.as_deref())
-            .bind($r.join_token_id.as_ref().map(|t| t.as_str()))
-            .bind($r.sealed_join_token.as_deref())
-            .bind($r.cancel_requested)
-            .bind($r.saga_step.as_str())
-            .bind($e.saga.as_str())
-            .bind($e.stages.as_str())
-            .bind($e.generation)
-            .bind($e.updated_at.as_str())
-            .bind($r.status.is_terminal())
-    };
-}
-pub(super) use bind_update_columns;

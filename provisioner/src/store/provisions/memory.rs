@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use super::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore};
 use crate::domain::NodeName;
 use crate::domain::provision::{ProvisionId, ProvisionStatus};
-use crate::store::codec::to_stored_precision;
+use crate::store::codec::stored_time;
 use crate::store::{MemoryStore, StoreError};
 
 #[async_trait]
@@ -112,7 +112,7 @@ impl ProvisionStore for MemoryStore {
         now: OffsetDateTime,
         until: OffsetDateTime,
     ) -> Result<bool, StoreError> {
-        let (now, until) = (to_stored_precision(now)?, to_stored_precision(until)?);
+        let (now, until) = (stored_time(now)?, stored_time(until)?);
         let mut state = self.lock();
         let Some(p) = state.provisions.get_mut(id) else {
             return Ok(false);
@@ -140,7 +140,7 @@ impl ProvisionStore for MemoryStore {
     }
 
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {
-        let now = to_stored_precision(now)?;
+        let now = stored_time(now)?;
         let state = self.lock();
         Ok(state
             .provisions

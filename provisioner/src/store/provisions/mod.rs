@@ -1,10 +1,10 @@
 //! Persistence of provisions and of node-name claims.
 //!
-//! One trait ([`ProvisionStore`]) implemented by the same three backends as the node store
-//! (memory, SQLite, PostgreSQL), sharing their database so one transaction can cover a
-//! provision and its name claim, and one conformance suite (`conformance::run`).
+//! One trait ([`ProvisionStore`]) implemented in SQL by the same [`super::SqlStore`] as the
+//! node store, sharing its database so one transaction can cover a provision and its name
+//! claim, and one conformance suite (`conformance::run`).
 //!
-//! Invariants every backend keeps:
+//! Invariants the store keeps:
 //! - a name is claimed by at most one holder (`name_claims` primary key): an enrolled node
 //!   or a provision that has not failed. Inserting a provision claims its name in the same
 //!   transaction; a write making it `failed` releases the claim; enrolling the provision's
@@ -24,10 +24,12 @@ use crate::domain::provision::ProvisionId;
 
 mod codec;
 pub mod conformance;
+#[cfg(test)]
 mod memory;
-mod postgres;
 mod record;
-mod sqlite;
+mod sql;
+#[cfg(test)]
+mod tests;
 
 pub use record::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 
@@ -99,19 +101,14 @@ pub trait ProvisionerStore: NodeStore + ProvisionStore + OrphanStore {}
 
 impl<T: NodeStore + ProvisionStore + OrphanStore> ProvisionerStore for T {}
 
-/// Opens the store a DSN names (as [`super::open`]) with both halves: hand the same `Arc`
+/// Opens the store a DSN names (as [`super::open`]) with every part: hand the same `Arc`
 /// to `Nodes` (as `Arc<dyn NodeStore>`) and to the provisioner (as
 /// `Arc<dyn ProvisionStore>`), so name claims and enrollments share transactions.
 pub async fn open_provisioner_store(dsn: &str) -> Result<Arc<dyn ProvisionerStore>, StoreError> {
-    if dsn == "memory" {
-        Ok(Arc::new(super::MemoryStore::new()))
-    } else if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
-        Ok(Arc::new(super::PostgresStore::connect(dsn).await?))
-    } else if dsn.starts_with("sqlite:") {
-        Ok(Arc::new(super::SqliteStore::connect(dsn).await?))
-    } else {
-        Err(StoreError::Corrupt(
-            "unsupported database URL: want memory, sqlite://PATH or postgres://…".into(),
-        ))
-    }
+    Ok(
+        match levelrail_db::open(dsn, &super::sql::MIGRATIONS).await? {
+            levelrail_db::Opened::Sqlite(db) => Arc::new(super::SqlStore::new(db)),
+            levelrail_db::Opened::Postgres(db) => Arc::new(super::SqlStore::new(db)),
+        },
+    )
 }

@@ -11,7 +11,7 @@ use crate::domain::provision::{
 use crate::domain::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
 use crate::providers::ProviderId;
 use crate::store::StoreError;
-use crate::store::codec::to_stored_precision;
+use crate::store::codec::stored_time;
 
 /// A provision row.
 #[derive(Clone, PartialEq, Eq)]
@@ -150,11 +150,11 @@ impl ProvisionRecord {
     /// The record with every timestamp at stored precision.
     pub(crate) fn stored(&self) -> Result<ProvisionRecord, StoreError> {
         let mut r = self.clone();
-        r.created_at = to_stored_precision(r.created_at)?;
-        r.updated_at = to_stored_precision(r.updated_at)?;
-        r.lease_until = r.lease_until.map(to_stored_precision).transpose()?;
+        r.created_at = stored_time(r.created_at)?;
+        r.updated_at = stored_time(r.updated_at)?;
+        r.lease_until = r.lease_until.map(stored_time).transpose()?;
         for stage in &mut r.stages {
-            stage.entered_at = to_stored_precision(stage.entered_at)?;
+            stage.entered_at = stored_time(stage.entered_at)?;
         }
         Ok(r)
     }

@@ -6,8 +6,9 @@ use std::time::Duration;
 use super::harness::{Harness, NAME};
 use crate::domain::WorkflowTuning;
 use crate::domain::provision::ProvisionStatus;
+use crate::store::ProvisionerStore;
 use crate::store::conformance::assert_dump_holds_no_secret;
-use crate::store::{PostgresStore, ProvisionerStore, SqliteStore};
+use crate::store::isolated::{sqlite_store, with_postgres_store};
 
 fn quick() -> WorkflowTuning {
     WorkflowTuning {
@@ -42,11 +43,7 @@ async fn provision_to_ready(store: Arc<dyn ProvisionerStore>) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provision_on_sqlite_reaches_ready_and_leaves_no_token_in_the_database_files() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("provisioner.db");
-    let store = SqliteStore::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .expect("sqlite");
+    let (store, _dir, path) = sqlite_store().await;
 
     let token = provision_to_ready(Arc::new(store)).await;
 
@@ -59,27 +56,11 @@ async fn a_provision_on_sqlite_reaches_ready_and_leaves_no_token_in_the_database
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provision_on_postgres_reaches_ready() {
-    let Some(url) = std::env::var_os("LEVELRAIL_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "skipping a_provision_on_postgres_reaches_ready: LEVELRAIL_TEST_POSTGRES_URL unset"
-        );
-        return;
-    };
-    let url = url.into_string().expect("UTF-8 URL");
-    let (store, schema) = PostgresStore::connect_isolated_for_tests(&url)
-        .await
-        .expect("postgres");
-
-    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
-        provision_to_ready(Arc::new(store.clone())),
-    ))
+    with_postgres_store(
+        "a_provision_on_postgres_reaches_ready",
+        |store| async move {
+            provision_to_ready(Arc::new(store)).await;
+        },
+    )
     .await;
-
-    store
-        .drop_isolated_schema_for_tests(&schema)
-        .await
-        .expect("drop schema");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
 }

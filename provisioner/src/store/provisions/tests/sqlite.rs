@@ -1,15 +1,13 @@
 //! The provision conformance suite on SQLite, and the claims migration of existing nodes.
 use std::sync::Arc;
 
+use crate::store::isolated::sqlite_store;
 use crate::store::provisions::conformance;
 use crate::store::{ClaimHolder, NodeStore as _, ProvisionStore as _, SqliteStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_provision_conformance() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = SqliteStore::connect(&format!("sqlite://{}", dir.path().join("p.db").display()))
-        .await
-        .expect("sqlite store opens");
+    let (store, _dir, _path) = sqlite_store().await;
     conformance::run(Arc::new(store)).await;
 }
 
@@ -23,7 +21,7 @@ async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
         .await
         .expect("pool");
     let mut migrator = sqlx::migrate!("./migrations/sqlite");
-    migrator.dangerous_set_table_name(crate::store::sqlite::MIGRATIONS_TABLE);
+    migrator.dangerous_set_table_name(crate::store::sql::MIGRATIONS.table);
     migrator.run_to(1, &pool).await.expect("migration 1");
     let node_id = crate::domain::NodeId::generate();
     sqlx::query(

@@ -1,5 +1,9 @@
-//! Tests of the SQLite backend: conformance, file mode, corrupt rows, in-memory DSNs.
+//! The store on each backend: conformance, and (SQLite) file mode, corrupt rows,
+//! in-memory DSNs.
+use std::path::Path;
 use std::sync::Arc;
+
+use levelrail_db::{Db, Postgres};
 
 use super::*;
 
@@ -16,7 +20,7 @@ async fn fresh_store() -> (SqliteStore, tempfile::TempDir, std::path::PathBuf) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_store_passes_conformance() {
     let (store, _dir, _path) = fresh_store().await;
-    super::super::conformance::run(Arc::new(store)).await;
+    crate::store::conformance::run(Arc::new(store)).await;
 }
 
 #[cfg(unix)]
@@ -53,7 +57,7 @@ async fn sqlite_database_file_is_created_with_mode_0600() {
 async fn reopening_tightens_an_existing_world_readable_file() {
     use std::os::unix::fs::PermissionsExt;
     let (store, _dir, path) = fresh_store().await;
-    store.pool.close().await;
+    store.db().close().await;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
 
     SqliteStore::connect(&format!("sqlite:{}", path.display()))
@@ -72,7 +76,7 @@ async fn a_row_with_an_unknown_provider_is_reported_as_corrupt() {
          VALUES ('c1', 'ovh', x'00', 'k1', '{\"kind\":\"token\"}', \
          '2025-01-31T12:00:00.000000Z')",
     )
-    .execute(&store.pool)
+    .execute(store.db().pool())
     .await
     .expect("raw insert");
 
@@ -91,4 +95,14 @@ async fn an_in_memory_database_works_and_creates_no_file() {
         !Path::new(":memory:").exists(),
         "a file named :memory: was created"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_passes_conformance() {
+    Db::<Postgres>::with_isolated_schema_for_tests(
+        "postgres_store_passes_conformance",
+        &MIGRATIONS,
+        |db| async move { crate::store::conformance::run(Arc::new(SqlStore::new(db))).await },
+    )
+    .await;
 }

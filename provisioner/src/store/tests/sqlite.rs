@@ -1,31 +1,21 @@
 //! Tests of the SQLite backend: conformance, the raw file holds no secret, file mode,
 //! corrupt rows, migrations bookkeeping.
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::*;
 use crate::store::conformance;
-
-/// A fresh database file in a new temporary directory (kept alive by the returned guard).
-async fn fresh_store() -> (SqliteStore, tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("provisioner.db");
-    let store = SqliteStore::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .expect("sqlite store opens");
-    (store, dir, path)
-}
+use crate::store::isolated::sqlite_store;
+use crate::store::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_conformance() {
-    let (store, _dir, _path) = fresh_store().await;
+    let (store, _dir, _path) = sqlite_store().await;
     conformance::run(Arc::new(store)).await;
 }
 
 #[tokio::test]
 async fn sqlite_database_files_contain_no_token_secret() {
     // Arrange
-    let (store, _dir, path) = fresh_store().await;
+    let (store, _dir, path) = sqlite_store().await;
     let tokens = conformance::store_canary_tokens(&store).await;
     // Act: read the main file and the WAL (where recent pages live) byte for byte.
     let mut dump = std::fs::read(&path).expect("read db file");
@@ -50,7 +40,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[tokio::test]
 async fn sqlite_database_file_is_created_with_mode_0600() {
     use std::os::unix::fs::PermissionsExt as _;
-    let (_store, _dir, path) = fresh_store().await;
+    let (_store, _dir, path) = sqlite_store().await;
 
     let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
 
@@ -59,13 +49,13 @@ async fn sqlite_database_file_is_created_with_mode_0600() {
 
 #[tokio::test]
 async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
-    let (store, _dir, path) = fresh_store().await;
+    let (store, _dir, path) = sqlite_store().await;
     let applied: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM _levelrail_provisioner_migrations WHERE success")
-            .fetch_one(&store.pool)
+            .fetch_one(store.db().pool())
             .await
             .expect("count migrations");
-    store.pool.close().await;
+    store.db().close().await;
 
     SqliteStore::connect(&format!("sqlite:{}", path.display()))
         .await
@@ -79,9 +69,9 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
 
 #[tokio::test]
 async fn a_row_with_an_unknown_role_is_reported_as_corrupt_without_its_value() {
-    let (store, _dir, _path) = fresh_store().await;
+    let (store, _dir, _path) = sqlite_store().await;
     // One connection: the pragma is per connection.
-    let mut conn = store.pool.acquire().await.expect("connection");
+    let mut conn = store.db().pool().acquire().await.expect("connection");
     sqlx::query("PRAGMA ignore_check_constraints = ON")
         .execute(&mut *conn)
         .await

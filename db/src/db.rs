@@ -1,0 +1,123 @@
+//! The handle stores hold: a pool, and write transactions, over one dialect.
+use std::fmt;
+
+use sqlx::{Pool, Transaction};
+
+use crate::{Dialect, Row, UniqueViolation, Value};
+
+/// A connection pool of dialect `D`.
+pub struct Db<D: Dialect> {
+    pool: Pool<D::Db>,
+}
+
+impl<D: Dialect> Clone for Db<D> {
+    fn clone(&self) -> Self {
+        Db {
+            pool: self.pool.clone(),
+        }
+    }
+}
+
+impl<D: Dialect> fmt::Debug for Db<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Db<{}>", D::NAME)
+    }
+}
+
+impl<D: Dialect> Db<D> {
+    pub(crate) fn new(pool: Pool<D::Db>) -> Self {
+        Db { pool }
+    }
+
+    /// The pool, for backend-specific tests and tools.
+    pub fn pool(&self) -> &Pool<D::Db> {
+        &self.pool
+    }
+
+    /// Runs one statement in its own transaction; the number of rows it changed.
+    pub async fn execute(&self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        D::execute(&mut conn, sql, args).await
+    }
+
+    /// Every row a query returns.
+    pub async fn fetch_all(
+        &self,
+        sql: &'static str,
+        args: &[Value],
+    ) -> Result<Vec<Row>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        D::fetch_all(&mut conn, sql, args).await
+    }
+
+    /// The first row a query returns.
+    pub async fn fetch_optional(
+        &self,
+        sql: &'static str,
+        args: &[Value],
+    ) -> Result<Option<Row>, sqlx::Error> {
+        Ok(self.fetch_all(sql, args).await?.into_iter().next())
+    }
+
+    /// Opens a write transaction (see [`Dialect::begin_write`]). Dropping it uncommitted
+    /// rolls it back.
+    pub async fn write(&self) -> Result<Tx<D>, sqlx::Error> {
+        Ok(Tx {
+            tx: D::begin_write(&self.pool).await?,
+        })
+    }
+
+    /// The unique key `e` violated, if any.
+    pub fn unique_violation(e: &sqlx::Error) -> Option<UniqueViolation> {
+        D::unique_violation(e)
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A write transaction.
+pub struct Tx<D: Dialect> {
+    tx: Transaction<'static, D::Db>,
+}
+
+impl<D: Dialect> fmt::Debug for Tx<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tx<{}>", D::NAME)
+    }
+}
+
+impl<D: Dialect> Tx<D> {
+    /// Runs one statement; the number of rows it changed.
+    pub async fn execute(&mut self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
+        D::execute(&mut self.tx, sql, args).await
+    }
+
+    /// Every row a query returns.
+    pub async fn fetch_all(
+        &mut self,
+        sql: &'static str,
+        args: &[Value],
+    ) -> Result<Vec<Row>, sqlx::Error> {
+        D::fetch_all(&mut self.tx, sql, args).await
+    }
+
+    /// The first row a query returns.
+    pub async fn fetch_optional(
+        &mut self,
+        sql: &'static str,
+        args: &[Value],
+    ) -> Result<Option<Row>, sqlx::Error> {
+        Ok(self.fetch_all(sql, args).await?.into_iter().next())
+    }
+
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.tx.rollback().await
+    }
+}

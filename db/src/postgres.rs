@@ -1,0 +1,245 @@
+//! PostgreSQL, for several replicas: timestamps as `TIMESTAMPTZ`, and throw-away schemas
+//! that let parallel tests share one server.
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use sqlx::migrate::MigrateError;
+use sqlx::postgres::{
+    PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgPool, PgPoolOptions, PgRow,
+};
+use sqlx::query::Query;
+use sqlx::{AssertSqlSafe, Column as _, Connection as _, Executor as _, Row as _};
+use sqlx::{TypeInfo as _, ValueRef as _};
+
+use crate::dialect::Conn;
+use crate::row::Cell;
+use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, to_stored_precision};
+
+/// The PostgreSQL dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct Postgres;
+
+/// Prefix of the schemas made by [`Db::<Postgres>::connect_isolated_for_tests`].
+const TEST_SCHEMA_PREFIX: &str = "lr_test_";
+
+impl Dialect for Postgres {
+    type Db = sqlx::Postgres;
+
+    const NAME: &'static str = "postgres";
+
+    fn connect<'a>(
+        dsn: &'a str,
+        migrations: &'a Migrations,
+    ) -> BoxFuture<'a, Result<Db<Self>, sqlx::Error>> {
+        Box::pin(Db::<Postgres>::connect(dsn, migrations))
+    }
+
+    fn execute<'c>(
+        conn: &'c mut Conn<Self>,
+        sql: &'static str,
+        args: &'c [Value],
+    ) -> BoxFuture<'c, Result<u64, sqlx::Error>> {
+        Box::pin(async move { Ok(bind(sql, args)?.execute(conn).await?.rows_affected()) })
+    }
+
+    fn fetch_all<'c>(
+        conn: &'c mut Conn<Self>,
+        sql: &'static str,
+        args: &'c [Value],
+    ) -> BoxFuture<'c, Result<Vec<Row>, sqlx::Error>> {
+        Box::pin(async move { fetch(conn, sql, args).await })
+    }
+
+    fn begin_write(
+        pool: &PgPool,
+    ) -> BoxFuture<'_, Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error>> {
+        Box::pin(pool.begin())
+    }
+
+    fn migrate<'a>(
+        pool: &'a PgPool,
+        migrations: &'a Migrations,
+    ) -> BoxFuture<'a, Result<(), MigrateError>> {
+        // sqlx serialises concurrent migrators with an advisory lock, so replicas may start
+        // together.
+        Box::pin(async move {
+            let mut migrator = (migrations.postgres)();
+            migrator.dangerous_set_table_name(migrations.table);
+            migrator.run(pool).await
+        })
+    }
+
+    /// PostgreSQL names the table, and the key's columns in the detail
+    /// `Key (provider, server_key)=(…) already exists.`; the values are not read.
+    fn unique_violation(e: &sqlx::Error) -> Option<UniqueViolation> {
+        let d = e.as_database_error().filter(|d| d.is_unique_violation())?;
+        let pg = d.try_downcast_ref::<PgDatabaseError>()?;
+        let columns = pg.detail()?.strip_prefix("Key (")?.split_once(")=")?.0;
+        Some(UniqueViolation {
+            table: pg.table()?.to_owned(),
+            columns: columns.split(", ").map(str::to_owned).collect(),
+        })
+    }
+}
+
+fn bind(
+    sql: &'static str,
+    args: &[Value],
+) -> Result<Query<'static, sqlx::Postgres, PgArguments>, sqlx::Error> {
+    let mut query = sqlx::query(sql);
+    for arg in args {
+        query = match arg {
+            Value::Text(v) => query.bind(v.clone()),
+            Value::Int(v) => query.bind(*v),
+            Value::Bool(v) => query.bind(*v),
+            Value::Bytes(v) => query.bind(v.clone()),
+            Value::Time(v) => query.bind(v.map(stored).transpose()?),
+        };
+    }
+    Ok(query)
+}
+
+fn stored(t: time::OffsetDateTime) -> Result<time::OffsetDateTime, sqlx::Error> {
+    to_stored_precision(t)
+        .ok_or_else(|| sqlx::Error::Encode("timestamp outside years 1-9999".into()))
+}
+
+async fn fetch(
+    conn: &mut PgConnection,
+    sql: &'static str,
+    args: &[Value],
+) -> Result<Vec<Row>, sqlx::Error> {
+    let rows = bind(sql, args)?.fetch_all(conn).await?;
+    rows.iter().map(decode).collect()
+}
+
+fn decode(row: &PgRow) -> Result<Row, sqlx::Error> {
+    let mut out = Row::default();
+    for (i, column) in row.columns().iter().enumerate() {
+        let cell = if row.try_get_raw(i)?.is_null() {
+            Cell::Null
+        } else {
+            match column.type_info().name() {
+                "INT8" => Cell::Int(row.try_get(i)?),
+                "INT4" => Cell::Int(row.try_get::<i32, _>(i)?.into()),
+                "INT2" => Cell::Int(row.try_get::<i16, _>(i)?.into()),
+                "FLOAT8" => Cell::Real(row.try_get(i)?),
+                "BOOL" => Cell::Bool(row.try_get(i)?),
+                "BYTEA" => Cell::Bytes(row.try_get(i)?),
+                "TIMESTAMPTZ" => Cell::Time(row.try_get(i)?),
+                _ => Cell::Text(row.try_get_unchecked(i)?),
+            }
+        };
+        out.push(column.name(), cell);
+    }
+    Ok(out)
+}
+
+impl Db<Postgres> {
+    /// Connects to the database named by `dsn` (`postgres://…` or `postgresql://…`) and
+    /// applies pending migrations.
+    pub async fn connect(dsn: &str, migrations: &Migrations) -> Result<Self, sqlx::Error> {
+        Self::connect_in_schema(dsn, None, migrations).await
+    }
+
+    /// Test support: creates a fresh schema `lr_test_<uuid>`, connects with every pooled
+    /// connection's `search_path` set to it, and migrates it, so parallel tests sharing one
+    /// server never collide. Returns the handle and the schema name.
+    #[doc(hidden)]
+    pub async fn connect_isolated_for_tests(
+        dsn: &str,
+        migrations: &Migrations,
+    ) -> Result<(Self, String), sqlx::Error> {
+        let schema = format!("{TEST_SCHEMA_PREFIX}{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(dsn).await?;
+        // Safe to splice: a fixed prefix and a hex UUID.
+        admin
+            .execute(sqlx::raw_sql(AssertSqlSafe(format!(
+                "CREATE SCHEMA \"{schema}\""
+            ))))
+            .await?;
+        admin.close().await?;
+        let db = Self::connect_in_schema(dsn, Some(&schema), migrations).await?;
+        Ok((db, schema))
+    }
+
+    /// Test support: drops a schema made by `connect_isolated_for_tests` and closes the
+    /// pool. Refuses names that do not look like one.
+    #[doc(hidden)]
+    pub async fn drop_isolated_schema_for_tests(&self, schema: &str) -> Result<(), sqlx::Error> {
+        let suffix = schema.strip_prefix(TEST_SCHEMA_PREFIX).unwrap_or("");
+        if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(sqlx::Error::Configuration(
+                "not an isolated test schema".into(),
+            ));
+        }
+        let drop = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+        sqlx::raw_sql(AssertSqlSafe(drop))
+            .execute(self.pool())
+            .await?;
+        self.close().await;
+        Ok(())
+    }
+
+    /// Test support: runs `test` on a database in a fresh schema, dropped afterwards even
+    /// when the test panics; skipped (with a note naming `name`) when
+    /// `LEVELRAIL_TEST_POSTGRES_URL` names no server.
+    #[doc(hidden)]
+    pub async fn with_isolated_schema_for_tests<F, Fut>(
+        name: &str,
+        migrations: &Migrations,
+        test: F,
+    ) where
+        F: FnOnce(Self) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        let Some(url) = std::env::var_os("LEVELRAIL_TEST_POSTGRES_URL") else {
+            eprintln!("skipping {name}: LEVELRAIL_TEST_POSTGRES_URL unset");
+            return;
+        };
+        let url = url
+            .into_string()
+            .expect("LEVELRAIL_TEST_POSTGRES_URL is not UTF-8");
+        let (db, schema) = Self::connect_isolated_for_tests(&url, migrations)
+            .await
+            .expect("a fresh PostgreSQL schema");
+
+        let outcome = AssertUnwindSafe(test(db.clone())).catch_unwind().await;
+
+        db.drop_isolated_schema_for_tests(&schema)
+            .await
+            .expect("the test schema drops");
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+    }
+
+    async fn connect_in_schema(
+        dsn: &str,
+        schema: Option<&str>,
+        migrations: &Migrations,
+    ) -> Result<Self, sqlx::Error> {
+        let options = PgConnectOptions::from_str(dsn)?;
+        let mut pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(10));
+        if let Some(schema) = schema {
+            let set: Arc<str> = format!("SET search_path TO \"{schema}\"").into();
+            pool = pool.after_connect(move |conn, _meta| {
+                let set = Arc::clone(&set);
+                Box::pin(async move {
+                    conn.execute(sqlx::raw_sql(AssertSqlSafe(set))).await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = pool.connect_with(options).await?;
+        Postgres::migrate(&pool, migrations).await?;
+        Ok(Db::new(pool))
+    }
+}

@@ -1,0 +1,201 @@
+//! SQLite, the embedded default: one database file in the data directory (WAL journal,
+//! 5 s busy timeout, mode 0600), timestamps as fixed-width UTC text.
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use sqlx::migrate::MigrateError;
+use sqlx::query::Query;
+use sqlx::sqlite::{
+    SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool,
+    SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
+use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
+
+use crate::dialect::Conn;
+use crate::row::Cell;
+use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, format_timestamp};
+
+/// The SQLite dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct Sqlite;
+
+impl Dialect for Sqlite {
+    type Db = sqlx::Sqlite;
+
+    const NAME: &'static str = "sqlite";
+
+    fn connect<'a>(
+        dsn: &'a str,
+        migrations: &'a Migrations,
+    ) -> BoxFuture<'a, Result<Db<Self>, sqlx::Error>> {
+        Box::pin(Db::<Sqlite>::connect(dsn, migrations))
+    }
+
+    fn execute<'c>(
+        conn: &'c mut Conn<Self>,
+        sql: &'static str,
+        args: &'c [Value],
+    ) -> BoxFuture<'c, Result<u64, sqlx::Error>> {
+        Box::pin(async move { Ok(bind(sql, args)?.execute(conn).await?.rows_affected()) })
+    }
+
+    fn fetch_all<'c>(
+        conn: &'c mut Conn<Self>,
+        sql: &'static str,
+        args: &'c [Value],
+    ) -> BoxFuture<'c, Result<Vec<Row>, sqlx::Error>> {
+        Box::pin(async move { fetch(conn, sql, args).await })
+    }
+
+    fn begin_write(
+        pool: &SqlitePool,
+    ) -> BoxFuture<'_, Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error>> {
+        Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
+    }
+
+    fn migrate<'a>(
+        pool: &'a SqlitePool,
+        migrations: &'a Migrations,
+    ) -> BoxFuture<'a, Result<(), MigrateError>> {
+        Box::pin(async move {
+            let mut migrator = (migrations.sqlite)();
+            migrator.dangerous_set_table_name(migrations.table);
+            migrator.run(pool).await
+        })
+    }
+
+    /// SQLite says `UNIQUE constraint failed: orphans.provider, orphans.server_key`.
+    fn unique_violation(e: &sqlx::Error) -> Option<UniqueViolation> {
+        let d = e.as_database_error().filter(|d| d.is_unique_violation())?;
+        let keys = d.message().strip_prefix("UNIQUE constraint failed: ")?;
+        let mut table = String::new();
+        let mut columns = Vec::new();
+        for key in keys.split(", ") {
+            let (t, c) = key.split_once('.')?;
+            table = t.to_owned();
+            columns.push(c.to_owned());
+        }
+        Some(UniqueViolation { table, columns })
+    }
+}
+
+fn bind(
+    sql: &'static str,
+    args: &[Value],
+) -> Result<Query<'static, sqlx::Sqlite, SqliteArguments>, sqlx::Error> {
+    let mut query = sqlx::query(sql);
+    for arg in args {
+        query = match arg {
+            Value::Text(v) => query.bind(v.clone()),
+            Value::Int(v) => query.bind(*v),
+            Value::Bool(v) => query.bind(*v),
+            Value::Bytes(v) => query.bind(v.clone()),
+            Value::Time(v) => query.bind(v.map(timestamp_text).transpose()?),
+        };
+    }
+    Ok(query)
+}
+
+fn timestamp_text(t: time::OffsetDateTime) -> Result<String, sqlx::Error> {
+    format_timestamp(t).ok_or_else(|| sqlx::Error::Encode("timestamp outside years 1-9999".into()))
+}
+
+async fn fetch(
+    conn: &mut SqliteConnection,
+    sql: &'static str,
+    args: &[Value],
+) -> Result<Vec<Row>, sqlx::Error> {
+    let rows = bind(sql, args)?.fetch_all(conn).await?;
+    rows.iter().map(decode).collect()
+}
+
+/// SQLite types values, not columns: each cell is read as what it holds.
+fn decode(row: &SqliteRow) -> Result<Row, sqlx::Error> {
+    let mut out = Row::default();
+    for (i, column) in row.columns().iter().enumerate() {
+        let raw = row.try_get_raw(i)?;
+        let cell = if raw.is_null() {
+            Cell::Null
+        } else {
+            match raw.type_info().name() {
+                "INTEGER" | "BOOLEAN" => Cell::Int(row.try_get_unchecked(i)?),
+                "REAL" | "NUMERIC" => Cell::Real(row.try_get_unchecked(i)?),
+                "BLOB" => Cell::Bytes(row.try_get_unchecked(i)?),
+                _ => Cell::Text(row.try_get_unchecked(i)?),
+            }
+        };
+        out.push(column.name(), cell);
+    }
+    Ok(out)
+}
+
+impl Db<Sqlite> {
+    /// Opens the database named by `dsn` (`sqlite://PATH`, `sqlite:PATH` or
+    /// `sqlite::memory:`), creating the file with mode 0600 if it is missing, and applies
+    /// pending migrations. The parent directory must exist.
+    pub async fn connect(dsn: &str, migrations: &Migrations) -> Result<Self, sqlx::Error> {
+        let options = SqliteConnectOptions::from_str(dsn)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // WAL + NORMAL: durable across process crashes, one fsync per checkpoint
+            // instead of per commit.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        let in_memory = is_in_memory(dsn);
+        let file = (!in_memory).then(|| options.get_filename().to_path_buf());
+        if let Some(path) = &file {
+            create_private_file(path).await;
+        }
+        let mut pool = SqlitePoolOptions::new().max_connections(4);
+        if in_memory {
+            // A shared in-memory database lives only while a connection is open.
+            pool = pool
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None);
+        }
+        let pool = pool.connect_with(options).await?;
+        if let Some(path) = &file {
+            restrict_permissions(path).await;
+        }
+        Sqlite::migrate(&pool, migrations).await?;
+        Ok(Db::new(pool))
+    }
+}
+
+/// Whether a SQLite DSN names an in-memory database (no file to protect).
+fn is_in_memory(dsn: &str) -> bool {
+    let rest = dsn
+        .trim_start_matches("sqlite://")
+        .trim_start_matches("sqlite:");
+    let (database, params) = rest.split_once('?').unwrap_or((rest, ""));
+    database == ":memory:" || params.split('&').any(|p| p == "mode=memory")
+}
+
+/// Creates the database file with mode 0600 before SQLite does (SQLite would use 0644, and
+/// its `-wal`/`-shm` files copy the main file's mode). An existing file is left alone.
+async fn create_private_file(path: &Path) {
+    let mut open = tokio::fs::OpenOptions::new();
+    open.write(true).create_new(true).mode(0o600);
+    // Failures other than "exists" resurface, with context, when SQLite opens the file.
+    let _ = open.open(path).await;
+}
+
+/// Tightens the database file and its WAL and shared-memory files to mode 0600: the data
+/// directory holds envelopes and token hashes. A failure is logged, without the path.
+async fn restrict_permissions(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        match tokio::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).await {
+            Ok(()) => {}
+            // Side files appear later and then copy the main file's mode.
+            Err(e) if !suffix.is_empty() && e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!(error = %e, "could not restrict a database file to mode 0600"),
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The dialects against a real SQLite file and, when `LEVELRAIL_TEST_POSTGRES_URL` names a
+//! server, PostgreSQL: one generic suite, so both bind, decode and report the same.
+use std::os::unix::fs::PermissionsExt as _;
+
+use time::macros::datetime;
+
+use crate::{Db, Dialect, Migrations, Postgres, Sqlite, args};
+
+const MIGRATIONS: Migrations = Migrations {
+    table: "_levelrail_db_test_migrations",
+    sqlite: || sqlx::migrate!("./src/tests/migrations/sqlite"),
+    postgres: || sqlx::migrate!("./src/tests/migrations/postgres"),
+};
+
+const INSERT: &str = "INSERT INTO items (id, kind, label, secret, count, flag, at) \
+                      VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+async fn suite<D: Dialect>(db: Db<D>) {
+    let at = datetime!(2026-12-03 22:05:25.123456789 +01:00);
+    let inserted = db
+        .execute(
+            INSERT,
+            &args!["a", "k", "one", b"s3cret".as_slice(), 7_i64, true, at],
+        )
+        .await
+        .expect("insert");
+    assert_eq!(inserted, 1);
+    db.execute(
+        INSERT,
+        &args![
+            "b",
+            "k",
+            "two",
+            None::<Vec<u8>>,
+            8_i64,
+            None::<bool>,
+            None::<time::OffsetDateTime>
+        ],
+    )
+    .await
+    .expect("insert with typed NULLs");
+
+    let row = db
+        .fetch_optional("SELECT * FROM items WHERE id = $1", &args!["a"])
+        .await
+        .expect("select")
+        .expect("a row");
+    assert_eq!(row.text("label").unwrap(), "one");
+    assert_eq!(row.bytes("secret").unwrap(), b"s3cret");
+    assert_eq!(row.int("count").unwrap(), 7);
+    assert!(row.bool("flag").unwrap());
+    assert_eq!(
+        row.time("at").unwrap(),
+        datetime!(2026-12-03 21:05:25.123456 UTC),
+        "stored in UTC, to the microsecond"
+    );
+    let b = db
+        .fetch_optional("SELECT * FROM items WHERE id = $1", &args!["b"])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(b.opt_time("at").unwrap(), None);
+    assert_eq!(b.opt_bool("flag").unwrap(), None);
+
+    // Timestamps compare as time in both (SQLite: as fixed-width text).
+    let later = db
+        .fetch_all(
+            "SELECT id FROM items WHERE at > $1",
+            &args![datetime!(2026-12-03 21:05:25.123455 UTC)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(later.len(), 1);
+
+    let dup = db
+        .execute(
+            INSERT,
+            &args!["a", "x", "y", None::<Vec<u8>>, 1_i64, false, at],
+        )
+        .await
+        .expect_err("the primary key is taken");
+    let violation = Db::<D>::unique_violation(&dup).expect("a unique violation");
+    assert!(violation.is("items", &["id"]), "{violation:?}");
+    let dup = db
+        .execute(
+            INSERT,
+            &args!["c", "k", "one", None::<Vec<u8>>, 1_i64, false, at],
+        )
+        .await
+        .expect_err("the (kind, label) key is taken");
+    let violation = Db::<D>::unique_violation(&dup).expect("a unique violation");
+    assert!(violation.is("items", &["kind", "label"]), "{violation:?}");
+    assert!(!format!("{dup} {dup:?}").contains("s3cret"));
+
+    // A transaction dropped without commit leaves nothing.
+    let mut tx = db.write().await.expect("begin");
+    tx.execute("DELETE FROM items", &[]).await.expect("delete");
+    drop(tx);
+    let count = db
+        .fetch_optional("SELECT COUNT(*) AS n FROM items", &[])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(count.int("n").unwrap(), 2);
+
+    let far = db
+        .execute(
+            "UPDATE items SET at = $1",
+            &args![datetime!(9999-12-31 23:30 -01:00)],
+        )
+        .await
+        .expect_err("year 10000 is refused");
+    assert!(far.to_string().contains("outside years 1-9999"), "{far}");
+}
+
+#[tokio::test]
+async fn sqlite_binds_decodes_and_names_violations() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("items.db");
+
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+
+    let mode = std::fs::metadata(&path).expect("file").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the database file is private");
+    suite(db).await;
+}
+
+#[tokio::test]
+async fn memory_opens_a_private_database_per_open() {
+    let first = crate::open("memory", &MIGRATIONS).await.expect("opens");
+    let second = crate::open("memory", &MIGRATIONS).await.expect("opens");
+    let (crate::Opened::Sqlite(first), crate::Opened::Sqlite(second)) = (first, second) else {
+        panic!("memory is SQLite");
+    };
+
+    first
+        .execute(
+            INSERT,
+            &args![
+                "a",
+                "k",
+                "one",
+                None::<Vec<u8>>,
+                1_i64,
+                true,
+                None::<time::OffsetDateTime>
+            ],
+        )
+        .await
+        .expect("insert");
+
+    let seen = second.fetch_all("SELECT id FROM items", &[]).await.unwrap();
+    assert!(seen.is_empty(), "two opens share no data");
+}
+
+#[tokio::test]
+async fn an_unsupported_url_is_refused_without_echoing_it() {
+    let err = crate::open("mysql://admin:hunter2@db.internal/x", &MIGRATIONS)
+        .await
+        .expect_err("mysql is not supported");
+
+    let text = format!("{err} {err:?}");
+    assert!(text.contains("unsupported database URL"), "{text}");
+    assert!(
+        !text.contains("hunter2") && !text.contains("db.internal"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn postgres_binds_decodes_and_names_violations() {
+    Db::<Postgres>::with_isolated_schema_for_tests(
+        "postgres_binds_decodes_and_names_violations",
+        &MIGRATIONS,
+        suite,
+    )
+    .await;
+}

@@ -1,0 +1,220 @@
+//! `ProvisionStore` in SQL. Writes that touch a claim run in write transactions
+//! (`BEGIN IMMEDIATE` on SQLite, row locks on PostgreSQL), so concurrent requests on any
+//! replica queue, and the `name_claims` primary key decides which of them gets a name.
+use async_trait::async_trait;
+use levelrail_db::{Dialect, args};
+use time::OffsetDateTime;
+
+use super::codec::{Encoded, claim_holder, is_request_conflict, provision_columns, read_provision};
+use super::{
+    ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore,
+    replayed_or_taken,
+};
+use crate::domain::NodeName;
+use crate::domain::provision::{ProvisionId, ProvisionStatus};
+use crate::store::claims::is_claim_conflict;
+use crate::store::{SqlStore, StoreError};
+
+macro_rules! select_provisions {
+    ($tail:literal) => {
+        concat!(
+            "SELECT ",
+            provision_columns!(),
+            ", lease_until, created_at, updated_at FROM provisions ",
+            $tail
+        )
+    };
+}
+
+const INSERT: &str = concat!(
+    "INSERT INTO provisions (",
+    provision_columns!(),
+    ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
+     $29, $30, $31, $32)"
+);
+
+const UPDATE: &str = "UPDATE provisions SET status = $1, install_step = $2, ip_address = $3, \
+     node_id = $4, failed_phase = $5, failure_reason = $6, provider_error_code = $7, \
+     provider_server_id = $8, join_token_id = $9, sealed_join_token = $10, \
+     cancel_requested = $11, saga_step = $12, saga = $13, stages = $14, generation = $15, \
+     updated_at = $16, lease_owner = CASE WHEN $17 THEN NULL ELSE lease_owner END, \
+     lease_until = CASE WHEN $17 THEN NULL ELSE lease_until END \
+     WHERE id = $18 AND generation = $19 RETURNING lease_owner, lease_until";
+
+#[async_trait]
+impl<D: Dialect> ProvisionStore for SqlStore<D> {
+    async fn insert_provision(
+        &self,
+        record: &ProvisionRecord,
+    ) -> Result<ProvisionRecord, InsertProvisionError> {
+        let stored = record.stored()?;
+        let enc = Encoded::of(&stored)?;
+        let mut tx = self.db.write().await?;
+        let claim = tx
+            .execute(
+                "INSERT INTO name_claims (name, holder_kind, holder_id) \
+                 VALUES ($1, 'provision', $2)",
+                &args![stored.name.as_str(), stored.id.as_str()],
+            )
+            .await;
+        match claim {
+            Err(e) if is_claim_conflict::<D>(&e) => {}
+            Err(e) => return Err(e.into()),
+            Ok(_) => match tx.execute(INSERT, &enc.all_columns(&stored)).await {
+                Ok(_) => {
+                    tx.commit().await?;
+                    return Ok(stored);
+                }
+                Err(e) if is_request_conflict::<D>(&e) => {}
+                Err(e) if D::unique_violation(&e).is_some() => {
+                    return Err(StoreError::Duplicate("provisions").into());
+                }
+                Err(e) => return Err(e.into()),
+            },
+        }
+        tx.rollback().await?;
+        Err(replayed_or_taken(self, record).await)
+    }
+
+    async fn get_provision(&self, id: &ProvisionId) -> Result<Option<ProvisionRecord>, StoreError> {
+        let row = self
+            .db
+            .fetch_optional(select_provisions!("WHERE id = $1"), &args![id.as_str()])
+            .await?;
+        row.as_ref().map(read_provision).transpose()
+    }
+
+    async fn get_provision_by_request(
+        &self,
+        request_id: &str,
+    ) -> Result<Option<ProvisionRecord>, StoreError> {
+        let row = self
+            .db
+            .fetch_optional(
+                select_provisions!("WHERE request_id = $1"),
+                &args![request_id],
+            )
+            .await?;
+        row.as_ref().map(read_provision).transpose()
+    }
+
+    async fn list_provisions(
+        &self,
+        limit: u32,
+        after: Option<&PageCursor>,
+    ) -> Result<Vec<ProvisionRecord>, StoreError> {
+        let rows = match after {
+            None => {
+                self.db
+                    .fetch_all(
+                        select_provisions!("ORDER BY created_at DESC, id DESC LIMIT $1"),
+                        &args![limit],
+                    )
+                    .await?
+            }
+            Some(c) => {
+                self.db
+                    .fetch_all(
+                        select_provisions!(
+                            "WHERE created_at < $1 OR (created_at = $1 AND id < $2) \
+                             ORDER BY created_at DESC, id DESC LIMIT $3"
+                        ),
+                        &args![c.created_at, c.id.as_str(), limit],
+                    )
+                    .await?
+            }
+        };
+        rows.iter().map(read_provision).collect()
+    }
+
+    async fn update_provision(
+        &self,
+        record: &ProvisionRecord,
+    ) -> Result<Option<ProvisionRecord>, StoreError> {
+        let mut next = record.next_version()?;
+        let enc = Encoded::of(&next)?;
+        let mut tx = self.db.write().await?;
+        let row = tx
+            .fetch_optional(UPDATE, &enc.update_columns(&next))
+            .await?;
+        let Some(row) = row else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        next.lease_owner = row.opt_text("lease_owner")?;
+        next.lease_until = row.opt_time("lease_until")?;
+        if next.status == ProvisionStatus::Failed {
+            tx.execute(
+                "DELETE FROM name_claims WHERE name = $1 AND holder_kind = 'provision' \
+                 AND holder_id = $2",
+                &args![next.name.as_str(), next.id.as_str()],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        // Immutable columns are as stored; the caller's record carries them unchanged.
+        Ok(Some(next))
+    }
+
+    async fn acquire_lease(
+        &self,
+        id: &ProvisionId,
+        owner: &str,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let done = self
+            .db
+            .execute(
+                "UPDATE provisions SET lease_owner = $1, lease_until = $2 \
+                 WHERE id = $3 AND status NOT IN ('ready', 'failed') \
+                 AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < $4 \
+                      OR lease_owner = $1)",
+                &args![owner, until, id.as_str(), now],
+            )
+            .await?;
+        Ok(done == 1)
+    }
+
+    async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {
+        self.db
+            .execute(
+                "UPDATE provisions SET lease_owner = NULL, lease_until = NULL \
+                 WHERE id = $1 AND lease_owner = $2",
+                &args![id.as_str(), owner],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {
+        let rows = self
+            .db
+            .fetch_all(
+                "SELECT id FROM provisions WHERE status NOT IN ('ready', 'failed') \
+                 AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < $1) \
+                 ORDER BY created_at",
+                &args![now],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                ProvisionId::parse(&row.text("id")?)
+                    .map_err(|_| StoreError::Corrupt("provisions.id holds an invalid value".into()))
+            })
+            .collect()
+    }
+
+    async fn name_claim(&self, name: &NodeName) -> Result<Option<ClaimHolder>, StoreError> {
+        let row = self
+            .db
+            .fetch_optional(
+                "SELECT holder_kind, holder_id FROM name_claims WHERE name = $1",
+                &args![name.as_str()],
+            )
+            .await?;
+        row.map(|r| claim_holder(&r.text("holder_kind")?, &r.text("holder_id")?))
+            .transpose()
+    }
+}

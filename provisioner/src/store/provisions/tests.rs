@@ -1,0 +1,3 @@
+//! The provision store on each backend.
+mod postgres;
+mod sqlite;
