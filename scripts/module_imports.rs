@@ -82,6 +82,33 @@ impl Graph {
     }
 }
 
+/// Control flow branches on error kinds and reasons, never on a provider's error strings:
+/// the library lines under `src` (the paths in `except` left out) that compare an
+/// error's `.code` with something, outside comments and assertions, as `"file.rs:N: line"`.
+pub fn provider_code_comparisons(src: &Path, except: &[&str]) -> Vec<String> {
+    const PATTERNS: [&str; 4] = [
+        ".code ==",
+        ".code !=",
+        "matches!(e.code",
+        "contains(&e.code",
+    ];
+    let mut sources = Vec::new();
+    collect(src, src, &mut sources);
+    let mut found = Vec::new();
+    for (path, text) in sources {
+        if except.contains(&path.as_str()) {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if PATTERNS.iter().any(|p| code.contains(p)) && !code.contains("assert") {
+                found.push(format!("{path}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
 fn same_parent(a: &ModPath, b: &ModPath) -> bool {
     !a.is_empty() && a.len() == b.len() && a[..a.len() - 1] == b[..b.len() - 1]
 }

@@ -13,8 +13,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use levelrail_provisioner::arch::CpuArch;
 use levelrail_provisioner::cloudinit::AgentDownload;
+use levelrail_types::CpuArch;
 use sha2::{Digest as _, Sha256};
 use tracing::info;
 

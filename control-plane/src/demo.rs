@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use levelrail_clouds::aws::AwsSettings;
+use levelrail_clouds::registry::ProviderRegistry;
+use levelrail_clouds::{CreateServer, Ownership};
 use levelrail_credentials::domain::{CredentialInput, Credentials, ProviderId};
-use levelrail_provisioner::providers::aws::AwsSettings;
-use levelrail_provisioner::providers::registry::ProviderRegistry;
-use levelrail_provisioner::providers::{CreateServer, Ownership};
 use levelrail_sim::boot::{BootHarness, BootOptions};
 use levelrail_sim::fakes::BootHook;
 use levelrail_sim::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};

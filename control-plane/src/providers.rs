@@ -2,20 +2,18 @@
 //! provider for proxies, sovereign clouds, tests and demo mode).
 use std::sync::Arc;
 
+use levelrail_clouds::aws::{AwsProvider, AwsSettings};
+use levelrail_clouds::azure::{self, AzureProvider};
+use levelrail_clouds::digitalocean::DigitalOceanProvider;
+use levelrail_clouds::gcp::{self, GcpProvider};
+use levelrail_clouds::hetzner::HetznerProvider;
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::registry::{ClientParts, Clients, ProviderSpec};
+use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError};
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};
 use levelrail_credentials::domain::ProviderId;
-use levelrail_provisioner::providers::aws::{AwsProvider, AwsSettings};
-use levelrail_provisioner::providers::azure::{self, AzureProvider};
-use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
-use levelrail_provisioner::providers::gcp::{self, GcpProvider};
-use levelrail_provisioner::providers::hetzner::HetznerProvider;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::registry::{
-    AccessBroker, ClientParts, ProviderRegistry, ProviderSpec,
-};
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind, ProviderError};
 
 /// Where each provider's API lives.
 #[derive(Debug, Clone)]
@@ -41,9 +39,9 @@ impl Default for Endpoints {
     }
 }
 
-/// The registry of every provider with a client in this build.
-pub fn registry(broker: Arc<dyn AccessBroker>, endpoints: &Endpoints) -> ProviderRegistry {
-    ProviderRegistry::new(broker)
+/// Every provider with a client in this build, at its endpoint.
+pub fn clients(endpoints: &Endpoints) -> Clients {
+    Clients::default()
         .with(
             ProviderId::Hetzner,
             ProviderSpec {
@@ -95,7 +93,7 @@ fn aws_spec(settings: AwsSettings) -> ProviderSpec {
             )?;
             Ok(Arc::new(client) as Arc<dyn CloudProvider>)
         }),
-        limiter: levelrail_provisioner::providers::aws::rate_limiter,
+        limiter: levelrail_clouds::aws::rate_limiter,
     }
 }
 

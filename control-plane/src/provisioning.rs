@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use levelrail_clouds::catalog::{CatalogCache, CatalogTtl};
+use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
 use levelrail_provisioner::domain::provision::{SealingKey, host_port, parse_go_duration};
 use levelrail_provisioner::domain::{
@@ -16,8 +18,6 @@ use levelrail_provisioner::domain::{
     ProvisionerConfig, ProvisionerDeps, WorkflowTuning,
 };
 use levelrail_provisioner::enroll::ControlPlaneCa;
-use levelrail_provisioner::providers::catalog::{CatalogCache, CatalogTtl};
-use levelrail_provisioner::providers::registry::ProviderRegistry;
 use levelrail_provisioner::store::{NodeStore, ProvisionStore, open_provisioner_store};
 use levelrail_provisioner::workflow::{ProvisionEvents, ProvisionTeardown};
 use secrecy::ExposeSecret as _;

@@ -6,16 +6,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use levelrail_clouds::aws::AwsSettings;
+use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
 use levelrail_credentials::domain::Credentials;
 use levelrail_credentials::domain::ProviderId;
-use levelrail_credentials::domain::probe::ProbeRegistry;
-use levelrail_provisioner::providers::aws::AwsSettings;
-use levelrail_provisioner::providers::registry::ProviderRegistry;
+use levelrail_credentials::verify::Verifier;
 
 use crate::agent_binaries::AgentBinaries;
-use crate::bridge::{InProcessBroker, RegistryProbe};
+use crate::bridge::InProcessBroker;
 #[cfg(feature = "demo")]
 use crate::demo::{Demo, DemoSettings, demo_full_regions};
 use crate::providers::Endpoints;
@@ -132,22 +132,22 @@ impl App {
         let issuers = endpoints
             .azure_gcp
             .issuers(GrantIssuers::default().with(ProviderId::Aws, aws_exchange))?;
-        let probe = RegistryProbe::default().with_exchange(Arc::new(issuers.clone()));
+        let clients = Arc::new(crate::providers::clients(&endpoints));
+        let issuers = Arc::new(issuers);
         let credentials = startup::open(
             StorageConfig {
                 data_dir: &cfg.data_dir,
                 database_url: cfg.database_url.as_ref(),
                 master_key: cfg.master_key.as_ref(),
             },
-            Arc::new(probe.clone()),
-            Arc::new(issuers),
+            Verifier::new(clients.clone(), issuers.clone()),
+            issuers,
         )
         .await?;
-        let registry = Arc::new(crate::providers::registry(
+        let registry = Arc::new(ProviderRegistry::new(
             Arc::new(InProcessBroker::new(credentials.clone())),
-            &endpoints,
+            clients,
         ));
-        probe.set_registry(registry.clone());
         #[cfg(feature = "demo")]
         if let Some(d) = &demo {
             d.connect(&credentials).await?;
@@ -430,7 +430,7 @@ pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Resu
             database_url: cfg.database_url.as_ref(),
             master_key: None,
         },
-        Arc::new(ProbeRegistry::default()),
+        Verifier::none(),
         Arc::new(GrantIssuers::default()),
     )
     .await?;

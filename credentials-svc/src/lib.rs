@@ -7,3 +7,4 @@ pub mod domain;
 pub mod grpc;
 pub mod startup;
 pub mod store;
+pub mod verify;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use levelrail_credentials::broker::GrantIssuers;
-use levelrail_credentials::domain::probe::ProbeRegistry;
 use levelrail_credentials::startup::{self, StorageConfig};
+use levelrail_credentials::verify::Verifier;
 use secrecy::SecretString;
 
 #[derive(Debug, Parser)]
@@ -50,12 +50,7 @@ async fn main() -> ExitCode {
         master_key: None,
     };
     let run = async {
-        let creds = startup::open(
-            cfg,
-            Arc::new(ProbeRegistry::default()),
-            Arc::new(GrantIssuers::default()),
-        )
-        .await?;
+        let creds = startup::open(cfg, Verifier::none(), Arc::new(GrantIssuers::default())).await?;
         anyhow::Ok(creds.rotate_master_key().await?)
     };
     match run.await {

@@ -12,7 +12,7 @@ use crate::broker::GrantIssuer;
 use crate::crypto::keyring_from_env_key;
 use crate::domain::Credentials;
 use crate::domain::keys::{KeyringHandle, MasterKeySource};
-use crate::domain::probe::CredentialProbe;
+use crate::verify::Verifier;
 
 /// Where the service's state lives.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
 /// left half done.
 pub async fn open(
     cfg: StorageConfig<'_>,
-    probe: Arc<dyn CredentialProbe>,
+    verifier: Verifier,
     issuer: Arc<dyn GrantIssuer>,
 ) -> anyhow::Result<Credentials> {
     ensure_data_dir(cfg.data_dir)?;
@@ -61,7 +61,7 @@ pub async fn open(
     let store = crate::store::open(&dsn)
         .await
         .context("opening the credentials database")?;
-    let credentials = Credentials::new(store, keys, probe, issuer);
+    let credentials = Credentials::new(store, keys, verifier, issuer);
     let report = credentials
         .resume_rotation()
         .await

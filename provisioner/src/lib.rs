@@ -1,11 +1,9 @@
 //! The Levelrail provisioner: provider clients, the provision workflow, nodes, join tokens,
 //! enrollment and the control-plane CA.
-pub mod arch;
 pub mod cloudinit;
 pub mod domain;
 pub mod enroll;
 pub mod grpc;
-pub mod providers;
 pub mod store;
 pub mod workflow;
 

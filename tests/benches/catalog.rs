@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use levelrail_provisioner::providers::catalog::{CatalogCache, CatalogTtl};
-use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
-use levelrail_provisioner::providers::hetzner::HetznerProvider;
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::{CloudProvider, CreateServer, Ownership, ServerState};
+use levelrail_clouds::catalog::{CatalogCache, CatalogTtl};
+use levelrail_clouds::digitalocean::DigitalOceanProvider;
+use levelrail_clouds::hetzner::HetznerProvider;
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::{CloudProvider, CreateServer, Ownership, ServerState};
 use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
 use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
 use secrecy::SecretString;

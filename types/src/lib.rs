@@ -2,9 +2,13 @@
 //! provider identifier, used by the credentials service, the provisioner, the provider
 //! clients and the server's wiring alike, so a provider is named the same way everywhere
 //! and no layer maps one provider enum onto another; and the one node-name rule, which the
-//! server, the CLI and the web form all check.
+//! server, the CLI and the web form all check; and the CPU architectures of sizes, agent
+//! binaries and nodes.
+mod arch;
 mod name;
 mod provider;
+
+pub use arch::CpuArch;
 
 pub use name::{MAX_NODE_NAME_LEN, NameRule, check_node_name};
 pub use provider::{ProviderId, UnknownProvider};

@@ -5,14 +5,13 @@
 //! plane's own chain (environment, shared config, web identity token file, ECS, instance
 //! profile) through `aws-config`. `LEVELRAIL_AWS_STS_URL` points the exchange at another
 //! STS endpoint (a fake, moto, a VPC endpoint).
-use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use aws_config::BehaviorVersion;
-use aws_sdk_sts::config::{Credentials, Region, SharedCredentialsProvider, SharedHttpClient};
+use aws_sdk_sts::config::{Credentials, Region, SharedCredentialsProvider};
 use aws_sdk_sts::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+use levelrail_clouds::aws::http_client;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;
 
@@ -210,18 +209,6 @@ where
             DisplayErrorContext(&e)
         )),
     }
-}
-
-/// The process-wide HTTPS client of the exchange (rustls with ring).
-fn http_client() -> SharedHttpClient {
-    static CLIENT: OnceLock<SharedHttpClient> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            aws_smithy_http_client::Builder::new()
-                .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
-                .build_https()
-        })
-        .clone()
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ use async_trait::async_trait;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::{Duration, OffsetDateTime};
 
+use levelrail_clouds::registry::{AwsKeys, Grant as CloudGrant, GrantContext as CloudGrantContext};
+
 use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
 
 /// A grant. Holds secret material; Debug is redacted.
@@ -81,6 +83,44 @@ pub struct GrantContext {
     pub resource_group: String,
     /// GCP project.
     pub project_id: String,
+}
+
+impl AccessGrant {
+    /// The grant as the provider clients take it: a bearer token, or AWS session
+    /// credentials. The ambient AWS identity has no keys to hand over, so a broker must have
+    /// resolved it into a session first.
+    pub fn into_cloud_grant(self) -> Result<CloudGrant, CredentialsError> {
+        let context = CloudGrantContext {
+            region: self.context.region,
+            subscription_id: self.context.subscription_id,
+            resource_group: self.context.resource_group,
+            project_id: self.context.project_id,
+        };
+        let id = self.context.credential_id;
+        let grant = match self.secret {
+            GrantSecret::Bearer(token) => CloudGrant::bearer(id, token, context),
+            GrantSecret::Aws {
+                access_key_id,
+                secret_access_key,
+                session_token,
+            } => CloudGrant::aws(
+                id,
+                AwsKeys {
+                    access_key_id,
+                    secret_access_key,
+                    session_token,
+                },
+                context,
+            ),
+            GrantSecret::AwsAmbient => {
+                return Err(CredentialsError::Unavailable(format!(
+                    "{}: the ambient identity was not resolved into session credentials",
+                    self.provider.display_name()
+                )));
+            }
+        };
+        Ok(grant.expiring(self.expires_at))
+    }
 }
 
 /// Turns a stored secret into a grant.

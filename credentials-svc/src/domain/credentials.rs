@@ -11,12 +11,12 @@ use crate::broker::{AccessGrant, GrantCache, GrantIssuer};
 use crate::crypto::{self, AadContext, CryptoError};
 use crate::domain::api_token::{self, ApiTokenVerifier};
 use crate::domain::keys::{self, KeyringHandle, RotationReport};
-use crate::domain::probe::CredentialProbe;
 use crate::domain::{
     CredentialIdentity, CredentialInput, CredentialSecret, CredentialsError, ProviderId,
     Verification,
 };
 use crate::store::{CredentialRecord, CredentialStore};
+use crate::verify::Verifier;
 
 /// One provider card: connection state and non-secret metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub struct Credentials {
 struct Inner {
     store: Arc<dyn CredentialStore>,
     keys: KeyringHandle,
-    probe: Arc<dyn CredentialProbe>,
+    verifier: Verifier,
     issuer: Arc<dyn GrantIssuer>,
     grants: GrantCache,
     api_tokens: ApiTokenVerifier,
@@ -72,14 +72,14 @@ impl Credentials {
     pub fn new(
         store: Arc<dyn CredentialStore>,
         keys: KeyringHandle,
-        probe: Arc<dyn CredentialProbe>,
+        verifier: Verifier,
         issuer: Arc<dyn GrantIssuer>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 store,
                 keys,
-                probe,
+                verifier,
                 issuer,
                 grants: GrantCache::default(),
                 api_tokens: ApiTokenVerifier::default(),
@@ -188,7 +188,7 @@ impl Credentials {
         provider: ProviderId,
     ) -> Result<(Verification, ProviderCard), CredentialsError> {
         let (record, secret) = self.load_secret(provider).await?;
-        let outcome = self.inner.probe.probe(&secret).await?;
+        let outcome = self.inner.verifier.verify(&secret).await?;
         let verification = Verification {
             ok: outcome.ok,
             checked_at: truncate_to_micros(OffsetDateTime::now_utc()),

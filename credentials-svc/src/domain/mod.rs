@@ -12,7 +12,6 @@ pub mod api_token;
 pub mod credentials;
 mod error;
 pub mod keys;
-pub mod probe;
 
 pub use credentials::Credentials;
 pub use error::CredentialsError;

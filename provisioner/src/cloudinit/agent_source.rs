@@ -3,7 +3,7 @@
 //! document (the default), or a registry image pinned by digest.
 use super::params::{check_https_url, plain_ascii};
 use super::{AgentImage, RenderError};
-use crate::arch::CpuArch;
+use levelrail_types::CpuArch;
 
 const PARAM: &str = "agent";
 

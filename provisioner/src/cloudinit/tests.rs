@@ -4,7 +4,7 @@
 //! `schema_tests.rs`. The scripts run for real in the boot harness tests (`tests/`).
 use super::validate::check_document;
 use super::*;
-use crate::arch::CpuArch;
+use levelrail_types::CpuArch;
 
 mod input_tests;
 mod schema_tests;

@@ -7,7 +7,7 @@ use std::fmt;
 use time::OffsetDateTime;
 
 use super::FieldError;
-use crate::providers::ProviderId;
+use levelrail_clouds::ProviderId;
 
 /// The prefix of every orphan id.
 pub const ORPHAN_ID_PREFIX: &str = "nor_";

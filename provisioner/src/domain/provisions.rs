@@ -18,12 +18,12 @@ pub use reachability::AgentAddrPolicy;
 
 use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
 use super::{Clock, Nodes, Orphans};
-use crate::providers::catalog::CatalogCache;
-use crate::providers::registry::ProviderRegistry;
 use crate::store::{
     InsertProvisionError, OrphanStore, PageCursor, ProvisionRecord, ProvisionStore,
 };
 use crate::workflow::{ProvisionEvents, Subscription, Workflow};
+use levelrail_clouds::catalog::CatalogCache;
+use levelrail_clouds::registry::ProviderRegistry;
 
 /// What a [`Provisioner`] is built from.
 pub struct ProvisionerDeps {

@@ -8,7 +8,7 @@ use crate::domain::provision::{
     Placement, PlacementOutcome, Provision, ProvisionInput, ProvisionStatus, StageTiming,
 };
 use crate::domain::{FieldError, InstallStep, Role};
-use crate::providers::{ProviderId, Region, Size};
+use levelrail_clouds::{ProviderId, Region, Size};
 
 /// The provider a request names; `None` when unspecified (the domain names the field).
 pub(super) fn provider(value: i32) -> Result<Option<ProviderId>, FieldError> {

@@ -9,7 +9,7 @@ use tracing::{info, warn};
 
 use super::driver::Driver;
 use super::events::Stop;
-use crate::providers::{CloudProvider, ProviderError};
+use levelrail_clouds::{CloudProvider, ProviderError};
 
 impl Driver {
     /// A client whose grant stays valid for at least the configured margin: the cached

@@ -13,7 +13,7 @@ use super::failure::{Failure, StepError, describe};
 use super::hooks::HookPoint;
 use super::undo::delete_provision_resources;
 use crate::domain::provision::{PlacementOutcome, ProvisionStatus, SagaStep, current};
-use crate::providers::{CreateServer, ErrorKind, ProviderError, ServerInfo};
+use levelrail_clouds::{CreateServer, ErrorKind, ProviderError, ServerInfo};
 
 impl Driver {
     /// Creates the server, trying the choices in order.
@@ -173,7 +173,7 @@ impl Driver {
     fn no_capacity_failure(&self, e: &ProviderError, region: &str) -> Failure {
         let mut f = Failure::provider(self.record.status, "could not create the server", e, region);
         if self.record.saga.placements.len() > 1 {
-            f.reason = crate::providers::error::clip(&format!(
+            f.reason = levelrail_clouds::error::clip(&format!(
                 "{}; every choice was out of capacity: {}",
                 f.reason,
                 self.choices_tried()

@@ -12,8 +12,8 @@ use super::events::{DriverSignals, Stop};
 use super::failure::{Failure, Halt, StepError};
 use super::hooks::{HookAction, HookPoint};
 use crate::domain::provision::{Provision, ProvisionId, SagaStep, StageTiming};
-use crate::providers::registry::LeasedClient;
 use crate::store::ProvisionRecord;
+use levelrail_clouds::registry::LeasedClient;
 
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
 /// the provision is resumed).

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::domain::provision::{FailureNote, ProvisionStatus, format_duration};
-use crate::providers::error::clip;
-use crate::providers::{ErrorKind, ProviderError};
+use levelrail_clouds::error::clip;
+use levelrail_clouds::{ErrorKind, ProviderError};
 
 /// The longest provider message quoted in a reason.
 const MESSAGE_LIMIT: usize = 160;
@@ -137,7 +137,7 @@ impl From<Failure> for StepError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ProviderId;
+    use levelrail_clouds::ProviderId;
 
     #[test]
     fn a_capacity_error_names_the_region_and_the_code_and_nothing_raw() {

@@ -38,9 +38,9 @@ pub use teardown::ProvisionTeardown;
 
 use crate::domain::provision::{Provision, ProvisionError, ProvisionId};
 use crate::domain::{Clock, Nodes, ProvisionerConfig};
-use crate::providers::registry::ProviderRegistry;
 use crate::store::{OrphanStore, ProvisionStore, StoreError};
 use hooks::StepHook;
+use levelrail_clouds::registry::ProviderRegistry;
 
 /// What every driver of this process shares.
 pub(crate) struct Shared {

@@ -12,7 +12,7 @@ use super::failure::{Failure, Halt, StepError};
 use crate::cloudinit::{self, CloudInitParams};
 use crate::domain::PROVISION_JOIN_TOKEN_TTL;
 use crate::domain::provision::SagaStep;
-use crate::providers::Ownership;
+use levelrail_clouds::Ownership;
 
 impl Driver {
     /// Runs one forward step.

@@ -21,9 +21,9 @@ use super::undo::delete_provision_resources;
 use super::{Shared, Workflow};
 use crate::domain::provision::{ProvisionId, ProvisionStatus};
 use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use crate::providers::registry::RegistryError;
-use crate::providers::{Ownership, ProviderError, ProviderId, ServerInfo};
 use crate::store::StoreError;
+use levelrail_clouds::registry::RegistryError;
+use levelrail_clouds::{Ownership, ProviderError, ProviderId, ServerInfo};
 
 /// What one sweep did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,9 +9,9 @@ use super::failure::describe;
 use super::undo::delete_provision_resources;
 use crate::domain::provision::ProvisionId;
 use crate::domain::{NodesError, ServerTeardown};
-use crate::providers::Ownership;
-use crate::providers::registry::ProviderRegistry;
 use crate::store::ProvisionStore;
+use levelrail_clouds::Ownership;
+use levelrail_clouds::registry::ProviderRegistry;
 
 /// Destroys provisioned servers on behalf of the node registry.
 #[derive(Debug)]

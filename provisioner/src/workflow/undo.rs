@@ -14,8 +14,8 @@ use super::failure::{Failure, Halt, StepError, describe};
 use super::hooks::{HookAction, HookPoint};
 use crate::domain::provision::{FailureNote, ProvisionStatus, SagaStep};
 use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use crate::providers::error::clip;
-use crate::providers::{CloudProvider, ErrorKind, Ownership, ProviderError};
+use levelrail_clouds::error::clip;
+use levelrail_clouds::{CloudProvider, ErrorKind, Ownership, ProviderError};
 
 const SERVER: &str = "create_server";
 const TOKEN: &str = "mint_join_token";

@@ -12,8 +12,8 @@ use super::driver::Driver;
 use super::failure::{Failure, StepError};
 use crate::domain::InstallStep;
 use crate::domain::provision::{ProvisionStatus, SagaStep};
-use crate::providers::error::clip;
-use crate::providers::{ErrorKind, ServerInfo, ServerState};
+use levelrail_clouds::error::clip;
+use levelrail_clouds::{ErrorKind, ServerInfo, ServerState};
 
 /// The saga step that follows a status.
 fn step_of(status: ProvisionStatus) -> SagaStep {

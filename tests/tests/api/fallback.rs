@@ -8,10 +8,10 @@
 //! choice is full the provision fails naming them, and nothing of it is left behind.
 use std::time::Duration;
 
+use levelrail_clouds::{ProviderId, ServerInfo};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
-use levelrail_provisioner::providers::{ProviderId, ServerInfo};
 
 use crate::harness::{Bearer, TestApp, test_config};
 

@@ -6,9 +6,9 @@
 //! still deletes its server.
 use std::time::Duration;
 
+use levelrail_clouds::ProviderId;
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
-use levelrail_provisioner::providers::ProviderId;
 
 use crate::harness::{TestApp, test_config};
 

@@ -67,8 +67,7 @@ pub(crate) struct TestApp {
     pub(crate) credentials: Credentials,
     /// The provider clients (what exists at a demo cloud, as its API lists it).
     #[allow(dead_code)]
-    pub(crate) registry:
-        std::sync::Arc<levelrail_provisioner::providers::registry::ProviderRegistry>,
+    pub(crate) registry: std::sync::Arc<levelrail_clouds::registry::ProviderRegistry>,
     /// The data directory.
     #[allow(dead_code)]
     pub(crate) data_dir: std::path::PathBuf,

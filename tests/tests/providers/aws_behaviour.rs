@@ -4,7 +4,7 @@
 //! subnet, crash-retry adoption, error classification and the probe.
 use std::time::Duration;
 
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
+use levelrail_clouds::{CloudProvider as _, ErrorKind, ServerState};
 use levelrail_sim::fakes::Fault;
 use levelrail_sim::fakes::aws::NEWEST_NOBLE;
 

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use aws_sdk_ec2::config::{Credentials, SharedCredentialsProvider};
+use levelrail_clouds::CloudProvider as _;
+use levelrail_clouds::aws::AwsProvider;
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::registry::AwsKeys;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
 use levelrail_credentials::broker::{GrantIssuer as _, GrantSecret};
 use levelrail_credentials::domain::{CredentialSecret, CredentialsError};
-use levelrail_provisioner::providers::CloudProvider as _;
-use levelrail_provisioner::providers::aws::AwsProvider;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::registry::AwsKeys;
 use levelrail_sim::fakes::aws::{ACCESS_KEY_ID, SECRET_ACCESS_KEY};
 use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;

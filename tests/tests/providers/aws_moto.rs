@@ -4,9 +4,9 @@
 //! security group and no key pair, and the live sizes are moto's offered types. Skipped with a note when
 //! `moto_server` is not installed, unless `LEVELRAIL_REQUIRE_MOTO=1`.
 use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
-use levelrail_provisioner::arch::CpuArch;
-use levelrail_provisioner::providers::CloudProvider as _;
-use levelrail_provisioner::providers::aws::http_client;
+use levelrail_clouds::CloudProvider as _;
+use levelrail_clouds::aws::http_client;
+use levelrail_types::CpuArch;
 
 use crate::aws_support::{MOTO_IMAGE, Moto, REGION, create_request};
 

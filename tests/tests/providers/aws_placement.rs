@@ -2,9 +2,7 @@
 //! offering it, sends the launch on to the default VPC's next default subnet, each with its
 //! own `ClientToken`; the instance exists exactly once, a retry adopts it whichever subnet
 //! it went to, and the undo removes it.
-use levelrail_provisioner::providers::{
-    CloudProvider as _, CreateServer, ErrorKind, ProviderError, ServerInfo,
-};
+use levelrail_clouds::{CloudProvider as _, CreateServer, ErrorKind, ProviderError, ServerInfo};
 use levelrail_sim::fakes::Fault;
 use levelrail_sim::fakes::aws::{AwsRequest, FakeAwsHandle, LaunchRefusal};
 

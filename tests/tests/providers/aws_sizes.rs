@@ -3,9 +3,9 @@
 //! `DescribeInstanceTypeOfferings`, every page followed; arm64 types are `aarch64` sizes,
 //! which the control plane marks unavailable without an aarch64 agent, and which launch
 //! Canonical's arm64 image when it has one.
-use levelrail_provisioner::arch::CpuArch;
+use levelrail_clouds::{CloudProvider as _, ErrorKind, Size};
 use levelrail_provisioner::cloudinit::{AgentDownload, AgentSource};
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, Size};
+use levelrail_types::CpuArch;
 
 use crate::aws_support::{REGION, client, create_request, start_fake};
 

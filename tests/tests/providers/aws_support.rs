@@ -6,14 +6,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use levelrail_clouds::aws::{AwsProvider, AwsSettings};
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::registry::AwsKeys;
+use levelrail_clouds::{CloudProvider as _, CreateServer, Ownership};
 use levelrail_credentials::broker::GrantIssuer as _;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
 use levelrail_credentials::domain::CredentialSecret;
-use levelrail_provisioner::providers::aws::{AwsProvider, AwsSettings};
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::registry::AwsKeys;
-use levelrail_provisioner::providers::{CloudProvider as _, CreateServer, Ownership};
 use levelrail_sim::fakes::aws::{
     ACCESS_KEY_ID, FakeAws, FakeAwsConfig, FakeAwsHandle, SECRET_ACCESS_KEY,
 };

@@ -3,7 +3,7 @@
 //! NSG with no inbound rule unless SSH is asked for, tags and `deleteOption` everywhere,
 //! password auth only without keys, power state in the status, listing by tag across pages,
 //! and the catalog.
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
+use levelrail_clouds::{CloudProvider as _, ErrorKind, ServerState};
 use serde_json::Value;
 
 use crate::azure_support::*;

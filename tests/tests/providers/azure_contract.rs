@@ -4,10 +4,10 @@
 //! the fake Azure AD over HTTPS matches the Azure SDK's recorded request field by field.
 use std::collections::BTreeSet;
 
+use levelrail_clouds::CloudProvider as _;
 use levelrail_credentials::broker::GrantIssuer as _;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::domain::CredentialSecret;
-use levelrail_provisioner::providers::CloudProvider as _;
 use serde_json::Value;
 
 use crate::azure_support::*;

@@ -5,7 +5,7 @@
 //! and the probe names a missing subscription-scope Reader.
 use std::time::Duration;
 
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind};
+use levelrail_clouds::{CloudProvider as _, ErrorKind};
 use levelrail_sim::fakes::Fault;
 
 use crate::azure_support::*;

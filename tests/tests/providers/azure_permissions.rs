@@ -6,8 +6,8 @@
 //! the probe, and the fake refuses the call as ARM does.
 use std::collections::BTreeSet;
 
-use levelrail_provisioner::providers::azure::{REQUIRED_ACTIONS, SUBSCRIPTION_ACTIONS};
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind};
+use levelrail_clouds::azure::{REQUIRED_ACTIONS, SUBSCRIPTION_ACTIONS};
+use levelrail_clouds::{CloudProvider as _, ErrorKind};
 use serde_json::Value;
 
 use crate::azure_support::*;

@@ -2,8 +2,8 @@
 //! location, or one that cannot boot the image's Hyper-V generation, is listed unavailable
 //! with the reason (and the fake refuses to create it, as ARM does); every page is read; a
 //! principal without `Microsoft.Compute/skus/read` is named by the probe.
-use levelrail_provisioner::arch::CpuArch;
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, Size};
+use levelrail_clouds::{CloudProvider as _, ErrorKind, Size};
+use levelrail_types::CpuArch;
 
 use crate::azure_support::*;
 

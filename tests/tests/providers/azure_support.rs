@@ -3,12 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use levelrail_provisioner::providers::azure::{self, AzureProvider};
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::registry::GrantContext;
-use levelrail_provisioner::providers::{
-    CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
-};
+use levelrail_clouds::azure::{self, AzureProvider};
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::registry::GrantContext;
+use levelrail_clouds::{CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState};
 use levelrail_sim::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
 use secrecy::SecretString;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! ARM's error envelopes, which their specs here do not describe, are checked by shape),
 //! and once the saga's `delete_provision_resources(None, …)` has run nothing of the attempt
 //! is left at the fake.
-use levelrail_provisioner::providers::{CloudProvider, CreateServer, ErrorKind};
+use levelrail_clouds::{CloudProvider, CreateServer, ErrorKind};
 use levelrail_sim::openapi;
 use serde_json::Value;
 

@@ -3,9 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use levelrail_provisioner::providers::{
-    CloudProvider, CreateServer, ErrorKind, ProviderId, ServerState,
-};
+use levelrail_clouds::{CloudProvider, CreateServer, ErrorKind, ProviderId, ServerState};
 
 use crate::{
     aws_support as aws, azure_support as azs, digitalocean_support as dos, gcp_support as gcs,

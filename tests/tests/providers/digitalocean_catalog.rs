@@ -2,7 +2,7 @@
 //! their monthly USD price, paging over `links.pages.next` (and never off the API's origin).
 use axum::Json;
 use axum::routing::get;
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind, Size};
+use levelrail_clouds::{CloudProvider, ErrorKind, Size};
 use serde_json::json;
 
 use crate::digitalocean_support::{TOKEN, client, start_fake};
@@ -133,10 +133,10 @@ async fn a_next_link_to_another_origin_is_not_followed() {
         }),
     );
     tokio::spawn(async move { axum::serve(listener, app).await.ok() });
-    let do_ = levelrail_provisioner::providers::digitalocean::DigitalOceanProvider::new(
+    let do_ = levelrail_clouds::digitalocean::DigitalOceanProvider::new(
         &format!("http://{addr}/v2"),
         secrecy::SecretString::from(TOKEN.to_owned()),
-        std::sync::Arc::new(levelrail_provisioner::providers::ratelimit::RateLimiter::unlimited()),
+        std::sync::Arc::new(levelrail_clouds::ratelimit::RateLimiter::unlimited()),
         crate::digitalocean_support::fast_policy(),
     )
     .unwrap();

@@ -22,7 +22,7 @@
 //!   validator ignores headers (`ratelimit-*`, `Retry-After`), which other tests check.
 use std::time::Duration;
 
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind};
+use levelrail_clouds::{CloudProvider, ErrorKind};
 use levelrail_sim::fakes::Fault;
 use levelrail_sim::fakes::digitalocean::LoggedRequest;
 use levelrail_sim::openapi::digitalocean;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind};
+use levelrail_clouds::{CloudProvider, ErrorKind};
 use levelrail_sim::fakes::Fault;
 
 use crate::digitalocean_support::{

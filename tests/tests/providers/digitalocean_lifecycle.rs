@@ -3,7 +3,7 @@
 //! control plane and the capability probe.
 use std::time::Duration;
 
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind, ServerState};
+use levelrail_clouds::{CloudProvider, ErrorKind, ServerState};
 use levelrail_sim::fakes::Fault;
 
 use crate::digitalocean_support::{

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::{CloudProvider, ErrorKind};
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::{CloudProvider, ErrorKind};
 use levelrail_sim::fakes::Fault;
 use tokio::time::Instant;
 

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use levelrail_provisioner::providers::CloudProvider as _;
-use levelrail_provisioner::providers::digitalocean::REQUIRED_SCOPES;
+use levelrail_clouds::CloudProvider as _;
+use levelrail_clouds::digitalocean::REQUIRED_SCOPES;
 use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, ROUTE_SCOPES};
 use levelrail_sim::openapi::digitalocean;
 

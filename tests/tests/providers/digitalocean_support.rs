@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use levelrail_provisioner::providers::digitalocean::DigitalOceanProvider;
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::{CreateServer, Ownership};
+use levelrail_clouds::digitalocean::DigitalOceanProvider;
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::{CreateServer, Ownership};
 use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig, LoggedRequest};
 use secrecy::SecretString;
 

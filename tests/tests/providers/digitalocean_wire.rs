@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use levelrail_provisioner::providers::CloudProvider;
+use levelrail_clouds::CloudProvider;
 use levelrail_sim::fakes::{BootEvent, Fault};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 

@@ -3,13 +3,14 @@
 //! Azure and GCP clouds, for the federation and verification tests.
 use std::sync::Arc;
 
-use levelrail::bridge::{InProcessBroker, RegistryProbe};
+use levelrail::bridge::InProcessBroker;
 use levelrail::config::AzureGcpEndpoints;
 use levelrail::providers::{AzureGcp, Endpoints};
+use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::domain::Credentials;
 use levelrail_credentials::startup::{self, StorageConfig};
-use levelrail_provisioner::providers::registry::ProviderRegistry;
+use levelrail_credentials::verify::Verifier;
 
 /// A running credentials service and registry.
 pub(crate) struct Stack {
@@ -33,27 +34,27 @@ pub(crate) async fn stack(urls: AzureGcpEndpoints, ca_pem: Option<&str>) -> Stac
         ca_pem: ca_pem.map(str::to_owned),
     };
     let issuers = azure_gcp.issuers(GrantIssuers::default()).expect("issuers");
-    let probe = RegistryProbe::default().with_exchange(Arc::new(issuers.clone()));
+    let endpoints = Endpoints {
+        azure_gcp,
+        ..Endpoints::default()
+    };
+    let clients = Arc::new(levelrail::providers::clients(&endpoints));
+    let issuers = Arc::new(issuers);
     let credentials = startup::open(
         StorageConfig {
             data_dir: dir.path(),
             database_url: None,
             master_key: None,
         },
-        Arc::new(probe.clone()),
-        Arc::new(issuers),
+        Verifier::new(clients.clone(), issuers.clone()),
+        issuers,
     )
     .await
     .expect("credentials service");
-    let endpoints = Endpoints {
-        azure_gcp,
-        ..Endpoints::default()
-    };
-    let registry = Arc::new(levelrail::providers::registry(
+    let registry = Arc::new(ProviderRegistry::new(
         Arc::new(InProcessBroker::new(credentials.clone())),
-        &endpoints,
+        clients,
     ));
-    probe.set_registry(registry.clone());
     Stack {
         credentials,
         registry,

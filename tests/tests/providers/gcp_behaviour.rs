@@ -3,7 +3,7 @@
 //! rule removed with the instance, operations followed (a stockout is reported by the create
 //! itself), `requestId` deduplicating a retried insert, an undo with no instance removing
 //! the SSH rule, listing by label, and the catalog.
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
+use levelrail_clouds::{CloudProvider as _, ErrorKind, ServerState};
 use levelrail_sim::fakes::Fault;
 use levelrail_sim::fakes::gcp::FakeGcpHandle;
 use serde_json::json;
@@ -327,10 +327,7 @@ async fn the_probe_tests_every_permission_the_client_needs_and_names_the_missing
         .iter()
         .map(|p| p.as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(
-        names,
-        levelrail_provisioner::providers::gcp::REQUIRED_PERMISSIONS
-    );
+    assert_eq!(names, levelrail_clouds::gcp::REQUIRED_PERMISSIONS);
     assert!(
         fake.request_log()
             .iter()
@@ -362,8 +359,5 @@ async fn the_probe_tests_every_permission_the_client_needs_and_names_the_missing
 #[test]
 fn the_readme_lists_exactly_the_permissions_the_probe_tests() {
     let listed = crate::readme::text_block("### GCP permissions");
-    assert_eq!(
-        listed,
-        levelrail_provisioner::providers::gcp::REQUIRED_PERMISSIONS
-    );
+    assert_eq!(listed, levelrail_clouds::gcp::REQUIRED_PERMISSIONS);
 }

@@ -4,7 +4,7 @@
 //! recorded insert (`golden-gcp-sdk-requests.jsonl`).
 use std::collections::BTreeSet;
 
-use levelrail_provisioner::providers::CloudProvider as _;
+use levelrail_clouds::CloudProvider as _;
 use serde_json::Value;
 
 use crate::gcp_support::*;

@@ -4,12 +4,10 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use levelrail_provisioner::providers::gcp::{self, GcpProvider};
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::registry::GrantContext;
-use levelrail_provisioner::providers::{
-    CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
-};
+use levelrail_clouds::gcp::{self, GcpProvider};
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::registry::GrantContext;
+use levelrail_clouds::{CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState};
 use levelrail_sim::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
 use secrecy::SecretString;
 use serde_json::Value;

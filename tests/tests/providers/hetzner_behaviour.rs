@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use levelrail_provisioner::providers::hetzner::ACCOUNT;
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
+use levelrail_clouds::hetzner::ACCOUNT;
+use levelrail_clouds::{CloudProvider as _, ErrorKind, ServerState};
 use levelrail_sim::fakes::{BootEvent, BootHook, Fault};
 
 use crate::hetzner_support::{
@@ -21,7 +21,7 @@ async fn the_price_shown_is_the_selected_locations_and_unsold_or_deprecated_type
     let ash = hetzner.list_sizes("ash").await.expect("ash sizes");
     let hel1 = hetzner.list_sizes("hel1").await.expect("hel1 sizes");
 
-    let price = |sizes: &[levelrail_provisioner::providers::Size], id: &str| {
+    let price = |sizes: &[levelrail_clouds::Size], id: &str| {
         sizes
             .iter()
             .find(|s| s.id == id)

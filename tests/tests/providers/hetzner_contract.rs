@@ -7,7 +7,7 @@
 //! `ssh_keys` (the description types the items as strings, the live API also takes integer
 //! ids), and the fake omits `server_type.locations[].available/recommended`, which the live
 //! API sends but the description lacks (`specs/README.md`).
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind, ServerState};
+use levelrail_clouds::{CloudProvider as _, ErrorKind, ServerState};
 
 use crate::hetzner_support::{
     TOKEN, client, contract_violations, count, create_request, ownership, start_fake, wait_running,

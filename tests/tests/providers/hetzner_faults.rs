@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::{CloudProvider as _, ErrorKind};
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::{CloudProvider as _, ErrorKind};
 use levelrail_sim::fakes::Fault;
 
 use crate::hetzner_support::{TOKEN, client_with, create_request, start_fake};

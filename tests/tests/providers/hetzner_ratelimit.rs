@@ -3,7 +3,7 @@
 //! at least `Retry-After`.
 use std::time::Duration;
 
-use levelrail_provisioner::providers::CloudProvider as _;
+use levelrail_clouds::CloudProvider as _;
 use levelrail_sim::fakes::Fault;
 use tokio::time::Instant;
 
@@ -71,10 +71,10 @@ async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_w
 {
     // Another tool shares the project: the client's own limiter cannot know.
     let fake = start_fake(|c| c.rate_limit = Some((3.0, 1.0))).await;
-    let hetzner = levelrail_provisioner::providers::hetzner::HetznerProvider::new(
+    let hetzner = levelrail_clouds::hetzner::HetznerProvider::new(
         &fake.base_url(),
         secrecy::SecretString::from(TOKEN.to_owned()),
-        std::sync::Arc::new(levelrail_provisioner::providers::ratelimit::RateLimiter::unlimited()),
+        std::sync::Arc::new(levelrail_clouds::ratelimit::RateLimiter::unlimited()),
         crate::hetzner_support::fast_policy(),
     )
     .expect("client");

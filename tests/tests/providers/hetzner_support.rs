@@ -4,12 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
-use levelrail_provisioner::providers::hetzner::HetznerProvider;
-use levelrail_provisioner::providers::http::RetryPolicy;
-use levelrail_provisioner::providers::ratelimit::RateLimiter;
-use levelrail_provisioner::providers::{
-    CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState,
-};
+use levelrail_clouds::hetzner::HetznerProvider;
+use levelrail_clouds::http::RetryPolicy;
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::{CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState};
 use levelrail_sim::fakes::hetzner::{
     FakeHetzner, FakeHetznerConfig, FakeHetznerHandle, LoggedRequest,
 };

@@ -3,10 +3,10 @@
 use secrecy::SecretString;
 
 use super::{AGENT_SHA, CA_PEM, DIGEST, FP, SECRET, params, progress_credential, token};
-use crate::arch::CpuArch;
 use crate::cloudinit::{
     AgentDownload, AgentImage, AgentSource, CloudInitParams, RenderError, render,
 };
+use levelrail_types::CpuArch;
 
 /// Text that could end a line, start a comment or a mapping, quote, or hide as Unicode.
 const PAYLOADS: [&str; 24] = [

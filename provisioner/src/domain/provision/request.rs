@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::domain::names::sanitized_prefix;
 use crate::domain::{FieldError, NodeName, Role};
-use crate::providers::ProviderId;
+use levelrail_clouds::ProviderId;
 
 const MAX_CATALOG_ID: usize = 64;
 const MAX_SSH_KEYS: usize = 10;

@@ -3,8 +3,8 @@ use time::OffsetDateTime;
 
 use super::{Placement, ProvisionId, ProvisionStatus, StageTiming};
 use crate::domain::{InstallStep, NodeId, NodeName, Role};
-use crate::providers::ProviderId;
 use crate::store::ProvisionRecord;
+use levelrail_clouds::ProviderId;
 
 /// The public view of a provision.
 #[derive(Debug, Clone, PartialEq, Eq)]

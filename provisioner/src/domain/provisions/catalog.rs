@@ -6,9 +6,9 @@ use std::sync::Arc;
 use super::Provisioner;
 use crate::domain::provision::catalog_id;
 use crate::domain::provision::{NewProvision, Placement, ProvisionError, choices};
-use crate::providers::registry::{BrokerError, RegistryError};
-use crate::providers::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};
 use crate::workflow::describe_provider_error;
+use levelrail_clouds::registry::{BrokerError, RegistryError};
+use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};
 
 impl Provisioner {
     /// The regions of `provider`. `FailedPrecondition` when no credential is stored.

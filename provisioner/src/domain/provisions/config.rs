@@ -134,6 +134,6 @@ impl RetryTuning {
     /// ceiling, and never less than what the provider asked for (capped).
     pub fn pause(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
         let asked = retry_after.unwrap_or_default().min(self.max_retry_after);
-        crate::providers::http::full_jitter(self.base, self.max, retry).max(asked)
+        levelrail_clouds::http::full_jitter(self.base, self.max, retry).max(asked)
     }
 }

@@ -229,7 +229,7 @@ async fn unknown_and_malformed_ids_and_finished_cancels_have_their_codes() {
     h.fake.fail_next(
         "create_server",
         1,
-        crate::providers::ErrorKind::Unauthorized,
+        levelrail_clouds::ErrorKind::Unauthorized,
         "unauthorized",
     );
     let p = provision(&api, request(NAME)).await.expect("provision");

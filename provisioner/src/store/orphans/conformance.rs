@@ -5,7 +5,7 @@ use time::macros::datetime;
 
 use super::OrphanStore;
 use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use crate::providers::ProviderId;
+use levelrail_clouds::ProviderId;
 
 const T0: time::OffsetDateTime = datetime!(2030-01-02 03:04:05.123456789 UTC);
 /// `T0` as every backend stores it (microseconds).

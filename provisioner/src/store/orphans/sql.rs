@@ -6,8 +6,8 @@ use time::OffsetDateTime;
 
 use super::OrphanStore;
 use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use crate::providers::ProviderId;
 use crate::store::{SqlStore, StoreError};
+use levelrail_clouds::ProviderId;
 
 /// Every column `read_orphan` decodes.
 macro_rules! orphan_columns {

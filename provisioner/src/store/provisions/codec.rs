@@ -9,8 +9,8 @@ use time::format_description::well_known::Rfc3339;
 use super::ProvisionRecord;
 use crate::domain::provision::{ProvisionId, ProvisionStatus, SagaLog, SagaStep, StageTiming};
 use crate::domain::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
-use crate::providers::ProviderId;
 use crate::store::StoreError;
+use levelrail_clouds::ProviderId;
 
 /// The columns every provision query selects, in `read_provision`'s terms.
 macro_rules! provision_columns {

@@ -9,9 +9,9 @@ use crate::domain::provision::{
     NewProvision, ProvisionId, ProvisionStatus, SagaLog, SagaStep, StageTiming,
 };
 use crate::domain::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
-use crate::providers::ProviderId;
 use crate::store::StoreError;
 use crate::store::codec::stored_time;
+use levelrail_clouds::ProviderId;
 
 /// A provision row.
 #[derive(Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::providers::{
+use levelrail_clouds::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
     Region, ServerInfo, ServerState, Size,
 };
@@ -358,7 +358,7 @@ impl CloudProvider for FakeProvider {
         }
         let size = |id: &str, vcpus: u32| Size {
             // Every size of this catalog is x86-64.
-            architecture: crate::arch::CpuArch::X86_64,
+            architecture: levelrail_types::CpuArch::X86_64,
             unavailable_reason: None,
             id: id.into(),
             name: id.to_uppercase(),

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::fake::FakeProvider;
 use crate::domain::Clock;
-use crate::providers::{
+use levelrail_clouds::{
     CapabilityReport, CloudProvider, CreateServer, Ownership, ProviderError, ProviderId, Region,
     ServerInfo, Size,
 };

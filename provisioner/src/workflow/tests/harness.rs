@@ -12,7 +12,6 @@ use tokio::time::Instant;
 
 use super::fake::FakeProvider;
 use super::granted::GrantedClient;
-use crate::arch::CpuArch;
 use crate::cloudinit::{
     AgentDownload, AgentSource, JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, written_file,
 };
@@ -24,16 +23,18 @@ use crate::domain::{
     ProvisionerDeps, WorkflowTuning,
 };
 use crate::enroll::ControlPlaneCa;
-use crate::providers::catalog::{CatalogCache, CatalogTtl};
-use crate::providers::ratelimit::RateLimiter;
-use crate::providers::registry::{
-    AccessBroker, BrokerError, Constructor, Grant, GrantContext, ProviderRegistry, ProviderSpec,
-};
-use crate::providers::{CloudProvider, ProviderId};
 use crate::store::{MemoryStore, ProvisionStore, ProvisionerStore};
 use crate::test_support::{self, START};
 use crate::workflow::hooks::{HookAction, HookPoint, StepHook};
 use crate::workflow::{ProvisionEvents, ProvisionTeardown};
+use levelrail_clouds::catalog::{CatalogCache, CatalogTtl};
+use levelrail_clouds::ratelimit::RateLimiter;
+use levelrail_clouds::registry::{
+    AccessBroker, BrokerError, Clients, Constructor, Grant, GrantContext, ProviderRegistry,
+    ProviderSpec,
+};
+use levelrail_clouds::{CloudProvider, ProviderId};
+use levelrail_types::CpuArch;
 
 /// The control-plane id of every bench.
 pub(crate) const CONTROL_PLANE: &str = "cp-test";
@@ -186,12 +187,13 @@ fn registry(fake: &Arc<FakeProvider>, broker: Arc<TestBroker>) -> ProviderRegist
         }
     };
     let clock = Arc::clone(&broker.clock);
-    ProviderRegistry::new(broker)
+    let clients = Clients::default()
         .with(
             ProviderId::Hetzner,
             spec(Arc::clone(fake), Arc::clone(&clock)),
         )
-        .with(ProviderId::DigitalOcean, spec(Arc::clone(fake), clock))
+        .with(ProviderId::DigitalOcean, spec(Arc::clone(fake), clock));
+    ProviderRegistry::new(broker, Arc::new(clients))
 }
 
 /// The configuration of a bench.

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::harness::{Harness, NAME, ScriptedHook};
 use crate::domain::provision::{ProvisionStatus, SagaStep};
-use crate::providers::{ErrorKind, ProviderError, ProviderId};
 use crate::workflow::hooks::{HookAction, HookPoint};
+use levelrail_clouds::{ErrorKind, ProviderError, ProviderId};
 
 fn refused_grant() -> ProviderError {
     ProviderError::new(

@@ -126,7 +126,7 @@ async fn a_name_in_use_is_already_exists_until_its_provision_fails() {
     h.fake.fail_next(
         "create_server",
         1,
-        crate::providers::ErrorKind::CapacityUnavailable,
+        levelrail_clouds::ErrorKind::CapacityUnavailable,
         "resource_unavailable",
     );
     let first = h.provision(NAME).await;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::harness::{CONTROL_PLANE, Harness, NAME, ScriptedHook};
 use crate::domain::provision::{ProvisionId, SagaStep};
 use crate::domain::{Orphan, OrphanReason, OrphanState, WorkflowTuning};
-use crate::providers::ErrorKind;
 use crate::workflow::hooks::{HookAction, HookPoint};
+use levelrail_clouds::ErrorKind;
 
 /// The default grace: twice the bench's 20-minute provision timeout.
 const GRACE: Duration = Duration::from_secs(40 * 60);

@@ -2,8 +2,8 @@
 //! timeouts and cancels delete the server, and `keep_on_failure` keeps it.
 use super::harness::{Harness, NAME, ScriptedHook, input};
 use crate::domain::provision::{ProvisionError, ProvisionStatus, SagaStep};
-use crate::providers::ErrorKind;
 use crate::workflow::hooks::{HookAction, HookPoint};
+use levelrail_clouds::ErrorKind;
 
 /// How a case injects its failure.
 enum Inject {

@@ -58,7 +58,7 @@ async fn watching_a_finished_provision_sends_it_once_and_ends() {
     h.fake.fail_next(
         "create_server",
         1,
-        crate::providers::ErrorKind::Unauthorized,
+        levelrail_clouds::ErrorKind::Unauthorized,
         "unauthorized",
     );
     let p = h.provision(NAME).await;

@@ -1,0 +1,349 @@
+//! Building provider clients on demand: an access grant from the credentials broker, the
+//! endpoint (overridable per provider), and one rate limiter per credential shared by every
+//! client built for it.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use secrecy::SecretString;
+use time::OffsetDateTime;
+
+use super::http::RetryPolicy;
+use super::ratelimit::RateLimiter;
+use super::{CloudProvider, ErrorKind, ProviderError, ProviderId};
+
+/// Non-secret settings that come with a credential (where to act).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantContext {
+    /// AWS default region.
+    pub region: String,
+    /// Azure subscription.
+    pub subscription_id: String,
+    /// Azure resource group.
+    pub resource_group: String,
+    /// GCP project.
+    pub project_id: String,
+}
+
+/// A short-lived grant for one provider, as the broker issues it.
+#[derive(Clone)]
+pub struct Grant {
+    /// The credential it came from (a new credential gets new limiters and caches).
+    pub credential_id: String,
+    /// Bearer token (Hetzner / DigitalOcean API token, or an exchanged access token);
+    /// empty for AWS, whose grant is [`Grant::aws`].
+    pub token: SecretString,
+    /// Where to act.
+    pub context: GrantContext,
+    /// AWS session credentials (`None` for every other provider).
+    pub aws: Option<AwsKeys>,
+    /// When the grant stops working (`None`: a long-lived API token).
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+impl Grant {
+    /// A bearer-token grant (every provider but AWS).
+    pub fn bearer(
+        credential_id: impl Into<String>,
+        token: SecretString,
+        context: GrantContext,
+    ) -> Self {
+        Self {
+            credential_id: credential_id.into(),
+            token,
+            context,
+            aws: None,
+            expires_at: None,
+        }
+    }
+
+    /// An AWS grant: session credentials signing every request (SigV4).
+    pub fn aws(credential_id: impl Into<String>, keys: AwsKeys, context: GrantContext) -> Self {
+        Self {
+            credential_id: credential_id.into(),
+            token: SecretString::from(""),
+            context,
+            aws: Some(keys),
+            expires_at: None,
+        }
+    }
+
+    /// The same grant, expiring at `at` (an exchanged token or a session).
+    pub fn expiring(mut self, at: Option<OffsetDateTime>) -> Self {
+        self.expires_at = at;
+        self
+    }
+}
+
+/// AWS credentials as the broker issues them (a session from STS, or the keys themselves).
+#[derive(Clone)]
+pub struct AwsKeys {
+    /// Access key id (not secret; shown in AWS's own logs).
+    pub access_key_id: String,
+    /// Secret access key.
+    pub secret_access_key: SecretString,
+    /// Session token of temporary credentials.
+    pub session_token: Option<SecretString>,
+}
+
+impl std::fmt::Debug for AwsKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsKeys")
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grant")
+            .field("credential_id", &self.credential_id)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why no grant could be issued.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrokerError {
+    /// No credential is stored for the provider.
+    #[error("no credential is stored for {0}")]
+    NotConnected(ProviderId),
+    /// The broker refused or failed; the message is safe to show.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Where grants come from (the credentials service, in-process or over mTLS).
+#[async_trait]
+pub trait AccessBroker: Send + Sync + std::fmt::Debug {
+    /// A grant for `provider`, for `purpose` (logged by the broker).
+    async fn issue(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError>;
+
+    /// A grant issued now, never one the broker cached: the provider refused the last one.
+    async fn issue_fresh(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
+        self.issue(provider, purpose).await
+    }
+}
+
+/// What a client is built from.
+#[derive(Debug)]
+pub struct ClientParts<'a> {
+    /// The API base URL.
+    pub base_url: &'a str,
+    /// The bearer token.
+    pub token: SecretString,
+    /// AWS session credentials, for AWS.
+    pub aws: Option<AwsKeys>,
+    /// Where to act (project, subscription, region).
+    pub context: &'a GrantContext,
+    /// The credential's shared limiter.
+    pub limiter: Arc<RateLimiter>,
+    /// Retries and timeouts.
+    pub policy: RetryPolicy,
+}
+
+/// Builds a client (one constructor per provider kind).
+pub type Constructor =
+    Arc<dyn Fn(ClientParts<'_>) -> Result<Arc<dyn CloudProvider>, ProviderError> + Send + Sync>;
+
+/// A provider that can be built: its base URL, constructor and limiter shape.
+#[derive(Clone)]
+pub struct ProviderSpec {
+    /// Base URL of the API (a fake's in tests and demo mode).
+    pub base_url: String,
+    /// Builds the client.
+    pub construct: Constructor,
+    /// A fresh limiter for a new credential.
+    pub limiter: fn() -> RateLimiter,
+}
+
+impl std::fmt::Debug for ProviderSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderSpec")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The providers this control plane can build clients for: their endpoints and
+/// constructors, and one rate limiter per credential shared by every client built for it.
+/// Needs no broker: the credentials service verifies a credential with it, before and
+/// apart from any grant the provisioner asks for.
+#[derive(Debug, Default)]
+pub struct Clients {
+    specs: HashMap<ProviderId, ProviderSpec>,
+    limiters: Mutex<HashMap<(ProviderId, String), Arc<RateLimiter>>>,
+    policy: RetryPolicy,
+}
+
+impl Clients {
+    /// Registers a provider.
+    pub fn with(mut self, id: ProviderId, spec: ProviderSpec) -> Self {
+        self.specs.insert(id, spec);
+        self
+    }
+
+    /// Replaces the retry policy (tests use short timeouts).
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Whether `id` is available on this control plane.
+    pub fn supports(&self, id: ProviderId) -> bool {
+        self.specs.contains_key(&id)
+    }
+
+    /// A client for `id` acting with `grant`.
+    pub fn build(
+        &self,
+        id: ProviderId,
+        grant: &Grant,
+    ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
+        let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
+        let limiter = {
+            let mut map = self.limiters.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry((id, grant.credential_id.clone()))
+                .or_insert_with(|| Arc::new((spec.limiter)()))
+                .clone()
+        };
+        (spec.construct)(ClientParts {
+            base_url: &spec.base_url,
+            token: grant.token.clone(),
+            aws: grant.aws.clone(),
+            context: &grant.context,
+            limiter,
+            policy: self.policy.clone(),
+        })
+        .map_err(RegistryError::Provider)
+    }
+}
+
+/// Clients acting with the stored credentials: a grant from the broker for each.
+#[derive(Debug)]
+pub struct ProviderRegistry {
+    broker: Arc<dyn AccessBroker>,
+    clients: Arc<Clients>,
+}
+
+impl ProviderRegistry {
+    /// A registry building `clients` with grants drawn from `broker`.
+    pub fn new(broker: Arc<dyn AccessBroker>, clients: Arc<Clients>) -> Self {
+        Self { broker, clients }
+    }
+
+    /// Whether `id` is available on this control plane.
+    pub fn supports(&self, id: ProviderId) -> bool {
+        self.clients.supports(id)
+    }
+
+    /// A client for `id` acting with the currently stored credential, and that
+    /// credential's id.
+    pub async fn client(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<(Arc<dyn CloudProvider>, String), RegistryError> {
+        let leased = self.lease(id, purpose).await?;
+        Ok((leased.client, leased.credential_id))
+    }
+
+    /// A client for `id` with a grant just issued by the broker, and when that grant
+    /// expires (a caller that outlives it asks again).
+    pub async fn lease(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<LeasedClient, RegistryError> {
+        self.lease_with(id, purpose, false).await
+    }
+
+    /// Like [`Self::lease`], with a grant the broker issues anew (not a cached one): for a
+    /// retry after the provider refused the grant.
+    pub async fn lease_fresh(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<LeasedClient, RegistryError> {
+        self.lease_with(id, purpose, true).await
+    }
+
+    async fn lease_with(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+        fresh: bool,
+    ) -> Result<LeasedClient, RegistryError> {
+        if !self.clients.supports(id) {
+            return Err(RegistryError::Unsupported(id));
+        }
+        let grant = match fresh {
+            true => self.broker.issue_fresh(id, purpose).await,
+            false => self.broker.issue(id, purpose).await,
+        }
+        .map_err(RegistryError::Broker)?;
+        let client = self.clients.build(id, &grant)?;
+        Ok(LeasedClient {
+            client,
+            credential_id: grant.credential_id,
+            expires_at: grant.expires_at,
+        })
+    }
+}
+
+/// A client and the life of the grant it acts with.
+#[derive(Clone)]
+pub struct LeasedClient {
+    /// The client.
+    pub client: Arc<dyn CloudProvider>,
+    /// The credential the grant came from.
+    pub credential_id: String,
+    /// When the grant stops working (`None`: it does not expire).
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+impl std::fmt::Debug for LeasedClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeasedClient")
+            .field("credential_id", &self.credential_id)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LeasedClient {
+    /// Whether the grant still works for at least `margin` after `now`.
+    pub fn valid_for(&self, now: OffsetDateTime, margin: std::time::Duration) -> bool {
+        self.expires_at.is_none_or(|at| at - margin > now)
+    }
+}
+
+/// Why a client could not be built.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RegistryError {
+    /// The provider is not available on this control plane.
+    #[error("{0} is not available on this control plane")]
+    Unsupported(ProviderId),
+    /// No grant.
+    #[error(transparent)]
+    Broker(BrokerError),
+    /// Client construction failed.
+    #[error(transparent)]
+    Provider(ProviderError),
+}
+
+impl RegistryError {
+    /// As a provider error (for uniform handling by callers).
+    pub fn into_provider_error(self, id: ProviderId) -> ProviderError {
+        match self {
+            RegistryError::Provider(e) => e,
+            other => ProviderError::new(
+                id,
+                ErrorKind::Unauthorized,
+                "no_credential",
+                &other.to_string(),
+            ),
+        }
+    }
+}
