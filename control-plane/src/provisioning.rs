@@ -12,13 +12,15 @@ use anyhow::Context as _;
 use levelrail_clouds::catalog::{CatalogCache, CatalogTtl};
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
-use levelrail_provisioner::domain::provision::{SealingKey, host_port, parse_go_duration};
 use levelrail_provisioner::domain::{
     AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, Nodes, ProgressAuthority, Provisioner,
     ProvisionerConfig, ProvisionerDeps, WorkflowTuning,
 };
 use levelrail_provisioner::enroll::ControlPlaneCa;
-use levelrail_provisioner::store::{NodeStore, ProvisionStore, open_provisioner_store};
+use levelrail_provisioner::enroll::sealing_key;
+use levelrail_provisioner::model::ports::{NodeStore, ProvisionStore};
+use levelrail_provisioner::model::provision::{host_port, parse_go_duration};
+use levelrail_provisioner::store::open_provisioner_store;
 use levelrail_provisioner::workflow::{ProvisionEvents, ProvisionTeardown};
 use secrecy::ExposeSecret as _;
 use tokio::task::JoinHandle;
@@ -67,10 +69,10 @@ pub async fn build(
     let provision_store: Arc<dyn ProvisionStore> = store.clone();
     let seal_path = cfg.data_dir.join("provision-seal.key");
     let sealing_key =
-        SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
+        sealing_key::load_or_create(&seal_path).context("the provision sealing key")?;
     // The same key again: it also derives the progress credentials the agent listener checks.
     let progress_key =
-        SealingKey::load_or_create(&seal_path).context("the provision sealing key")?;
+        sealing_key::load_or_create(&seal_path).context("the provision sealing key")?;
     let control_plane_id = control_plane_id(&cfg.data_dir)?;
     let events = Arc::new(ProvisionEvents::new());
     let teardown = Arc::new(ProvisionTeardown::new(

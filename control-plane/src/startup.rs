@@ -89,7 +89,7 @@ impl App {
                 let lifetime = cfg
                     .demo_token_lifetime
                     .as_deref()
-                    .map(levelrail_provisioner::domain::provision::parse_go_duration)
+                    .map(levelrail_provisioner::model::provision::parse_go_duration)
                     .transpose()
                     .map_err(|e| anyhow::anyhow!("--demo-token-lifetime: {e}"))?;
                 let settings = DemoSettings {

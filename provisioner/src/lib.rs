@@ -4,6 +4,7 @@ pub mod cloudinit;
 pub mod domain;
 pub mod enroll;
 pub mod grpc;
+pub mod model;
 pub mod store;
 pub mod workflow;
 

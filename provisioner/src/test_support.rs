@@ -6,8 +6,9 @@ use rcgen::{CertificateParams, KeyPair};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
-use crate::domain::{Clock, Nodes};
+use crate::domain::Nodes;
 use crate::enroll::ControlPlaneCa;
+use crate::model::ports::Clock;
 use crate::store::MemoryStore;
 
 /// The instant every test starts at.

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
 use levelrail_agent::token::JoinToken;
-use levelrail_provisioner::domain::{NodeName, Role};
+use levelrail_provisioner::model::{NodeName, Role};
 use secrecy::ExposeSecret as _;
 
 #[path = "../tests/api/harness.rs"]

@@ -13,7 +13,7 @@
 //!   listener (curl trusting only the control-plane CA), checks it against the SHA-256 in
 //!   the document, installs it `0755` and starts it under a hardened unit; or pulls an
 //!   image pinned by digest when the operator configured one ([`AgentSource`]);
-//! - reports each [`InstallStep`](crate::domain::InstallStep) to the progress endpoint
+//! - reports each [`InstallStep`](crate::model::InstallStep) to the progress endpoint
 //!   with the provision's own progress credential, and a failed step with its reason (the
 //!   provision then fails at once: a binary that fails its checksum never runs).
 //!

@@ -9,7 +9,7 @@ use super::{
     IDENTITY_FILE_PATH, INSTALL_AGENT_PATH, INSTALL_DOCKER_PATH, JOIN_TOKEN_PATH,
     PROGRESS_HEADER_PATH, REPORT_PROGRESS_PATH, RenderError, STATE_DIR, UNIT_NAME, UNIT_PATH,
 };
-use crate::domain::InstallStep;
+use crate::model::InstallStep;
 
 /// The first line of every document; cloud-init ignores user-data with any other header.
 pub(super) const HEADER: &str = "#cloud-config";

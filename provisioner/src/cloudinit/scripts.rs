@@ -4,7 +4,7 @@
 use super::{
     AGENT_BINARY_PATH, AgentSource, CA_PEM_PATH, PROGRESS_HEADER_PATH, REPORT_PROGRESS_PATH,
 };
-use crate::domain::InstallStep;
+use crate::model::InstallStep;
 
 /// The line of `report-progress` that holds the progress URL, before the quoted URL.
 pub(super) const URL_LINE_PREFIX: &str = "url=";

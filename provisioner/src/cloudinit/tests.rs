@@ -344,7 +344,7 @@ fn every_install_step_is_reported_in_the_order_the_domain_expects() {
         install.trim_end().ends_with("\"$report\" agent_verified"),
         "{install}"
     );
-    for step in crate::domain::InstallStep::ALL {
+    for step in crate::model::InstallStep::ALL {
         assert!(
             document.contains(step.as_str()),
             "{step:?} is never reported"

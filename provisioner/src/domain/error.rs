@@ -1,9 +1,10 @@
 //! The one error type of the node registry's operations: variants a caller acts on, mapped
 //! to gRPC codes in `grpc/status.rs`. Messages never contain a token, a secret or an
 //! unsanitized request value.
-use crate::store::{RedeemError, StoreError};
+use crate::model::RedeemError;
+use crate::model::ports::StoreError;
 
-use super::names::FieldError;
+use crate::model::FieldError;
 
 /// Why a caller is not authenticated. The wire names (`as_str`) go to the agent, which
 /// prints a one-line message for each.

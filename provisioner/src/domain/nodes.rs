@@ -13,12 +13,13 @@ use time::{Duration, OffsetDateTime};
 use tracing::info;
 
 use super::error::NodesError;
-use super::join_token::{JoinTokenId, MintedJoinToken, constant_time_eq};
-use super::names::{FieldError, NodeName};
-use super::node::{HeartbeatReport, Node, NodeId, Role};
 use super::teardown::ServerTeardown;
 use crate::enroll::ControlPlaneCa;
-use crate::store::{JoinTokenRecord, NodeStore};
+use crate::model::JoinTokenRecord;
+use crate::model::ports::NodeStore;
+use crate::model::{FieldError, NodeName};
+use crate::model::{HeartbeatReport, Node, NodeId, Role};
+use crate::model::{JoinTokenId, MintedJoinToken, constant_time_eq};
 
 pub use listener::EnrollmentListener;
 pub use progress::ProgressAuthority;

@@ -8,12 +8,12 @@ use time::Duration;
 use tracing::{info, warn};
 
 use super::error::NodesError;
-use super::names::NodeName;
-use super::node::Role;
 use super::nodes::{JoinTokenInfo, Nodes};
-use super::orphan::{Orphan, OrphanId, OrphanState};
 use crate::cloudinit::ENV_FILE_PATH;
-use crate::store::OrphanStore;
+use crate::model::NodeName;
+use crate::model::Role;
+use crate::model::ports::OrphanStore;
+use crate::model::{Orphan, OrphanId, OrphanState};
 use crate::workflow::Sweeper;
 
 /// How long an adopted server's join token lives: time to log in and start the agent.

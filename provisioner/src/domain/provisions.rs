@@ -16,11 +16,11 @@ use tracing::info;
 pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning, WorkflowTuning};
 pub use reachability::AgentAddrPolicy;
 
-use super::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
-use super::{Clock, Nodes, Orphans};
-use crate::store::{
-    InsertProvisionError, OrphanStore, PageCursor, ProvisionRecord, ProvisionStore,
-};
+use super::{Nodes, Orphans};
+use crate::model::ports::Clock;
+use crate::model::ports::{OrphanStore, ProvisionStore};
+use crate::model::provision::{InsertProvisionError, PageCursor, ProvisionRecord};
+use crate::model::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
 use crate::workflow::{ProvisionEvents, Subscription, Workflow};
 use levelrail_clouds::catalog::CatalogCache;
 use levelrail_clouds::registry::ProviderRegistry;

@@ -4,9 +4,8 @@ use levelrail_proto::nodes::v1 as pb;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::{Duration, OffsetDateTime};
 
-use crate::domain::{
-    FieldError, HEARTBEAT_INTERVAL, JoinTokenInfo, Liveness, Node, NodeName, WorkloadKind,
-};
+use crate::domain::JoinTokenInfo;
+use crate::model::{FieldError, HEARTBEAT_INTERVAL, Liveness, Node, NodeName, WorkloadKind};
 
 /// A proto timestamp.
 pub(super) fn timestamp(t: OffsetDateTime) -> prost_types::Timestamp {
@@ -99,7 +98,7 @@ mod tests {
     use time::macros::datetime;
 
     use super::*;
-    use crate::domain::NodeId;
+    use crate::model::NodeId;
 
     #[test]
     fn timestamps_keep_seconds_and_nanoseconds() {

@@ -7,7 +7,7 @@ use levelrail_proto::nodes::v1::nodes_service_server::NodesService as _;
 use tonic::{Code, Request};
 
 use super::NodesGrpc;
-use crate::domain::provision::ProvisionId;
+use crate::model::provision::ProvisionId;
 use crate::workflow::tests::harness::{CONTROL_PLANE, Harness};
 
 /// A bench with one pending orphan (`stray-1`, server of an unknown provision) and the
@@ -81,7 +81,7 @@ async fn adopt_orphan_answers_a_bound_token_and_the_agents_env_file_once() {
     );
     assert_eq!(again.code(), Code::FailedPrecondition, "{again:?}");
     // The token enrolls the server under its name, and the sweeper leaves it alone.
-    let name = crate::domain::NodeName::parse("stray-1").expect("name");
+    let name = crate::model::NodeName::parse("stray-1").expect("name");
     let csr = crate::test_support::csr();
     let enrolled = h
         .nodes
@@ -124,7 +124,7 @@ async fn orphan_ids_are_validated_and_unknown_ones_are_not_found() {
     let (_h, api, _id, _) = fixture().await;
 
     let bad = adopt(&api, "npv_123").await.expect_err("bad id");
-    let unknown = adopt(&api, crate::domain::OrphanId::generate().as_str())
+    let unknown = adopt(&api, crate::model::OrphanId::generate().as_str())
         .await
         .expect_err("unknown id");
 

@@ -4,8 +4,9 @@
 use tonic::Extensions;
 
 use super::PeerCertificates;
-use crate::domain::{AuthFailure, NodeId, NodeIdentity, NodesError};
+use crate::domain::{AuthFailure, NodeIdentity, NodesError};
 use crate::enroll::ca::fingerprint_der;
+use crate::model::NodeId;
 
 /// The node identity a request's client certificate proves, or `Unauthenticated` when
 /// there is no certificate or its leaf does not name a node.

@@ -4,10 +4,10 @@ use levelrail_proto::credentials::v1::Provider as PbProvider;
 use levelrail_proto::provisioner::v1 as pb;
 
 use super::convert::timestamp;
-use crate::domain::provision::{
+use crate::model::provision::{
     Placement, PlacementOutcome, Provision, ProvisionInput, ProvisionStatus, StageTiming,
 };
-use crate::domain::{FieldError, InstallStep, Role};
+use crate::model::{FieldError, InstallStep, Role};
 use levelrail_clouds::{ProviderId, Region, Size};
 
 /// The provider a request names; `None` when unspecified (the domain names the field).

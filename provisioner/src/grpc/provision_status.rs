@@ -3,7 +3,7 @@
 use tonic::{Code, Status};
 use tracing::warn;
 
-use crate::domain::provision::ProvisionError;
+use crate::model::provision::ProvisionError;
 
 impl From<ProvisionError> for Status {
     fn from(e: ProvisionError) -> Self {
@@ -34,7 +34,7 @@ impl From<ProvisionError> for Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::StoreError;
+    use crate::model::ports::StoreError;
 
     #[test]
     fn every_error_maps_to_its_grpc_code() {
@@ -60,9 +60,9 @@ mod tests {
                 Code::Unavailable,
             ),
             (
-                ProvisionError::StoreUnavailable(StoreError::Unavailable(
+                ProvisionError::StoreUnavailable(StoreError::Unavailable(Box::new(
                     sqlx::Error::PoolTimedOut,
-                )),
+                ))),
                 Code::Unavailable,
             ),
             (

@@ -13,7 +13,7 @@ use tonic::{Request, Response, Status};
 
 use super::provision_convert as convert;
 use crate::domain::Provisioner;
-use crate::domain::provision::{ProvisionError, ProvisionId};
+use crate::model::provision::{ProvisionError, ProvisionId};
 
 /// Events buffered per watch stream: a slow client holds back only its own stream.
 const WATCH_BUFFER: usize = 4;

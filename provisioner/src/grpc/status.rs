@@ -46,7 +46,7 @@ impl From<NodesError> for Status {
 mod tests {
     use super::*;
     use crate::domain::AuthFailure;
-    use crate::store::StoreError;
+    use crate::model::ports::StoreError;
 
     fn reason(status: &Status) -> Option<&str> {
         status
@@ -92,7 +92,9 @@ mod tests {
                 Code::FailedPrecondition,
             ),
             (
-                NodesError::Unavailable(StoreError::Unavailable(sqlx::Error::PoolTimedOut)),
+                NodesError::Unavailable(StoreError::Unavailable(Box::new(
+                    sqlx::Error::PoolTimedOut,
+                ))),
                 Code::Unavailable,
             ),
             (

@@ -4,8 +4,8 @@
 //! a node releases its claim.
 use levelrail_db::{Dialect, Tx, args};
 
-use super::RedeemError;
-use crate::domain::{NodeId, NodeName};
+use crate::model::RedeemError;
+use crate::model::{NodeId, NodeName};
 
 /// Whether an insert failed on the `name_claims` primary key.
 pub(crate) fn is_claim_conflict<D: Dialect>(e: &sqlx::Error) -> bool {

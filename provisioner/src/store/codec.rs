@@ -2,19 +2,12 @@
 //! Anything unexpected in a row becomes `StoreError::Corrupt`, naming the column but never
 //! echoing its value.
 use levelrail_db::{Dialect, Row};
-use time::OffsetDateTime;
 
-use super::{JoinTokenRecord, RedeemError, StoreError};
-use crate::domain::{
+use crate::model::ports::StoreError;
+use crate::model::{
     InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind,
 };
-
-/// `t` as every backend stores it (UTC, to the microsecond); years outside 1..=9999 are
-/// refused.
-pub(crate) fn stored_time(t: OffsetDateTime) -> Result<OffsetDateTime, StoreError> {
-    levelrail_db::to_stored_precision(t)
-        .ok_or_else(|| StoreError::Corrupt("timestamp outside years 1-9999".into()))
-}
+use crate::model::{JoinTokenRecord, RedeemError};
 
 /// The JSON text of a node's addresses.
 pub(crate) fn addresses_json(addresses: &[String]) -> String {

@@ -9,8 +9,8 @@ use time::Duration;
 
 use self::fixtures::{T0, T0_STORED, get, name, new_node, put, token};
 pub use self::fixtures::{assert_dump_holds_no_secret, store_canary_tokens};
-use super::{NodeStore, StoreError};
-use crate::domain::{HeartbeatReport, InstallReport, InstallStep, JoinTokenId, NodeId, Role};
+use crate::model::ports::{NodeStore, StoreError};
+use crate::model::{HeartbeatReport, InstallReport, InstallStep, JoinTokenId, NodeId, Role};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
 /// database). Needs a multi-thread Tokio runtime (the concurrency checks spawn tasks).
@@ -62,7 +62,7 @@ async fn tokens_round_trip(store: &dyn NodeStore) {
             got.created_at, T0_STORED,
             "created_at is not stored to the microsecond"
         );
-        let expected = crate::store::JoinTokenRecord {
+        let expected = crate::model::JoinTokenRecord {
             created_at: T0_STORED,
             expires_at: T0_STORED + Duration::minutes(15),
             ..original.clone()

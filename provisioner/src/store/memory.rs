@@ -8,15 +8,15 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::codec::stored_time;
-use super::records::explain_failed_update;
-use super::{
-    ClaimHolder, JoinTokenRecord, NewNode, NodeStore, ProvisionRecord, RedeemError, StoreError,
-};
-use crate::domain::provision::ProvisionId;
-use crate::domain::{
+use crate::model::explain_failed_update;
+use crate::model::ports::{NodeStore, StoreError};
+use crate::model::provision::ProvisionId;
+use crate::model::provision::{ClaimHolder, ProvisionRecord};
+use crate::model::stored_time;
+use crate::model::{
     HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
 };
+use crate::model::{JoinTokenRecord, NewNode, RedeemError};
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
@@ -29,7 +29,7 @@ pub(crate) struct State {
     /// Node-name claims: name → holder.
     pub(crate) claims: BTreeMap<NodeName, ClaimHolder>,
     /// Orphaned servers (see `orphans::memory`).
-    pub(crate) orphans: BTreeMap<crate::domain::OrphanId, crate::domain::Orphan>,
+    pub(crate) orphans: BTreeMap<crate::model::OrphanId, crate::model::Orphan>,
     /// Join-token writes still to fail as if the database were down (tests).
     #[cfg(test)]
     token_outage: u32,
@@ -58,7 +58,7 @@ impl MemoryStore {
         #[cfg(test)]
         if state.token_outage > 0 {
             state.token_outage -= 1;
-            return Err(StoreError::Unavailable(sqlx::Error::PoolTimedOut));
+            return Err(StoreError::Unavailable(Box::new(sqlx::Error::PoolTimedOut)));
         }
         let _ = state;
         Ok(())

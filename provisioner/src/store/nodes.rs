@@ -2,20 +2,22 @@
 //! re-checks the token's state: SQLite queues it on the write lock (`BEGIN IMMEDIATE`),
 //! PostgreSQL on the token's row lock, so exactly one of any number of concurrent
 //! redemptions matches.
+use crate::model::stored_time;
 use async_trait::async_trait;
 use levelrail_db::{Dialect, Tx, args};
 use time::OffsetDateTime;
 
+use super::SqlStore;
 use super::claims::claim_for_node;
 use super::codec::{
     addresses_json, kinds_json, node_insert_outcome, read_node, read_progress, read_token,
-    stored_time,
 };
-use super::records::explain_failed_update;
-use super::{JoinTokenRecord, NewNode, NodeStore, RedeemError, SqlStore, StoreError};
-use crate::domain::{
+use crate::model::explain_failed_update;
+use crate::model::ports::{NodeStore, StoreError};
+use crate::model::{
     HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
 };
+use crate::model::{JoinTokenRecord, NewNode, RedeemError};
 
 /// A `join_tokens` query reading every column `read_token` decodes.
 macro_rules! select_tokens {

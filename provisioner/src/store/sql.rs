@@ -3,7 +3,7 @@
 //! a provision and its name claim.
 use levelrail_db::{Db, Dialect, Migrations, Postgres, Sqlite};
 
-use super::StoreError;
+use crate::model::ports::StoreError;
 
 /// The provisioner's tables (migrations in `migrations/{sqlite,postgres}`). The bookkeeping
 /// table is not sqlx's default, so the provisioner can share a database with another

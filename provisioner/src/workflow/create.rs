@@ -12,7 +12,7 @@ use super::events::Stop;
 use super::failure::{Failure, StepError, describe};
 use super::hooks::HookPoint;
 use super::undo::delete_provision_resources;
-use crate::domain::provision::{PlacementOutcome, ProvisionStatus, SagaStep, current};
+use crate::model::provision::{PlacementOutcome, ProvisionStatus, SagaStep, current};
 use levelrail_clouds::{CreateServer, ErrorKind, ProviderError, ServerInfo};
 
 impl Driver {

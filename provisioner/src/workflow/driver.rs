@@ -11,8 +11,8 @@ use super::Shared;
 use super::events::{DriverSignals, Stop};
 use super::failure::{Failure, Halt, StepError};
 use super::hooks::{HookAction, HookPoint};
-use crate::domain::provision::{Provision, ProvisionId, SagaStep, StageTiming};
-use crate::store::ProvisionRecord;
+use crate::model::provision::ProvisionRecord;
+use crate::model::provision::{Provision, ProvisionId, SagaStep, StageTiming};
 use levelrail_clouds::registry::LeasedClient;
 
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
@@ -86,7 +86,7 @@ async fn start(
     registration: &mut Registration,
 ) -> Result<Option<Driver>, Halt> {
     let now = shared.now();
-    let store_halt = |e: crate::store::StoreError| Halt::StoreUnavailable(e.to_string());
+    let store_halt = |e: crate::model::ports::StoreError| Halt::StoreUnavailable(e.to_string());
     if !shared
         .store
         .acquire_lease(id, &shared.owner, now, shared.lease_until(now))

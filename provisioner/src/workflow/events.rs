@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{Notify, watch};
 
-use crate::domain::provision::Provision;
-use crate::domain::{EnrollmentListener, InstallStep, Node};
+use crate::domain::EnrollmentListener;
+use crate::model::provision::Provision;
+use crate::model::{InstallStep, Node};
 
 /// A signal to a running driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! (lease lost, store down, simulated crash).
 use std::time::Duration;
 
-use crate::domain::provision::{FailureNote, ProvisionStatus, format_duration};
+use crate::model::provision::{FailureNote, ProvisionStatus, format_duration};
 use levelrail_clouds::error::clip;
 use levelrail_clouds::{ErrorKind, ProviderError};
 
@@ -137,7 +137,7 @@ impl From<Failure> for StepError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use levelrail_clouds::ProviderId;
+    use levelrail_types::ProviderId;
 
     #[test]
     fn a_capacity_error_names_the_region_and_the_code_and_nothing_raw() {

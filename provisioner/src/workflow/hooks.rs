@@ -3,7 +3,7 @@
 //! records it, and around each undo action. Production workflows have no hook.
 use std::fmt::Debug;
 
-use crate::domain::provision::{ProvisionId, SagaStep};
+use crate::model::provision::{ProvisionId, SagaStep};
 
 /// Where the driver is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -36,9 +36,10 @@ pub(crate) use failure::describe as describe_provider_error;
 pub use sweeper::{SweepReport, Sweeper};
 pub use teardown::ProvisionTeardown;
 
-use crate::domain::provision::{Provision, ProvisionError, ProvisionId};
-use crate::domain::{Clock, Nodes, ProvisionerConfig};
-use crate::store::{OrphanStore, ProvisionStore, StoreError};
+use crate::domain::{Nodes, ProvisionerConfig};
+use crate::model::ports::Clock;
+use crate::model::ports::{OrphanStore, ProvisionStore, StoreError};
+use crate::model::provision::{Provision, ProvisionError, ProvisionId};
 use hooks::StepHook;
 use levelrail_clouds::registry::ProviderRegistry;
 

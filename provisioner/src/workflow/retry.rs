@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::domain::RetryTuning;
-use levelrail_clouds::ProviderId;
+use levelrail_types::ProviderId;
 
 /// A token bucket of retries for one credential. Taking a token waits for the refill when
 /// the bucket is empty, so retries across all provisions stay under the refill rate.

@@ -11,7 +11,7 @@ use super::driver::Driver;
 use super::failure::{Failure, Halt, StepError};
 use crate::cloudinit::{self, CloudInitParams};
 use crate::domain::PROVISION_JOIN_TOKEN_TTL;
-use crate::domain::provision::SagaStep;
+use crate::model::provision::SagaStep;
 use levelrail_clouds::Ownership;
 
 impl Driver {

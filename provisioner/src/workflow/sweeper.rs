@@ -19,9 +19,9 @@ use tracing::{debug, info, warn};
 use super::failure::describe;
 use super::undo::delete_provision_resources;
 use super::{Shared, Workflow};
-use crate::domain::provision::{ProvisionId, ProvisionStatus};
-use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use crate::store::StoreError;
+use crate::model::ports::StoreError;
+use crate::model::provision::{ProvisionId, ProvisionStatus};
+use crate::model::{Orphan, OrphanId, OrphanReason, OrphanState};
 use levelrail_clouds::registry::RegistryError;
 use levelrail_clouds::{Ownership, ProviderError, ProviderId, ServerInfo};
 

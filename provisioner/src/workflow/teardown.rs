@@ -7,9 +7,9 @@ use tracing::info;
 
 use super::failure::describe;
 use super::undo::delete_provision_resources;
-use crate::domain::provision::ProvisionId;
 use crate::domain::{NodesError, ServerTeardown};
-use crate::store::ProvisionStore;
+use crate::model::ports::ProvisionStore;
+use crate::model::provision::ProvisionId;
 use levelrail_clouds::Ownership;
 use levelrail_clouds::registry::ProviderRegistry;
 

@@ -12,8 +12,8 @@ use super::driver::{Driver, STORE_ATTEMPTS};
 use super::events::Stop;
 use super::failure::{Failure, Halt, StepError, describe};
 use super::hooks::{HookAction, HookPoint};
-use crate::domain::provision::{FailureNote, ProvisionStatus, SagaStep};
-use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
+use crate::model::provision::{FailureNote, ProvisionStatus, SagaStep};
+use crate::model::{Orphan, OrphanId, OrphanReason, OrphanState};
 use levelrail_clouds::error::clip;
 use levelrail_clouds::{CloudProvider, ErrorKind, Ownership, ProviderError};
 

@@ -10,8 +10,8 @@ use tracing::{debug, warn};
 
 use super::driver::Driver;
 use super::failure::{Failure, StepError};
-use crate::domain::InstallStep;
-use crate::domain::provision::{ProvisionStatus, SagaStep};
+use crate::model::InstallStep;
+use crate::model::provision::{ProvisionStatus, SagaStep};
 use levelrail_clouds::error::clip;
 use levelrail_clouds::{ErrorKind, ServerInfo, ServerState};
 

@@ -523,7 +523,7 @@ async fn an_enrollment_whose_answer_is_lost_is_retried_and_gives_one_node() {
             None,
             None,
             None,
-            levelrail_provisioner::domain::Role::General,
+            levelrail_provisioner::model::Role::General,
         )
         .await
         .unwrap();

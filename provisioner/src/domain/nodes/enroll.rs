@@ -6,11 +6,11 @@ use tracing::{info, warn};
 
 use super::{Nodes, validate};
 use crate::domain::error::{AuthFailure, NodesError, redeem_failure};
-use crate::domain::join_token::{JoinTokenId, ParsedJoinToken, secret_hash_matches};
-use crate::domain::names::NodeName;
-use crate::domain::node::{Node, NodeId};
 use crate::enroll::ca::fingerprint_der;
-use crate::store::{JoinTokenRecord, NewNode, RedeemError};
+use crate::model::NodeName;
+use crate::model::{JoinTokenId, ParsedJoinToken, secret_hash_matches};
+use crate::model::{JoinTokenRecord, NewNode, RedeemError};
+use crate::model::{Node, NodeId};
 
 impl Nodes {
     /// Redeems a join token and enrolls a node: checks that the token pins our CA, that

@@ -3,7 +3,7 @@
 //! registry calls it after the change committed.
 use std::fmt::Debug;
 
-use crate::domain::node::{InstallStep, Node};
+use crate::model::{InstallStep, Node};
 
 /// Told about enrollments and install progress. Calls must return quickly (notify a task,
 /// do not wait on I/O): they run on the agent's request path.

@@ -7,9 +7,9 @@ use tracing::{info, warn};
 
 use super::Nodes;
 use crate::domain::error::{AuthFailure, NodesError};
-use crate::domain::node::{InstallReport, InstallStep};
-use crate::domain::provision::{ProgressCredential, ProvisionId, ProvisionStatus, SealingKey};
-use crate::store::ProvisionStore;
+use crate::model::ports::ProvisionStore;
+use crate::model::provision::{ProgressCredential, ProvisionId, ProvisionStatus, SealingKey};
+use crate::model::{InstallReport, InstallStep};
 
 /// The longest failure reason kept from a node (the cloud-init script sends at most 300
 /// characters; anything else is cut).

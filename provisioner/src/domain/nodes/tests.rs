@@ -6,9 +6,10 @@ use secrecy::ExposeSecret as _;
 use time::Duration;
 
 use super::*;
-use crate::domain::{AuthFailure, WorkloadKind};
-use crate::domain::{HeartbeatReport, InstallStep};
+use crate::domain::AuthFailure;
 use crate::enroll::ca::fingerprint_der;
+use crate::model::WorkloadKind;
+use crate::model::{HeartbeatReport, InstallStep};
 use crate::test_support::{self, START, csr, first_cert_der};
 
 fn name(s: &str) -> NodeName {
@@ -68,7 +69,7 @@ async fn a_join_token_lasts_15_minutes_by_default_and_only_its_hash_is_stored() 
         .await
         .expect("get")
         .expect("stored");
-    let parsed = crate::domain::ParsedJoinToken::parse(&token).expect("parses");
+    let parsed = crate::model::ParsedJoinToken::parse(&token).expect("parses");
     assert_eq!(&stored.secret_sha256, parsed.secret_sha256());
 }
 
@@ -254,16 +255,16 @@ async fn a_heartbeat_with_another_certificate_of_the_node_id_is_denied() {
 #[tokio::test]
 async fn a_join_token_or_a_foreign_credential_is_refused_at_the_progress_endpoint() {
     let (nodes, _clock) = test_support::nodes();
-    let key = crate::domain::provision::SealingKey::generate();
+    let key = crate::model::provision::SealingKey::generate();
     let store = Arc::new(crate::store::MemoryStore::new());
     let nodes = Arc::try_unwrap(nodes)
         .expect("sole owner")
         .with_progress_authority(ProgressAuthority::new(
-            crate::domain::provision::SealingKey::from_bytes([1; 32]),
+            crate::model::provision::SealingKey::from_bytes([1; 32]),
             store,
         ));
     let (_, join_token) = token(&nodes, None, Some("prv_a"), Role::General).await;
-    let unknown = key.progress_credential(&crate::domain::provision::ProvisionId::generate());
+    let unknown = key.progress_credential(&crate::model::provision::ProvisionId::generate());
 
     let by_token = nodes
         .report_progress(&join_token, InstallStep::DockerReady, None)

@@ -1,7 +1,7 @@
 //! Validation of the free-form values agents and operators send: provision ids, reported
 //! addresses and agent versions, certificate signing requests. Errors name the field and
 //! never echo more than a sanitized prefix.
-use crate::domain::names::{FieldError, sanitized_prefix};
+use crate::model::{FieldError, sanitized_prefix};
 
 /// Most addresses a node may report.
 const MAX_ADDRESSES: usize = 32;

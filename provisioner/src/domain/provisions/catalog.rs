@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::Provisioner;
-use crate::domain::provision::catalog_id;
-use crate::domain::provision::{NewProvision, Placement, ProvisionError, choices};
+use crate::model::provision::catalog_id;
+use crate::model::provision::{NewProvision, Placement, ProvisionError, choices};
 use crate::workflow::describe_provider_error;
 use levelrail_clouds::registry::{BrokerError, RegistryError};
 use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};

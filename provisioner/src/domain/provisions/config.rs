@@ -2,9 +2,9 @@
 //! dial, how long a provision may take, and the workflow's timing.
 use std::time::Duration;
 
-use super::super::provision::SealingKey;
 use super::reachability::AgentAddrPolicy;
 use crate::cloudinit::AgentSource;
+use crate::model::provision::SealingKey;
 
 /// Configuration of a [`super::Provisioner`] (and its workflow).
 #[derive(Debug)]

@@ -4,9 +4,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use time::OffsetDateTime;
 
-use crate::domain::FieldError;
-use crate::domain::provision::ProvisionId;
-use crate::store::PageCursor;
+use crate::model::FieldError;
+use crate::model::provision::PageCursor;
+use crate::model::provision::ProvisionId;
 
 /// The default page size.
 pub(super) const DEFAULT_PAGE_SIZE: u32 = 50;

@@ -3,7 +3,7 @@
 //! refused before anything is created: on a real cloud it could never enroll.
 use std::net::IpAddr;
 
-use crate::domain::provision::ProvisionError;
+use crate::model::provision::ProvisionError;
 
 /// How an agent address a provision names may look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,8 +1,8 @@
 //! Tests of the `Provisioner`'s own operations: paging, lookups, the catalog check and the
 //! credential precondition (the workflow has its own tests).
-use crate::domain::provision::{ProvisionError, ProvisionId, ProvisionInput};
+use crate::model::provision::{ProvisionError, ProvisionId, ProvisionInput};
 use crate::workflow::tests::harness::{Harness, input};
-use levelrail_clouds::ProviderId;
+use levelrail_types::ProviderId;
 
 #[tokio::test(start_paused = true)]
 async fn provisions_are_listed_newest_first_in_pages() {

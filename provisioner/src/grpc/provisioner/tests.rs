@@ -9,7 +9,7 @@ use tokio_stream::StreamExt as _;
 use tonic::{Code, Request};
 
 use super::ProvisionerGrpc;
-use crate::domain::provision::ProvisionId;
+use crate::model::provision::ProvisionId;
 use crate::workflow::tests::harness::{Harness, NAME};
 
 fn fixture() -> (Arc<Harness>, ProvisionerGrpc) {

@@ -7,10 +7,11 @@ use secrecy::ExposeSecret as _;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
-use crate::domain::{
+use crate::model::ports::NodeStore;
+use crate::model::{
     JoinTokenId, MintedJoinToken, NodeId, NodeName, ParsedJoinToken, Role, WorkloadKind,
 };
-use crate::store::{JoinTokenRecord, NewNode, NodeStore};
+use crate::model::{JoinTokenRecord, NewNode};
 
 /// The suite's "now": a fixed instant with a sub-microsecond part that every backend must
 /// truncate the same way.

@@ -6,8 +6,9 @@ use time::Duration;
 use tokio::task::JoinSet;
 
 use super::fixtures::{T0, T0_STORED, get, name, new_node, put, random_hash, token};
-use crate::domain::{JoinTokenId, NodeName, Role, WorkloadKind};
-use crate::store::{NodeStore, RedeemError};
+use crate::model::RedeemError;
+use crate::model::ports::NodeStore;
+use crate::model::{JoinTokenId, NodeName, Role, WorkloadKind};
 
 /// Concurrent redemptions of one token.
 const RACERS: usize = 100;
@@ -313,7 +314,7 @@ async fn redeem(
     id: &JoinTokenId,
     hash: &[u8; 32],
     node_name: &str,
-) -> Result<crate::domain::Node, RedeemError> {
+) -> Result<crate::model::Node, RedeemError> {
     let node_name = NodeName::parse(node_name).expect("valid name");
     store
         .redeem_join_token(id, hash, &node_name, T0, &new_node())

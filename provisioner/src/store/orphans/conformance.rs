@@ -3,9 +3,9 @@
 use time::Duration;
 use time::macros::datetime;
 
-use super::OrphanStore;
-use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use levelrail_clouds::ProviderId;
+use crate::model::ports::OrphanStore;
+use crate::model::{Orphan, OrphanId, OrphanReason, OrphanState};
+use levelrail_types::ProviderId;
 
 const T0: time::OffsetDateTime = datetime!(2030-01-02 03:04:05.123456789 UTC);
 /// `T0` as every backend stores it (microseconds).

@@ -2,10 +2,11 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::OrphanStore;
-use crate::domain::{Orphan, OrphanId, OrphanState};
-use crate::store::codec::stored_time;
-use crate::store::{MemoryStore, StoreError};
+use crate::model::ports::OrphanStore;
+use crate::model::ports::StoreError;
+use crate::model::stored_time;
+use crate::model::{Orphan, OrphanId, OrphanState};
+use crate::store::MemoryStore;
 
 #[async_trait]
 impl OrphanStore for MemoryStore {

@@ -4,10 +4,11 @@ use async_trait::async_trait;
 use levelrail_db::{Dialect, Row, args};
 use time::OffsetDateTime;
 
-use super::OrphanStore;
-use crate::domain::{Orphan, OrphanId, OrphanReason, OrphanState};
-use crate::store::{SqlStore, StoreError};
-use levelrail_clouds::ProviderId;
+use crate::model::ports::OrphanStore;
+use crate::model::ports::StoreError;
+use crate::model::{Orphan, OrphanId, OrphanReason, OrphanState};
+use crate::store::SqlStore;
+use levelrail_types::ProviderId;
 
 /// Every column `read_orphan` decodes.
 macro_rules! orphan_columns {

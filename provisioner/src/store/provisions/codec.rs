@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::ProvisionRecord;
-use crate::domain::provision::{ProvisionId, ProvisionStatus, SagaLog, SagaStep, StageTiming};
-use crate::domain::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
-use crate::store::StoreError;
-use levelrail_clouds::ProviderId;
+use crate::model::ports::StoreError;
+use crate::model::provision::ProvisionRecord;
+use crate::model::provision::{ProvisionId, ProvisionStatus, SagaLog, SagaStep, StageTiming};
+use crate::model::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
+use levelrail_types::ProviderId;
 
 /// The columns every provision query selects, in `read_provision`'s terms.
 macro_rules! provision_columns {
@@ -228,13 +228,16 @@ pub(super) fn is_request_conflict<D: Dialect>(e: &sqlx::Error) -> bool {
 }
 
 /// The stored `holder_kind`/`holder_id` pair as a holder.
-pub(super) fn claim_holder(kind: &str, id: &str) -> Result<super::ClaimHolder, StoreError> {
+pub(super) fn claim_holder(
+    kind: &str,
+    id: &str,
+) -> Result<crate::model::provision::ClaimHolder, StoreError> {
     let bad = || StoreError::Corrupt("name_claims holds an invalid holder".into());
     match kind {
-        "provision" => Ok(super::ClaimHolder::Provision(
+        "provision" => Ok(crate::model::provision::ClaimHolder::Provision(
             ProvisionId::parse(id).map_err(|_| bad())?,
         )),
-        "node" => Ok(super::ClaimHolder::Node(
+        "node" => Ok(crate::model::provision::ClaimHolder::Node(
             NodeId::parse(id).map_err(|_| bad())?,
         )),
         _ => Err(bad()),

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use time::Duration;
 
 use self::fixtures::{T0, T0_STORED, record};
-use super::{InsertProvisionError, PageCursor, ProvisionStore, ProvisionerStore};
-use crate::domain::provision::{ProvisionId, ProvisionStatus, SagaStep, StageTiming};
-use crate::domain::{InstallStep, JoinTokenId};
+use crate::model::ports::{ProvisionStore, ProvisionerStore};
+use crate::model::provision::{InsertProvisionError, PageCursor};
+use crate::model::provision::{ProvisionId, ProvisionStatus, SagaStep, StageTiming};
+use crate::model::{InstallStep, JoinTokenId};
 
 /// Runs every behaviour against `store`, which must be empty. Needs a multi-thread Tokio
 /// runtime (the concurrency checks spawn tasks).

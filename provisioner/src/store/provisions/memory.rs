@@ -3,11 +3,13 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore};
-use crate::domain::NodeName;
-use crate::domain::provision::{ProvisionId, ProvisionStatus};
-use crate::store::codec::stored_time;
-use crate::store::{MemoryStore, StoreError};
+use crate::model::NodeName;
+use crate::model::ports::ProvisionStore;
+use crate::model::ports::StoreError;
+use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
+use crate::model::provision::{ProvisionId, ProvisionStatus};
+use crate::model::stored_time;
+use crate::store::MemoryStore;
 
 #[async_trait]
 impl ProvisionStore for MemoryStore {

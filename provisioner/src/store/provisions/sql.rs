@@ -6,14 +6,14 @@ use levelrail_db::{Dialect, args};
 use time::OffsetDateTime;
 
 use super::codec::{Encoded, claim_holder, is_request_conflict, provision_columns, read_provision};
-use super::{
-    ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord, ProvisionStore,
-    replayed_or_taken,
-};
-use crate::domain::NodeName;
-use crate::domain::provision::{ProvisionId, ProvisionStatus};
+use super::replayed_or_taken;
+use crate::model::NodeName;
+use crate::model::ports::ProvisionStore;
+use crate::model::ports::StoreError;
+use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
+use crate::model::provision::{ProvisionId, ProvisionStatus};
+use crate::store::SqlStore;
 use crate::store::claims::is_claim_conflict;
-use crate::store::{SqlStore, StoreError};
 
 macro_rules! select_provisions {
     ($tail:literal) => {

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::harness::{Harness, NAME};
 use crate::domain::WorkflowTuning;
-use crate::domain::provision::ProvisionStatus;
-use crate::store::ProvisionerStore;
+use crate::model::ports::ProvisionerStore;
+use crate::model::provision::ProvisionStatus;
 use crate::store::conformance::assert_dump_holds_no_secret;
 use crate::store::isolated::{sqlite_store, with_postgres_store};
 

@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use super::harness::{Harness, NAME, ScriptedHook};
-use crate::domain::provision::{ProvisionStatus, SagaStep};
+use crate::model::provision::{ProvisionStatus, SagaStep};
 use crate::workflow::hooks::{HookAction, HookPoint};
 
 /// Waits (in paused time) until `hook` crashed the driver of `id` at `point`.
 async fn until_crashed(
     h: &Harness,
-    id: &crate::domain::provision::ProvisionId,
+    id: &crate::model::provision::ProvisionId,
     hook: &ScriptedHook,
     point: HookPoint,
 ) {

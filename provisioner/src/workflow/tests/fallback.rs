@@ -3,7 +3,7 @@
 //! which choice it used and why each earlier one was rejected; alternatives the catalog
 //! does not offer are skipped or refused naming their field.
 use super::harness::{Harness, NAME, input};
-use crate::domain::provision::{PlacementOutcome, ProvisionError, ProvisionInput, ProvisionStatus};
+use crate::model::provision::{PlacementOutcome, ProvisionError, ProvisionInput, ProvisionStatus};
 
 fn with_fallbacks(regions: &[&str], sizes: &[&str]) -> ProvisionInput {
     ProvisionInput {
@@ -13,7 +13,7 @@ fn with_fallbacks(regions: &[&str], sizes: &[&str]) -> ProvisionInput {
     }
 }
 
-fn outcomes(p: &crate::domain::provision::Provision) -> Vec<(String, String, PlacementOutcome)> {
+fn outcomes(p: &crate::model::provision::Provision) -> Vec<(String, String, PlacementOutcome)> {
     p.placements
         .iter()
         .map(|c| (c.region.clone(), c.size.clone(), c.outcome))

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::fake::FakeProvider;
-use crate::domain::Clock;
+use crate::model::ports::Clock;
 use levelrail_clouds::{
     CapabilityReport, CloudProvider, CreateServer, Ownership, ProviderError, ProviderId, Region,
     ServerInfo, Size,

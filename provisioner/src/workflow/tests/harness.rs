@@ -15,15 +15,17 @@ use super::granted::GrantedClient;
 use crate::cloudinit::{
     AgentDownload, AgentSource, JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, written_file,
 };
-use crate::domain::provision::{
-    Provision, ProvisionId, ProvisionInput, ProvisionStatus, SealingKey,
-};
 use crate::domain::{
-    Clock, InstallStep, Node, NodeName, Nodes, ProgressAuthority, Provisioner, ProvisionerConfig,
-    ProvisionerDeps, WorkflowTuning,
+    Nodes, ProgressAuthority, Provisioner, ProvisionerConfig, ProvisionerDeps, WorkflowTuning,
 };
 use crate::enroll::ControlPlaneCa;
-use crate::store::{MemoryStore, ProvisionStore, ProvisionerStore};
+use crate::model::ports::Clock;
+use crate::model::ports::{ProvisionStore, ProvisionerStore};
+use crate::model::provision::{
+    Provision, ProvisionId, ProvisionInput, ProvisionStatus, SealingKey,
+};
+use crate::model::{InstallStep, Node, NodeName};
+use crate::store::MemoryStore;
 use crate::test_support::{self, START};
 use crate::workflow::hooks::{HookAction, HookPoint, StepHook};
 use crate::workflow::{ProvisionEvents, ProvisionTeardown};

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::harness::{Harness, NAME, ScriptedHook};
-use crate::domain::provision::{ProvisionStatus, SagaStep};
+use crate::model::provision::{ProvisionStatus, SagaStep};
 use crate::workflow::hooks::{HookAction, HookPoint};
 use levelrail_clouds::{ErrorKind, ProviderError, ProviderId};
 

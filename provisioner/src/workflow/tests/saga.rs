@@ -1,9 +1,9 @@
 //! The forward path: every stage in order, steps run twice, idempotent requests, roles,
 //! name uniqueness and the server teardown of `DeleteNode`.
 use super::harness::{Harness, NAME, ScriptedHook, input};
-use crate::domain::provision::{ProvisionError, ProvisionStatus, SagaStep};
-use crate::domain::{InstallStep, Role, WorkloadKind};
-use crate::store::ClaimHolder;
+use crate::model::provision::ClaimHolder;
+use crate::model::provision::{ProvisionError, ProvisionStatus, SagaStep};
+use crate::model::{InstallStep, Role, WorkloadKind};
 use crate::workflow::hooks::{HookAction, HookPoint};
 
 #[tokio::test(start_paused = true)]
@@ -103,7 +103,7 @@ async fn each_step_run_twice_ends_in_the_same_state() {
 #[tokio::test(start_paused = true)]
 async fn provision_is_idempotent_by_request_id() {
     let h = Harness::new();
-    let request = || crate::domain::provision::ProvisionInput {
+    let request = || crate::model::provision::ProvisionInput {
         request_id: "3f1c2a9e-7b9d".into(),
         ..input(NAME)
     };
@@ -148,7 +148,7 @@ async fn a_name_in_use_is_already_exists_until_its_provision_fails() {
 #[tokio::test(start_paused = true)]
 async fn a_build_role_reaches_the_node_as_build_workloads() {
     let h = Harness::new();
-    let build = crate::domain::provision::ProvisionInput {
+    let build = crate::model::provision::ProvisionInput {
         role: Role::Build,
         ..input("builder-1")
     };

@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use super::harness::{CONTROL_PLANE, Harness, NAME, ScriptedHook};
-use crate::domain::provision::{ProvisionId, SagaStep};
-use crate::domain::{Orphan, OrphanReason, OrphanState, WorkflowTuning};
+use crate::domain::WorkflowTuning;
+use crate::model::provision::{ProvisionId, SagaStep};
+use crate::model::{Orphan, OrphanReason, OrphanState};
 use crate::workflow::hooks::{HookAction, HookPoint};
 use levelrail_clouds::ErrorKind;
 

@@ -1,7 +1,7 @@
 //! Failures: one injected at every step unwinds to a clean slate, every undo can run twice,
 //! timeouts and cancels delete the server, and `keep_on_failure` keeps it.
 use super::harness::{Harness, NAME, ScriptedHook, input};
-use crate::domain::provision::{ProvisionError, ProvisionStatus, SagaStep};
+use crate::model::provision::{ProvisionError, ProvisionStatus, SagaStep};
 use crate::workflow::hooks::{HookAction, HookPoint};
 use levelrail_clouds::ErrorKind;
 
@@ -192,7 +192,7 @@ async fn cancelling_unwinds_and_a_finished_provision_cannot_be_cancelled() {
 async fn cancel_deletes_the_server_even_when_it_was_to_be_kept() {
     let h = Harness::new();
     h.fake.set_running_after(u32::MAX);
-    let keep = crate::domain::provision::ProvisionInput {
+    let keep = crate::model::provision::ProvisionInput {
         keep_on_failure: true,
         ..input(NAME)
     };
@@ -209,7 +209,7 @@ async fn cancel_deletes_the_server_even_when_it_was_to_be_kept() {
 async fn keep_on_failure_keeps_the_server_but_revokes_the_token_and_frees_the_name() {
     let h = Harness::new();
     h.fake.set_running_after(u32::MAX);
-    let keep = crate::domain::provision::ProvisionInput {
+    let keep = crate::model::provision::ProvisionInput {
         keep_on_failure: true,
         ..input(NAME)
     };

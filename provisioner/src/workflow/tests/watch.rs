@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::harness::{Harness, NAME};
-use crate::domain::provision::ProvisionStatus;
+use crate::model::provision::ProvisionStatus;
 
 #[tokio::test(start_paused = true)]
 async fn a_watch_sends_the_current_state_first_then_each_change_and_ends_after_the_terminal_one() {

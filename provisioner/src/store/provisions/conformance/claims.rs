@@ -5,8 +5,10 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::fixtures::{T0, name, new_node, record, token};
-use crate::domain::provision::ProvisionStatus;
-use crate::store::{ClaimHolder, InsertProvisionError, ProvisionerStore, RedeemError};
+use crate::model::RedeemError;
+use crate::model::ports::ProvisionerStore;
+use crate::model::provision::ProvisionStatus;
+use crate::model::provision::{ClaimHolder, InsertProvisionError};
 
 /// Concurrent provisions of one name.
 const RACERS: usize = 50;

@@ -2,10 +2,11 @@
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
-use crate::domain::provision::{NewProvision, ProvisionId};
-use crate::domain::{JoinTokenId, NodeId, NodeName, Role, WorkloadKind};
-use crate::store::{JoinTokenRecord, NewNode, ProvisionRecord};
-use levelrail_clouds::ProviderId;
+use crate::model::provision::ProvisionRecord;
+use crate::model::provision::{NewProvision, ProvisionId};
+use crate::model::{JoinTokenId, NodeId, NodeName, Role, WorkloadKind};
+use crate::model::{JoinTokenRecord, NewNode};
+use levelrail_types::ProviderId;
 
 /// The suite's "now", with a sub-microsecond part every backend must truncate.
 pub(super) const T0: OffsetDateTime = datetime!(2031-03-01 09:00:00.654321987 UTC);

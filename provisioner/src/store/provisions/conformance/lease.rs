@@ -6,8 +6,8 @@ use time::Duration;
 use tokio::task::JoinSet;
 
 use super::fixtures::{OWNER, T0, record};
-use crate::domain::provision::ProvisionStatus;
-use crate::store::{ProvisionStore, ProvisionerStore};
+use crate::model::ports::{ProvisionStore, ProvisionerStore};
+use crate::model::provision::ProvisionStatus;
 
 /// Concurrent lease takers.
 const TAKERS: usize = 16;

@@ -1,9 +1,11 @@
 //! The provision conformance suite on SQLite, and the claims migration of existing nodes.
 use std::sync::Arc;
 
+use crate::model::ports::{NodeStore as _, ProvisionStore as _};
+use crate::model::provision::ClaimHolder;
+use crate::store::SqliteStore;
 use crate::store::isolated::sqlite_store;
 use crate::store::provisions::conformance;
-use crate::store::{ClaimHolder, NodeStore as _, ProvisionStore as _, SqliteStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_provision_conformance() {
@@ -23,7 +25,7 @@ async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
     let mut migrator = sqlx::migrate!("./migrations/sqlite");
     migrator.dangerous_set_table_name(crate::store::sql::MIGRATIONS.table);
     migrator.run_to(1, &pool).await.expect("migration 1");
-    let node_id = crate::domain::NodeId::generate();
+    let node_id = crate::model::NodeId::generate();
     sqlx::query(
         "INSERT INTO nodes (id, name, agent_version, workload_kinds, enrolled_at, last_seen_at, \
          cert_serial, cert_fingerprint) VALUES (?, 'old-node', '1', '[\"apps\"]', \
@@ -41,7 +43,7 @@ async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
         .expect("migrates to the current schema");
 
     // Assert
-    let name = crate::domain::NodeName::parse("old-node").expect("name");
+    let name = crate::model::NodeName::parse("old-node").expect("name");
     assert_eq!(
         store.name_claim(&name).await.expect("claim"),
         Some(ClaimHolder::Node(node_id.clone()))

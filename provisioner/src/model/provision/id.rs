@@ -1,7 +1,7 @@
 //! Provision ids: `npv_` followed by 32 lowercase hex digits (a random UUID).
 use std::fmt;
 
-use crate::domain::FieldError;
+use crate::model::FieldError;
 
 /// The prefix of every provision id.
 pub const PROVISION_ID_PREFIX: &str = "npv_";

@@ -5,13 +5,13 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::domain::provision::{
+use crate::model::ports::StoreError;
+use crate::model::provision::{
     NewProvision, ProvisionId, ProvisionStatus, SagaLog, SagaStep, StageTiming,
 };
-use crate::domain::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
-use crate::store::StoreError;
-use crate::store::codec::stored_time;
-use levelrail_clouds::ProviderId;
+use crate::model::stored_time;
+use crate::model::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
+use levelrail_types::ProviderId;
 
 /// A provision row.
 #[derive(Clone, PartialEq, Eq)]
@@ -136,7 +136,7 @@ impl ProvisionRecord {
     /// rejected after a capacity fallback (the one in use once created), otherwise the
     /// requested ones.
     pub fn placement_in_use(&self) -> (&str, &str) {
-        crate::domain::provision::current(&self.saga.placements)
+        crate::model::provision::current(&self.saga.placements)
             .map_or((self.region.as_str(), self.size.as_str()), |p| {
                 (p.region.as_str(), p.size.as_str())
             })
@@ -217,12 +217,6 @@ pub enum InsertProvisionError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-impl From<sqlx::Error> for InsertProvisionError {
-    fn from(e: sqlx::Error) -> Self {
-        InsertProvisionError::Store(StoreError::Unavailable(e))
-    }
 }
 
 /// Where a page of provisions continues: after this (created_at, id), newest first.

@@ -4,8 +4,8 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use super::StoreError;
-use crate::domain::{JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind, secret_hash_matches};
+use crate::model::ports::StoreError;
+use crate::model::{JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind, secret_hash_matches};
 
 /// A join token as stored: only a hash of its secret.
 #[derive(Clone, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct NewNode {
 
 impl NewNode {
     /// The node record a redemption at `now` (already at stored precision) creates.
-    pub(super) fn enrolled(&self, name: &NodeName, now: OffsetDateTime) -> Node {
+    pub fn enrolled(&self, name: &NodeName, now: OffsetDateTime) -> Node {
         Node {
             id: self.id.clone(),
             name: name.clone(),
@@ -147,15 +147,9 @@ pub enum RedeemError {
     Store(#[from] StoreError),
 }
 
-impl From<sqlx::Error> for RedeemError {
-    fn from(e: sqlx::Error) -> Self {
-        RedeemError::Store(StoreError::Unavailable(e))
-    }
-}
-
 /// The failure to report when the conditional update matched no row, decided from the
 /// row as it is now (`None`: the row is gone).
-pub(super) fn explain_failed_update(
+pub fn explain_failed_update(
     row: Option<&JoinTokenRecord>,
     secret_sha256: &[u8; 32],
     node_name: &NodeName,

@@ -126,12 +126,12 @@ fn debug_and_display_of_every_token_type_show_no_secret() {
     let token = minted.token.expose_secret().to_owned();
     let secret = token.rsplit('.').next().expect("secret").to_owned();
     let parsed = ParsedJoinToken::parse(&token).expect("parses");
-    let record = crate::store::JoinTokenRecord {
+    let record = crate::model::JoinTokenRecord {
         id: minted.id.clone(),
         secret_sha256: minted.secret_sha256,
         node_name: None,
         provision_id: None,
-        role: crate::domain::Role::General,
+        role: crate::model::Role::General,
         created_at: time::OffsetDateTime::UNIX_EPOCH,
         expires_at: time::OffsetDateTime::UNIX_EPOCH,
         used_at: None,

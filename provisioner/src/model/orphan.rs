@@ -7,7 +7,7 @@ use std::fmt;
 use time::OffsetDateTime;
 
 use super::FieldError;
-use levelrail_clouds::ProviderId;
+use levelrail_types::ProviderId;
 
 /// The prefix of every orphan id.
 pub const ORPHAN_ID_PREFIX: &str = "nor_";

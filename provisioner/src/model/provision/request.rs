@@ -3,9 +3,9 @@
 //! most a sanitized prefix of the value.
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::domain::names::sanitized_prefix;
-use crate::domain::{FieldError, NodeName, Role};
-use levelrail_clouds::ProviderId;
+use crate::model::sanitized_prefix;
+use crate::model::{FieldError, NodeName, Role};
+use levelrail_types::ProviderId;
 
 const MAX_CATALOG_ID: usize = 64;
 const MAX_SSH_KEYS: usize = 10;

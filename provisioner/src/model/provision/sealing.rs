@@ -1,13 +1,12 @@
 //! Sealing a provision's join token for the database. The secret is needed again only if
 //! the server create must be repeated after a restart, so it is kept AES-256-GCM-encrypted
-//! under a key the caller supplies (32 bytes, from a 0600 file in the data directory), with
+//! under a key the caller supplies (32 bytes; `enroll::sealing_key` keeps it in a 0600 file
+//! of the data directory), with
 //! the provision id as associated data: a sealed token copied to another provision's row
 //! does not open. The row's copy is wiped once the provision is terminal.
 //!
 //! Layout: `0x01 ‖ nonce (12) ‖ ciphertext ‖ tag (16)`.
 use std::fmt;
-use std::io::Read as _;
-use std::path::Path;
 
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Key, Nonce};
@@ -62,31 +61,9 @@ impl SealingKey {
         Self::from_bytes(*bytes)
     }
 
-    /// Reads the key from `path` (exactly 32 raw bytes), or creates the file (mode 0600)
-    /// with a fresh key when it does not exist. Errors name the problem, never the bytes.
-    pub fn load_or_create(path: &Path) -> Result<Self, SealError> {
-        match std::fs::File::open(path) {
-            Ok(mut file) => {
-                let mut bytes = Zeroizing::new(Vec::with_capacity(KEY_LEN + 1));
-                file.read_to_end(&mut bytes)
-                    .map_err(|e| SealError::KeyFile(e.to_string()))?;
-                let array: [u8; KEY_LEN] = bytes.as_slice().try_into().map_err(|_| {
-                    SealError::KeyFile("the file does not hold exactly 32 bytes".into())
-                })?;
-                Ok(Self::from_bytes(array))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let key = Self::generate();
-                crate::enroll::ca::write_private(path, key.0.expose_secret())
-                    .map_err(|e| SealError::KeyFile(e.to_string()))?;
-                Ok(key)
-            }
-            Err(e) => Err(SealError::KeyFile(e.to_string())),
-        }
-    }
-
-    /// The key's bytes, for the progress credential's MAC (`progress.rs`).
-    pub(super) fn expose_bytes(&self) -> &[u8; KEY_LEN] {
+    /// The key's bytes: for the progress credential's MAC (`progress.rs`), and for the
+    /// key file.
+    pub(crate) fn expose_bytes(&self) -> &[u8; KEY_LEN] {
         self.0.expose_secret()
     }
 
@@ -175,29 +152,5 @@ mod tests {
             assert!(key.open(&id, &bad).is_err(), "bit {i}");
         }
         assert!(matches!(key.open(&id, &[]), Err(SealError::Malformed)));
-    }
-
-    #[test]
-    fn the_key_file_is_created_0600_and_read_back() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("provision-seal.key");
-        let id = ProvisionId::generate();
-
-        let sealed = SealingKey::load_or_create(&path)
-            .expect("create")
-            .seal(&id, &token())
-            .expect("seal");
-        let again = SealingKey::load_or_create(&path).expect("load");
-
-        assert!(again.open(&id, &sealed).is_ok());
-        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        std::fs::write(&path, b"short").expect("write");
-        assert!(matches!(
-            SealingKey::load_or_create(&path),
-            Err(SealError::KeyFile(_))
-        ));
-        assert_eq!(format!("{again:?}"), "SealingKey(<redacted>)");
     }
 }

@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn a_log_without_placements_reads_as_before() {
-        let old: crate::domain::provision::SagaLog =
+        let old: crate::model::provision::SagaLog =
             serde_json::from_str(r#"{"completed":[],"create_attempts":1,"undone":[]}"#).unwrap();
         assert!(old.placements.is_empty());
     }

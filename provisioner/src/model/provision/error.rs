@@ -1,8 +1,8 @@
 //! The one error type of the provisioner's operations: variants a caller acts on, mapped to
 //! gRPC codes in `grpc/provision_status.rs`. Messages never contain a token, a secret, a
 //! raw provider body or an unsanitized request value.
-use crate::domain::FieldError;
-use crate::store::StoreError;
+use crate::model::FieldError;
+use crate::model::ports::StoreError;
 
 /// What went wrong in a provisioner operation.
 #[derive(Debug, thiserror::Error)]

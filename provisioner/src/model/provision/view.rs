@@ -2,9 +2,9 @@
 use time::OffsetDateTime;
 
 use super::{Placement, ProvisionId, ProvisionStatus, StageTiming};
-use crate::domain::{InstallStep, NodeId, NodeName, Role};
-use crate::store::ProvisionRecord;
-use levelrail_clouds::ProviderId;
+use crate::model::provision::ProvisionRecord;
+use crate::model::{InstallStep, NodeId, NodeName, Role};
+use levelrail_types::ProviderId;
 
 /// The public view of a provision.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,65 @@
+//! The file the provision sealing key lives in: 32 raw bytes, mode 0600, in the data
+//! directory beside the CA key.
+use std::io::Read as _;
+use std::path::Path;
+
+use zeroize::Zeroizing;
+
+use crate::enroll::ca::write_private;
+use crate::model::provision::{SealError, SealingKey};
+
+/// Reads the key from `path` (exactly 32 raw bytes), or creates the file (mode 0600) with a
+/// fresh key when it does not exist. Errors name the problem, never the bytes.
+pub fn load_or_create(path: &Path) -> Result<SealingKey, SealError> {
+    match std::fs::File::open(path) {
+        Ok(mut file) => {
+            let mut bytes = Zeroizing::new(Vec::with_capacity(33));
+            file.read_to_end(&mut bytes)
+                .map_err(|e| SealError::KeyFile(e.to_string()))?;
+            let array: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
+                SealError::KeyFile("the file does not hold exactly 32 bytes".into())
+            })?;
+            Ok(SealingKey::from_bytes(array))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = SealingKey::generate();
+            write_private(path, key.expose_bytes())
+                .map_err(|e| SealError::KeyFile(e.to_string()))?;
+            Ok(key)
+        }
+        Err(e) => Err(SealError::KeyFile(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use secrecy::SecretString;
+
+    use super::*;
+    use crate::model::provision::ProvisionId;
+
+    fn token() -> SecretString {
+        SecretString::from("LR1.abc.njt_0123456789abcdef.secret-part".to_owned())
+    }
+
+    #[test]
+    fn the_key_file_is_created_0600_and_read_back() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("provision-seal.key");
+        let id = ProvisionId::generate();
+
+        let sealed = load_or_create(&path)
+            .expect("create")
+            .seal(&id, &token())
+            .expect("seal");
+        let again = load_or_create(&path).expect("load");
+
+        assert!(again.open(&id, &sealed).is_ok());
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        std::fs::write(&path, b"short").expect("write");
+        assert!(matches!(load_or_create(&path), Err(SealError::KeyFile(_))));
+        assert_eq!(format!("{again:?}"), "SealingKey(<redacted>)");
+    }
+}

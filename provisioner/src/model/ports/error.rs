@@ -1,0 +1,19 @@
+//! What a storage port reports when it fails.
+
+/// Storage failures a caller acts on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be reached or answered with an error (the driver's error,
+    /// which never holds a value or the DSN).
+    #[error("node store unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A row with this key already exists (names the table, never a value).
+    #[error("a {0} row with this key already exists")]
+    Duplicate(&'static str),
+    /// Stored data could not be interpreted.
+    #[error("node store holds an unreadable row: {0}")]
+    Corrupt(String),
+    /// The DSN names no supported database (the DSN is not repeated).
+    #[error("unsupported database URL: want memory, sqlite://PATH or postgres://…")]
+    UnsupportedUrl,
+}

@@ -1,0 +1,19 @@
+//! The ports the application layer works over: one storage trait per table group (the
+//! store implements them in SQL; the tests also have an in-memory double), the clock, and
+//! their one error type. No database type crosses them.
+mod error;
+mod nodes;
+mod orphans;
+mod provisions;
+
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+
+pub use error::StoreError;
+pub use nodes::NodeStore;
+pub use orphans::OrphanStore;
+pub use provisions::{ProvisionStore, ProvisionerStore};
+
+/// The source of "now" (replaceable in tests).
+pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;

@@ -1,0 +1,63 @@
+//! The provisions' storage port, and every port in one database.
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::{NodeStore, OrphanStore, StoreError};
+use crate::model::NodeName;
+use crate::model::provision::{
+    ClaimHolder, InsertProvisionError, PageCursor, ProvisionId, ProvisionRecord,
+};
+
+/// The provision half of the provisioner's storage.
+#[async_trait]
+pub trait ProvisionStore: Send + Sync + Debug {
+    /// Inserts a new provision and claims its name, atomically. `NameTaken` when the name
+    /// is claimed; `Replayed(existing)` when its request id was used before.
+    async fn insert_provision(
+        &self,
+        record: &ProvisionRecord,
+    ) -> Result<ProvisionRecord, InsertProvisionError>;
+    /// A provision by id.
+    async fn get_provision(&self, id: &ProvisionId) -> Result<Option<ProvisionRecord>, StoreError>;
+    /// The provision created with `request_id`.
+    async fn get_provision_by_request(
+        &self,
+        request_id: &str,
+    ) -> Result<Option<ProvisionRecord>, StoreError>;
+    /// Up to `limit` provisions, newest first (by creation time, then id), after `after`.
+    async fn list_provisions(
+        &self,
+        limit: u32,
+        after: Option<&PageCursor>,
+    ) -> Result<Vec<ProvisionRecord>, StoreError>;
+    /// Writes the mutable fields of `record` if the stored generation is still
+    /// `record.generation`, and returns what was stored (generation + 1). `None` when the
+    /// generation is stale or the row is gone. A `failed` status releases the name claim.
+    async fn update_provision(
+        &self,
+        record: &ProvisionRecord,
+    ) -> Result<Option<ProvisionRecord>, StoreError>;
+    /// Takes or renews the lease of a provision that is not terminal, for `owner` until
+    /// `until`, if the lease is free, expired at `now` or already `owner`'s. Does not bump
+    /// the generation. `false` when another owner holds it or the provision is terminal.
+    async fn acquire_lease(
+        &self,
+        id: &ProvisionId,
+        owner: &str,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<bool, StoreError>;
+    /// Gives the lease up, if `owner` holds it.
+    async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError>;
+    /// Provisions that are not terminal and whose lease is free or expired at `now`.
+    async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError>;
+    /// Who holds `name`.
+    async fn name_claim(&self, name: &NodeName) -> Result<Option<ClaimHolder>, StoreError>;
+}
+
+/// Every part of the provisioner's storage in one database.
+pub trait ProvisionerStore: NodeStore + ProvisionStore + OrphanStore {}
+
+impl<T: NodeStore + ProvisionStore + OrphanStore> ProvisionerStore for T {}
