@@ -13,7 +13,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use levelrail_provisioner::domain::{Nodes, NodesError};
+use levelrail_provisioner::app::{Nodes, NodesError};
 use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::grpc::EnrollmentGrpc;
 use levelrail_provisioner::model::InstallStep;

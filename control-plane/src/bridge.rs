@@ -2,8 +2,9 @@
 //! its access grants from the credentials service with no network hop.
 use async_trait::async_trait;
 use levelrail_clouds::registry::{AccessBroker, BrokerError, Grant};
+use levelrail_credentials::app::Credentials;
 use levelrail_credentials::broker::AccessGrant;
-use levelrail_credentials::domain::{Credentials, CredentialsError, ProviderId};
+use levelrail_credentials::model::{CredentialsError, ProviderId};
 
 /// The credentials service as the provisioner's broker (all-in-one mode: no network hop).
 #[derive(Debug, Clone)]

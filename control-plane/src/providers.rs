@@ -13,7 +13,7 @@ use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError};
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};
-use levelrail_credentials::domain::ProviderId;
+use levelrail_credentials::model::ProviderId;
 
 /// Where each provider's API lives.
 #[derive(Debug, Clone)]

@@ -11,17 +11,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use levelrail_clouds::catalog::{CatalogCache, CatalogTtl};
 use levelrail_clouds::registry::ProviderRegistry;
-use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
-use levelrail_provisioner::domain::{
+use levelrail_provisioner::app::workflow::{ProvisionEvents, ProvisionTeardown};
+use levelrail_provisioner::app::{
     AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, Nodes, ProgressAuthority, Provisioner,
     ProvisionerConfig, ProvisionerDeps, WorkflowTuning,
 };
+use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
 use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::enroll::sealing_key;
 use levelrail_provisioner::model::ports::{NodeStore, ProvisionStore};
 use levelrail_provisioner::model::provision::{host_port, parse_go_duration};
 use levelrail_provisioner::store::open_provisioner_store;
-use levelrail_provisioner::workflow::{ProvisionEvents, ProvisionTeardown};
 use secrecy::ExposeSecret as _;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use levelrail_clouds::aws::AwsSettings;
 use levelrail_clouds::registry::ProviderRegistry;
+use levelrail_credentials::app::Credentials;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
-use levelrail_credentials::domain::Credentials;
-use levelrail_credentials::domain::ProviderId;
+use levelrail_credentials::model::ProviderId;
 use levelrail_credentials::verify::Verifier;
 
 use crate::agent_binaries::AgentBinaries;
@@ -23,7 +23,7 @@ use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
 use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_proto::credentials::v1::credentials_service_server::CredentialsServiceServer;
-use levelrail_provisioner::domain::Nodes;
+use levelrail_provisioner::app::Nodes;
 use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::grpc::{NodesGrpc, ProvisionerGrpc};
 use secrecy::{ExposeSecret as _, SecretString};
@@ -230,7 +230,7 @@ impl App {
     }
 
     /// The provisioner state (provisions and their workflow).
-    pub fn provisioner(&self) -> &Arc<levelrail_provisioner::domain::Provisioner> {
+    pub fn provisioner(&self) -> &Arc<levelrail_provisioner::app::Provisioner> {
         &self.provisioning.provisioner
     }
 
@@ -312,7 +312,7 @@ fn configured_endpoints(cfg: &ServeConfig) -> anyhow::Result<Endpoints> {
 fn grpc_routes(
     credentials: &Credentials,
     nodes: &Arc<Nodes>,
-    provisioner: &Arc<levelrail_provisioner::domain::Provisioner>,
+    provisioner: &Arc<levelrail_provisioner::app::Provisioner>,
 ) -> axum::Router {
     let auth = BearerAuth::new(credentials.api_tokens().clone());
     let creds = CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))

@@ -1,6 +1,6 @@
 //! Opening the credentials service from a data directory: the keyring (file created 0600
 //! on first start, or the `LEVELRAIL_MASTER_KEY` environment value), the store (SQLite in
-//! the data directory unless a database URL is given), and the probe / grant registries.
+//! the data directory unless a database URL is given), the verifier and the grant issuers.
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::sync::Arc;
@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use secrecy::{ExposeSecret as _, SecretString};
 
+use crate::app::Credentials;
+use crate::app::keys::{KeyringHandle, MasterKeySource};
 use crate::broker::GrantIssuer;
 use crate::crypto::keyring_from_env_key;
-use crate::domain::Credentials;
-use crate::domain::keys::{KeyringHandle, MasterKeySource};
 use crate::verify::Verifier;
 
 /// Where the service's state lives.

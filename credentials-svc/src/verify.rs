@@ -8,7 +8,7 @@ use levelrail_clouds::registry::Clients;
 use levelrail_clouds::{CapabilityReport, ErrorKind, ProviderError, Reason};
 
 use crate::broker::{GrantIssuer, GrantIssuers};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
+use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
 /// The result of a verification that reached the provider.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,12 +1,11 @@
 //! The Levelrail provisioner: provider clients, the provision workflow, nodes, join tokens,
 //! enrollment and the control-plane CA.
+pub mod app;
 pub mod cloudinit;
-pub mod domain;
 pub mod enroll;
 pub mod grpc;
 pub mod model;
 pub mod store;
-pub mod workflow;
 
 pub use grpc::PeerCertificates;
 

@@ -6,7 +6,7 @@ use rcgen::{CertificateParams, KeyPair};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
-use crate::domain::Nodes;
+use crate::app::Nodes;
 use crate::enroll::ControlPlaneCa;
 use crate::model::ports::Clock;
 use crate::store::MemoryStore;

@@ -5,7 +5,7 @@
 //! Run with `cargo bench -p levelrail-tests --bench provision`.
 use std::time::{Duration, Instant};
 
-use levelrail_credentials::domain::{CredentialInput, ProviderId};
+use levelrail_credentials::model::{CredentialInput, ProviderId};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;

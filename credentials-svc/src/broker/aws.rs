@@ -16,7 +16,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;
 
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
+use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
 /// Lifetime asked of STS for a session (the broker caches it until 5 minutes before).
 const SESSION_SECONDS: i32 = 3600;

@@ -10,7 +10,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 
 use super::oauth::{self, TokenClient};
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
+use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
 /// The public Azure AD authority.
 pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";

@@ -17,7 +17,7 @@ use time::{Duration, OffsetDateTime};
 
 use levelrail_clouds::registry::{AwsKeys, Grant as CloudGrant, GrantContext as CloudGrantContext};
 
-use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
+use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
 /// A grant. Holds secret material; Debug is redacted.
 #[derive(Clone)]
@@ -181,28 +181,48 @@ impl GrantIssuer for GrantIssuers {
 /// Grants are reused until this long before they expire.
 const EXPIRY_MARGIN: Duration = Duration::minutes(5);
 
-/// Per-provider cache of the last grant, keyed by credential id so a replaced credential
-/// never serves an old grant.
+/// Per-provider cache of the last grant, keyed by the stored row it was issued from: the
+/// credential id and a digest of its envelope. A replaced credential never serves an old
+/// grant, and neither does a row changed behind the service's back (a tampered envelope
+/// is decrypted, and refused, at the next request; a re-wrapped one is decrypted once).
 #[derive(Debug, Default)]
 pub struct GrantCache {
-    grants: Mutex<HashMap<ProviderId, (String, AccessGrant)>>,
+    grants: Mutex<HashMap<ProviderId, (GrantSource, AccessGrant)>>,
+}
+
+/// The stored row a grant was issued from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantSource {
+    credential_id: String,
+    envelope_sha256: [u8; 32],
+}
+
+impl GrantSource {
+    /// The row with this credential id and envelope.
+    pub fn new(credential_id: &str, envelope: &[u8]) -> Self {
+        use sha2::Digest as _;
+        Self {
+            credential_id: credential_id.to_owned(),
+            envelope_sha256: sha2::Sha256::digest(envelope).into(),
+        }
+    }
 }
 
 impl GrantCache {
-    /// A cached grant still valid for at least the margin.
-    pub fn get(&self, provider: ProviderId, credential_id: &str) -> Option<AccessGrant> {
+    /// A grant cached for exactly this row, still valid for at least the margin.
+    pub fn get(&self, provider: ProviderId, source: &GrantSource) -> Option<AccessGrant> {
         let map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
-        let (id, grant) = map.get(&provider)?;
+        let (cached_for, grant) = map.get(&provider)?;
         let fresh = grant
             .expires_at
             .is_none_or(|exp| exp - EXPIRY_MARGIN > OffsetDateTime::now_utc());
-        (id == credential_id && fresh).then(|| grant.clone())
+        (cached_for == source && fresh).then(|| grant.clone())
     }
 
-    /// Caches a grant.
-    pub fn put(&self, provider: ProviderId, credential_id: &str, grant: AccessGrant) {
+    /// Caches a grant issued from `source`.
+    pub fn put(&self, provider: ProviderId, source: GrantSource, grant: AccessGrant) {
         let mut map = self.grants.lock().unwrap_or_else(|e| e.into_inner());
-        map.insert(provider, (credential_id.to_owned(), grant));
+        map.insert(provider, (source, grant));
     }
 
     /// Drops a provider's cached grant (credential replaced or deleted).

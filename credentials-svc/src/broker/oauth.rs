@@ -8,7 +8,7 @@ use std::time::Duration;
 use secrecy::{ExposeSecret as _, SecretString};
 use serde_json::Value;
 
-use crate::domain::CredentialsError;
+use crate::model::CredentialsError;
 
 /// The largest answer read.
 const MAX_ANSWER: usize = 1 << 20;

@@ -5,7 +5,7 @@ use secrecy::SecretString;
 use tonic::{Request, Status};
 use tracing::debug;
 
-use crate::domain::api_token::ApiTokenVerifier;
+use crate::app::api_token::ApiTokenVerifier;
 
 /// The id of the API token that authenticated a request, attached as a request extension.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,8 @@ use levelrail_proto::credentials::internal::v1::credential_broker_server::Creden
 use tonic::{Request, Response, Status};
 
 use super::convert::{grant_to_proto, provider_from_proto};
-use crate::domain::{Credentials, CredentialsError};
+use crate::app::Credentials;
+use crate::model::CredentialsError;
 
 /// The internal broker over gRPC.
 #[derive(Debug, Clone)]

@@ -5,9 +5,9 @@ use levelrail_proto::credentials::v1::set_credential_request::Credential;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;
 
+use crate::app::credentials::ProviderCard;
 use crate::broker::{AccessGrant, GrantSecret};
-use crate::domain::credentials::ProviderCard;
-use crate::domain::{CredentialIdentity, CredentialInput, FieldError, ProviderId, Verification};
+use crate::model::{CredentialIdentity, CredentialInput, FieldError, ProviderId, Verification};
 
 fn field(field: &str, message: &str) -> FieldError {
     FieldError {

@@ -5,7 +5,7 @@ use levelrail_proto::credentials::v1::credentials_service_server::CredentialsSer
 use tonic::{Request, Response, Status};
 
 use super::convert::{card_to_proto, input_from_proto, provider_from_proto, verification_to_proto};
-use crate::domain::Credentials;
+use crate::app::Credentials;
 
 /// The public credentials API over gRPC.
 #[derive(Debug, Clone)]
@@ -26,8 +26,8 @@ impl CredentialsService for CredentialsGrpc {
         &self,
         request: Request<pb::SetCredentialRequest>,
     ) -> Result<Response<pb::SetCredentialResponse>, Status> {
-        let input = input_from_proto(request.into_inner())
-            .map_err(crate::domain::CredentialsError::from)?;
+        let input =
+            input_from_proto(request.into_inner()).map_err(crate::model::CredentialsError::from)?;
         let card = self.credentials.set_credential(input).await?;
         Ok(Response::new(pb::SetCredentialResponse {
             provider: Some(card_to_proto(&card)),
@@ -39,7 +39,7 @@ impl CredentialsService for CredentialsGrpc {
         request: Request<pb::DeleteCredentialRequest>,
     ) -> Result<Response<pb::DeleteCredentialResponse>, Status> {
         let provider = provider_from_proto(request.into_inner().provider)
-            .map_err(crate::domain::CredentialsError::from)?;
+            .map_err(crate::model::CredentialsError::from)?;
         let (deleted, card) = self.credentials.delete_credential(provider).await?;
         Ok(Response::new(pb::DeleteCredentialResponse {
             deleted,
@@ -62,7 +62,7 @@ impl CredentialsService for CredentialsGrpc {
         request: Request<pb::VerifyCredentialRequest>,
     ) -> Result<Response<pb::VerifyCredentialResponse>, Status> {
         let provider = provider_from_proto(request.into_inner().provider)
-            .map_err(crate::domain::CredentialsError::from)?;
+            .map_err(crate::model::CredentialsError::from)?;
         let (result, card) = self.credentials.verify_credential(provider).await?;
         Ok(Response::new(pb::VerifyCredentialResponse {
             result: Some(verification_to_proto(&result)),

@@ -3,8 +3,8 @@
 use tonic::Status;
 use tracing::warn;
 
-use crate::domain::CredentialsError;
-use crate::store::StoreError;
+use crate::model::CredentialsError;
+use crate::model::ports::StoreError;
 
 impl From<CredentialsError> for Status {
     fn from(e: CredentialsError) -> Self {
@@ -46,7 +46,7 @@ mod tests {
 
     use super::*;
     use crate::crypto::CryptoError;
-    use crate::domain::{FieldError, ProviderId};
+    use crate::model::{FieldError, ProviderId};
 
     #[test]
     fn every_domain_error_maps_to_its_code_without_internal_detail() {

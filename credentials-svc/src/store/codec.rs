@@ -4,8 +4,8 @@
 use levelrail_db::{Row, Value, args};
 use time::OffsetDateTime;
 
-use super::{ApiTokenRecord, CredentialRecord, StoreError};
-use crate::domain::{CredentialIdentity, ProviderId, Verification};
+use crate::model::ports::{ApiTokenRecord, CredentialRecord, StoreError};
+use crate::model::{CredentialIdentity, ProviderId, Verification};
 
 /// Normalises a timestamp to what every backend stores: UTC, truncated to microseconds.
 /// Years outside 1..=9999 are refused.

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use time::macros::datetime;
 
 use self::fixtures::{as_stored, clear, get, put, record, stored, verification};
-use super::{ApiTokenRecord, CredentialRecord, CredentialStore};
-use crate::domain::{ProviderId, Verification};
+use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore};
+use crate::model::{ProviderId, Verification};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
 /// database). Panics on the first failure. Used by each backend's tests and reusable by

@@ -6,8 +6,8 @@ use levelrail_db::{Db, Dialect, Migrations, Postgres, Sqlite, args};
 use super::codec::{
     CredentialRow, VerificationColumns, count_to_u64, in_card_order, read_api_token,
 };
-use super::{ApiTokenRecord, CredentialRecord, CredentialStore, StoreError};
-use crate::domain::{ProviderId, Verification};
+use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore, StoreError};
+use crate::model::{ProviderId, Verification};
 
 /// The credentials service's tables. The bookkeeping table keeps sqlx's default name, which
 /// databases created by earlier releases already use.

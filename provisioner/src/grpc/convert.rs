@@ -4,7 +4,7 @@ use levelrail_proto::nodes::v1 as pb;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::{Duration, OffsetDateTime};
 
-use crate::domain::JoinTokenInfo;
+use crate::app::JoinTokenInfo;
 use crate::model::{FieldError, HEARTBEAT_INTERVAL, Liveness, Node, NodeName, WorkloadKind};
 
 /// A proto timestamp.

@@ -11,7 +11,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 use tonic::{Request, Response, Status};
 
 use super::{convert, peer};
-use crate::domain::{Nodes, NodesError};
+use crate::app::{Nodes, NodesError};
 use crate::model::{HeartbeatReport, InstallStep, NodeName};
 
 /// The `EnrollmentService` implementation over a [`Nodes`] registry.

@@ -7,7 +7,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert;
 use super::orphan_convert;
-use crate::domain::{Nodes, NodesError, Orphans};
+use crate::app::{Nodes, NodesError, Orphans};
 use crate::model::{JoinTokenId, NodeId, OrphanId, Role};
 
 /// The `NodesService` implementation over a [`Nodes`] registry.

@@ -4,7 +4,7 @@ use secrecy::ExposeSecret as _;
 
 use super::convert::timestamp;
 use super::provision_convert::provider_to_pb;
-use crate::domain::Adoption;
+use crate::app::Adoption;
 use crate::model::{Orphan, OrphanReason, OrphanState};
 
 fn reason(r: OrphanReason) -> pb::OrphanReason {

@@ -7,8 +7,8 @@ use levelrail_proto::nodes::v1::nodes_service_server::NodesService as _;
 use tonic::{Code, Request};
 
 use super::NodesGrpc;
+use crate::app::workflow::tests::harness::{CONTROL_PLANE, Harness};
 use crate::model::provision::ProvisionId;
-use crate::workflow::tests::harness::{CONTROL_PLANE, Harness};
 
 /// A bench with one pending orphan (`stray-1`, server of an unknown provision) and the
 /// handlers; the orphan's id and the planted provision id.

@@ -4,7 +4,7 @@
 use tonic::Extensions;
 
 use super::PeerCertificates;
-use crate::domain::{AuthFailure, NodeIdentity, NodesError};
+use crate::app::{AuthFailure, NodeIdentity, NodesError};
 use crate::enroll::ca::fingerprint_der;
 use crate::model::NodeId;
 

@@ -12,7 +12,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::provision_convert as convert;
-use crate::domain::Provisioner;
+use crate::app::Provisioner;
 use crate::model::provision::{ProvisionError, ProvisionId};
 
 /// Events buffered per watch stream: a slow client holds back only its own stream.

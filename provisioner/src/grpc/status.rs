@@ -5,7 +5,7 @@ use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
 use tracing::warn;
 
-use crate::domain::NodesError;
+use crate::app::NodesError;
 
 /// The metadata key of an `UNAUTHENTICATED` status's reason (`expired`, `used`, `revoked`,
 /// `unknown`, `wrong_name`, `fingerprint`, `client_certificate`).
@@ -45,7 +45,7 @@ impl From<NodesError> for Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::AuthFailure;
+    use crate::app::AuthFailure;
     use crate::model::ports::StoreError;
 
     fn reason(status: &Status) -> Option<&str> {

@@ -8,7 +8,7 @@ use levelrail_proto::nodes::v1::nodes_service_server::NodesService as _;
 use tonic::{Code, Request, Status};
 
 use super::{EnrollmentGrpc, NodesGrpc, PeerCertificates, REASON_METADATA_KEY};
-use crate::domain::Nodes;
+use crate::app::Nodes;
 use crate::test_support::{self, first_cert_der};
 
 struct Fixture {

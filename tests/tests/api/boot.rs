@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use levelrail::config::ServeConfig;
-use levelrail_credentials::domain::{CredentialInput, ProviderId};
+use levelrail_credentials::model::{CredentialInput, ProviderId};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;

@@ -498,7 +498,7 @@ async fn a_rejected_replacement_keeps_the_stored_credential() {
     assert!(list.providers[0].connected);
     let grant = app
         .credentials
-        .issue_access(levelrail_credentials::domain::ProviderId::Hetzner, "test")
+        .issue_access(levelrail_credentials::model::ProviderId::Hetzner, "test")
         .await
         .unwrap();
     match grant.secret {

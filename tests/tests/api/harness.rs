@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use levelrail::config::ServeConfig;
-use levelrail_credentials::domain::Credentials;
+use levelrail_credentials::app::Credentials;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use tokio::sync::watch;
@@ -59,7 +59,7 @@ pub(crate) struct TestApp {
     pub(crate) token: String,
     /// The node registry, for direct inspection.
     #[allow(dead_code)]
-    pub(crate) nodes: std::sync::Arc<levelrail_provisioner::domain::Nodes>,
+    pub(crate) nodes: std::sync::Arc<levelrail_provisioner::app::Nodes>,
     /// The agent listener.
     #[allow(dead_code)]
     pub(crate) agent_addr: SocketAddr,

@@ -1,7 +1,7 @@
 //! Stored records are bound to their row and tamper-evident; master-key rotation survives an
 //! interruption.
 use crate::harness::{TestApp, test_config};
-use levelrail_credentials::domain::{CredentialInput, CredentialsError, ProviderId};
+use levelrail_credentials::model::{CredentialInput, CredentialsError, ProviderId};
 use levelrail_sim::secrets::Canary;
 use secrecy::SecretString;
 
@@ -92,6 +92,11 @@ async fn any_single_flipped_bit_in_a_stored_record_fails_to_decrypt() {
         .get_credential(ProviderId::Hetzner)
         .await
         .unwrap()
+        .unwrap();
+    // A grant cached from the intact row must not outlive it.
+    creds
+        .issue_access(ProviderId::Hetzner, "test")
+        .await
         .unwrap();
     let mut current = original.envelope.clone();
     for byte in 0..original.envelope.len() {

@@ -11,7 +11,7 @@ use levelrail_clouds::ratelimit::RateLimiter;
 use levelrail_clouds::registry::AwsKeys;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
 use levelrail_credentials::broker::{GrantIssuer as _, GrantSecret};
-use levelrail_credentials::domain::{CredentialSecret, CredentialsError};
+use levelrail_credentials::model::{CredentialSecret, CredentialsError};
 use levelrail_sim::fakes::aws::{ACCESS_KEY_ID, SECRET_ACCESS_KEY};
 use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;

@@ -13,7 +13,7 @@ use levelrail_clouds::registry::AwsKeys;
 use levelrail_clouds::{CloudProvider as _, CreateServer, Ownership};
 use levelrail_credentials::broker::GrantIssuer as _;
 use levelrail_credentials::broker::aws::AwsGrantIssuer;
-use levelrail_credentials::domain::CredentialSecret;
+use levelrail_credentials::model::CredentialSecret;
 use levelrail_sim::fakes::aws::{
     ACCESS_KEY_ID, FakeAws, FakeAwsConfig, FakeAwsHandle, SECRET_ACCESS_KEY,
 };

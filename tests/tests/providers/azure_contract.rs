@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use levelrail_clouds::CloudProvider as _;
 use levelrail_credentials::broker::GrantIssuer as _;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
-use levelrail_credentials::domain::CredentialSecret;
+use levelrail_credentials::model::CredentialSecret;
 use serde_json::Value;
 
 use crate::azure_support::*;

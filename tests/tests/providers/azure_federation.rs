@@ -4,7 +4,7 @@
 //! `VerifyCredential` reads the resource group and names a missing subscription Reader.
 use std::time::Duration;
 
-use levelrail_credentials::domain::{CredentialInput, ProviderId};
+use levelrail_credentials::model::{CredentialInput, ProviderId};
 use secrecy::SecretString;
 use serde_json::json;
 

@@ -7,8 +7,8 @@ use levelrail::bridge::InProcessBroker;
 use levelrail::config::AzureGcpEndpoints;
 use levelrail::providers::{AzureGcp, Endpoints};
 use levelrail_clouds::registry::ProviderRegistry;
+use levelrail_credentials::app::Credentials;
 use levelrail_credentials::broker::GrantIssuers;
-use levelrail_credentials::domain::Credentials;
 use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_credentials::verify::Verifier;
 

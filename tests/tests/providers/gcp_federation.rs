@@ -3,7 +3,7 @@
 //! impersonation → an instance created and verified on the fake), direct federated access
 //! without impersonation, and the service-account key path, whose token request reaches
 //! the fake OAuth endpoint with google-auth's fields and a signature the fake verifies.
-use levelrail_credentials::domain::{CredentialInput, ProviderId};
+use levelrail_credentials::model::{CredentialInput, ProviderId};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 

@@ -11,7 +11,7 @@ use time::format_description::well_known::Rfc3339;
 use super::{COMPUTE_SCOPE, GcpGrantIssuer};
 use crate::broker::azure::read_token_file;
 use crate::broker::oauth;
-use crate::domain::{CredentialSecret, CredentialsError};
+use crate::model::{CredentialSecret, CredentialsError};
 
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 
 use super::oauth::TokenClient;
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError, ProviderId};
+use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
 #[cfg(test)]
 pub(crate) use service_account::assertion;

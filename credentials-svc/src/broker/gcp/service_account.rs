@@ -11,7 +11,7 @@ use zeroize::Zeroizing;
 
 use super::{COMPUTE_SCOPE, DEFAULT_TOKEN_URL, GcpGrantIssuer};
 use crate::broker::oauth;
-use crate::domain::{CredentialSecret, CredentialsError};
+use crate::model::{CredentialSecret, CredentialsError};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /// Lifetime of an assertion (Google's maximum).

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::{Recorder, form_pairs, golden, token_answer};
 use crate::broker::azure::AzureGrantIssuer;
 use crate::broker::{GrantIssuer, GrantSecret};
-use crate::domain::{CredentialSecret, CredentialsError};
+use crate::model::{CredentialSecret, CredentialsError};
 
 fn azure_secret(secret: Option<&str>, file: Option<&str>) -> CredentialSecret {
     CredentialSecret::Azure {

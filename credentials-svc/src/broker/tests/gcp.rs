@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::{KEY_PEM, Recorder, form_pairs, golden, token_answer};
 use crate::broker::gcp::{GcpGrantIssuer, GoogleEndpoints, assertion};
 use crate::broker::{GrantIssuer, GrantSecret};
-use crate::domain::CredentialSecret;
+use crate::model::CredentialSecret;
 
 fn gcp_secret() -> CredentialSecret {
     CredentialSecret::Gcp {

@@ -2,9 +2,9 @@
 use time::OffsetDateTime;
 use time::macros::datetime;
 
-use crate::domain::{CredentialIdentity, ProviderId, Verification};
+use crate::model::ports::{CredentialRecord, CredentialStore};
+use crate::model::{CredentialIdentity, ProviderId, Verification};
 use crate::store::codec::to_stored_precision;
-use crate::store::{CredentialRecord, CredentialStore};
 
 /// A distinct identity per provider, covering every identity variant.
 pub(super) fn identity_for(provider: ProviderId) -> CredentialIdentity {

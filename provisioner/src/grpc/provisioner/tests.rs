@@ -9,8 +9,8 @@ use tokio_stream::StreamExt as _;
 use tonic::{Code, Request};
 
 use super::ProvisionerGrpc;
+use crate::app::workflow::tests::harness::{Harness, NAME};
 use crate::model::provision::ProvisionId;
-use crate::workflow::tests::harness::{Harness, NAME};
 
 fn fixture() -> (Arc<Harness>, ProvisionerGrpc) {
     let h = Arc::new(Harness::new());

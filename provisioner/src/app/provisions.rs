@@ -1,0 +1,280 @@
+//! The `Provisioner` state struct: the operations behind `ProvisionerService`. It validates
+//! requests, records provisions (claiming their names in the database), hands them to the
+//! durable workflow, and serves their state from the store and the watch channels. No
+//! provider call happens here except the catalog (cached) and none on any read of a
+//! provision.
+mod catalog;
+mod config;
+mod page;
+mod reachability;
+
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+use tracing::info;
+
+pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning, WorkflowTuning};
+pub use reachability::AgentAddrPolicy;
+
+use super::{Nodes, Orphans};
+use crate::app::workflow::{ProvisionEvents, Subscription, Workflow};
+use crate::model::ports::Clock;
+use crate::model::ports::{OrphanStore, ProvisionStore};
+use crate::model::provision::{InsertProvisionError, PageCursor, ProvisionRecord};
+use crate::model::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
+use levelrail_clouds::catalog::CatalogCache;
+use levelrail_clouds::registry::ProviderRegistry;
+
+/// What a [`Provisioner`] is built from.
+pub struct ProvisionerDeps {
+    /// The provision half of the store (the same database as `nodes`' store).
+    pub store: Arc<dyn ProvisionStore>,
+    /// The orphan half of the same store.
+    pub orphans: Arc<dyn OrphanStore>,
+    /// The node registry (tokens, enrollment), built with `events` as its listener.
+    pub nodes: Arc<Nodes>,
+    /// Provider clients through the credentials broker.
+    pub registry: Arc<ProviderRegistry>,
+    /// The region/size cache.
+    pub catalog: CatalogCache,
+    /// The status hub (also `nodes`' enrollment listener).
+    pub events: Arc<ProvisionEvents>,
+    /// Configuration.
+    pub config: ProvisionerConfig,
+    /// The source of "now".
+    pub clock: Clock,
+}
+
+/// One page of provisions.
+#[derive(Debug, Clone)]
+pub struct ListPage {
+    /// Newest first.
+    pub provisions: Vec<Provision>,
+    /// The token of the next page; empty on the last one.
+    pub next_page_token: String,
+}
+
+impl std::fmt::Debug for ProvisionerDeps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProvisionerDeps")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The provisioner service.
+pub struct Provisioner {
+    store: Arc<dyn ProvisionStore>,
+    orphans: Arc<dyn OrphanStore>,
+    nodes: Arc<Nodes>,
+    registry: Arc<ProviderRegistry>,
+    catalog: CatalogCache,
+    config: Arc<ProvisionerConfig>,
+    clock: Clock,
+    workflow: Workflow,
+}
+
+impl std::fmt::Debug for Provisioner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provisioner")
+            .field("workflow", &self.workflow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Provisioner {
+    /// The provisioner and its workflow engine. Call `workflow().resume_all()` (or
+    /// `spawn_recovery`) once at startup to continue provisions a previous run left.
+    pub fn new(deps: ProvisionerDeps) -> Self {
+        let config = Arc::new(deps.config);
+        let workflow = Workflow::new(
+            Arc::clone(&deps.store),
+            Arc::clone(&deps.orphans),
+            Arc::clone(&deps.nodes),
+            Arc::clone(&deps.registry),
+            deps.events,
+            Arc::clone(&config),
+            Arc::clone(&deps.clock),
+        );
+        Provisioner {
+            store: deps.store,
+            orphans: deps.orphans,
+            nodes: deps.nodes,
+            registry: deps.registry,
+            catalog: deps.catalog,
+            config,
+            clock: deps.clock,
+            workflow,
+        }
+    }
+
+    /// The same provisioner with a fault-injection hook in its workflow (tests).
+    #[cfg(test)]
+    pub(crate) fn with_step_hook(
+        mut self,
+        hook: Arc<dyn crate::app::workflow::hooks::StepHook>,
+    ) -> Self {
+        self.workflow = self.workflow.with_hook(hook);
+        self
+    }
+
+    /// The workflow engine.
+    pub fn workflow(&self) -> &Workflow {
+        &self.workflow
+    }
+
+    /// The orphan inventory (served by `NodesService`).
+    pub fn orphans(&self) -> Arc<Orphans> {
+        Arc::new(Orphans::new(
+            Arc::clone(&self.orphans),
+            Arc::clone(&self.nodes),
+            self.workflow.sweeper(),
+            self.config.default_control_plane_addr.clone(),
+        ))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ProvisionerConfig {
+        &self.config
+    }
+
+    fn now(&self) -> OffsetDateTime {
+        (self.clock)()
+    }
+
+    /// Starts a provision and returns it at once (`creating`); the workflow creates the
+    /// server in the background. A repeated `request_id` returns the original provision.
+    pub async fn provision(&self, input: ProvisionInput) -> Result<Provision, ProvisionError> {
+        let spec = input.validate(self.config.default_control_plane_addr.as_deref())?;
+        self.config
+            .agent_addr_policy
+            .check(&spec.control_plane_addr)?;
+        if let Some(request) = &spec.request_id
+            && let Some(existing) = self.store.get_provision_by_request(request).await?
+        {
+            return Ok(Provision::from(&existing));
+        }
+        let (client, credential) = self.client(spec.provider, "provision").await?;
+        let placements = self
+            .plan_placements(client.as_ref(), &credential, &spec)
+            .await?;
+        let now = self.now();
+        let id = ProvisionId::generate();
+        let lease_until = now + self.config.tuning.lease_ttl;
+        let mut record = ProvisionRecord::new(
+            id,
+            &spec,
+            &credential,
+            now,
+            self.workflow.owner(),
+            lease_until,
+        );
+        record.saga.placements = placements;
+        let stored = match self.store.insert_provision(&record).await {
+            Ok(stored) => stored,
+            Err(InsertProvisionError::Replayed(existing)) => {
+                return Ok(Provision::from(&*existing));
+            }
+            Err(InsertProvisionError::NameTaken) => {
+                return Err(ProvisionError::AlreadyExists(spec.name.to_string()));
+            }
+            Err(InsertProvisionError::Store(e)) => return Err(e.into()),
+        };
+        info!(provision = %stored.id, provider = %stored.provider, name = %stored.name, "provision requested");
+        let view = Provision::from(&stored);
+        self.workflow.publish(&view);
+        self.workflow.start(&stored.id);
+        Ok(view)
+    }
+
+    /// The stored provision (never calls the provider).
+    pub async fn get_provision(&self, id: &ProvisionId) -> Result<Provision, ProvisionError> {
+        self.store
+            .get_provision(id)
+            .await?
+            .map(|r| Provision::from(&r))
+            .ok_or_else(|| ProvisionError::NotFound(id.to_string()))
+    }
+
+    /// A page of provisions, newest first. `page_size` 0 means 50; at most 200.
+    pub async fn list_provisions(
+        &self,
+        page_size: u32,
+        page_token: &str,
+    ) -> Result<ListPage, ProvisionError> {
+        let after = page::decode(page_token)?;
+        let size = page::size(page_size);
+        let mut records = self.store.list_provisions(size + 1, after.as_ref()).await?;
+        let more = records.len() > size as usize;
+        records.truncate(size as usize);
+        let next_page_token = match (more, records.last()) {
+            (true, Some(last)) => page::encode(&PageCursor {
+                created_at: last.created_at,
+                id: last.id.clone(),
+            }),
+            _ => String::new(),
+        };
+        Ok(ListPage {
+            provisions: records.iter().map(Provision::from).collect(),
+            next_page_token,
+        })
+    }
+
+    /// Live states of a provision: the current one first, then each change, ending after
+    /// `ready` or `failed`. Watching costs no provider call.
+    pub async fn watch_provision(&self, id: &ProvisionId) -> Result<Subscription, ProvisionError> {
+        self.workflow.subscribe(id).await
+    }
+
+    /// Cancels a provision in flight: the workflow unwinds it (server deleted, token
+    /// revoked) and it ends `failed` with "cancelled by operator". Returns the provision
+    /// once unwound (or as it stands after `cancel_wait`). A terminal one is
+    /// `FailedPrecondition`.
+    pub async fn cancel_provision(&self, id: &ProvisionId) -> Result<Provision, ProvisionError> {
+        let mut watch = self.workflow.subscribe(id).await?;
+        let mut latest = self.request_cancel(id).await?;
+        self.workflow.interrupt_for_cancel(id);
+        let wait = tokio::time::timeout(self.config.tuning.cancel_wait, async {
+            while let Some(p) = watch.next().await {
+                latest = p;
+            }
+        });
+        let _ = wait.await;
+        Ok(latest)
+    }
+
+    /// Sets the cancel flag (a conditional write, retried on conflicts).
+    async fn request_cancel(&self, id: &ProvisionId) -> Result<Provision, ProvisionError> {
+        for _ in 0..16 {
+            let record = self
+                .store
+                .get_provision(id)
+                .await?
+                .ok_or_else(|| ProvisionError::NotFound(id.to_string()))?;
+            if record.status.is_terminal() {
+                return Err(ProvisionError::FailedPrecondition(format!(
+                    "provision {id} is already {}; only a provision in flight can be cancelled",
+                    record.status.as_str()
+                )));
+            }
+            if record.cancel_requested {
+                return Ok(Provision::from(&record));
+            }
+            let mut next = record.clone();
+            next.cancel_requested = true;
+            next.updated_at = self.now();
+            if let Some(stored) = self.store.update_provision(&next).await? {
+                info!(provision = %id, "cancel requested");
+                let view = Provision::from(&stored);
+                self.workflow.publish(&view);
+                return Ok(view);
+            }
+        }
+        Err(ProvisionError::Unavailable(
+            "the provision is changing too fast to cancel; retry".into(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

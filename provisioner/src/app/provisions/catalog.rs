@@ -1,0 +1,236 @@
+//! Regions and sizes through the registry (the stored credential) and the catalog cache,
+//! and the catalog check of a provision request (an unknown region or size is refused
+//! before anything is created).
+use std::sync::Arc;
+
+use super::Provisioner;
+use crate::app::workflow::describe_provider_error;
+use crate::model::provision::catalog_id;
+use crate::model::provision::{NewProvision, Placement, ProvisionError, choices};
+use levelrail_clouds::registry::{BrokerError, RegistryError};
+use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};
+
+impl Provisioner {
+    /// The regions of `provider`. `FailedPrecondition` when no credential is stored.
+    pub async fn list_regions(
+        &self,
+        provider: Option<ProviderId>,
+    ) -> Result<Vec<Region>, ProvisionError> {
+        let provider = required(provider)?;
+        let (client, credential) = self.client(provider, "list regions").await?;
+        self.catalog
+            .regions(client.as_ref(), &credential)
+            .await
+            .map_err(|e| catalog_error(&e, None))
+    }
+
+    /// The sizes of `provider` in `region`, with that region's prices. `InvalidArgument`
+    /// naming `region` when it is empty or not one of the provider's.
+    pub async fn list_sizes(
+        &self,
+        provider: Option<ProviderId>,
+        region: &str,
+    ) -> Result<Vec<Size>, ProvisionError> {
+        let provider = required(provider)?;
+        catalog_id("region", region)?;
+        let (client, credential) = self.client(provider, "list sizes").await?;
+        self.sizes_in(client.as_ref(), &credential, region).await
+    }
+
+    /// The ordered placement choices of `spec` that the catalog offers: the requested
+    /// region and size first (checked strictly: an unknown region or an unusable size is
+    /// refused naming `region` or `size`), then every other region × size pair where the
+    /// size is offered and available. An alternative region the provider does not have, or
+    /// an alternative size offered in none of the regions, is refused naming its field. The
+    /// catalog (cached) is read once per region.
+    pub(super) async fn plan_placements(
+        &self,
+        client: &dyn CloudProvider,
+        credential: &str,
+        spec: &NewProvision,
+    ) -> Result<Vec<Placement>, ProvisionError> {
+        let regions = self
+            .catalog
+            .regions(client, credential)
+            .await
+            .map_err(|e| catalog_error(&e, None))?;
+        let known = |region: &str| regions.iter().any(|r| r.id == region);
+        if !known(&spec.region) {
+            return Err(unknown_region("region", &spec.region, client.id()));
+        }
+        let first = self.offered_sizes(client, credential, &spec.region).await?;
+        check_size(&first, &spec.region, &spec.size, client.id())?;
+        let mut offered = vec![(spec.region.clone(), first)];
+        for (i, region) in spec.fallback_regions.iter().enumerate() {
+            if !known(region) {
+                let e = unknown_region("fallback_regions", region, client.id());
+                return Err(at_entry(e, i));
+            }
+            let sizes = self.offered_sizes(client, credential, region).await?;
+            offered.push((region.clone(), sizes));
+        }
+        let usable = |region: &str, size: &str| {
+            offered.iter().any(|(r, sizes)| {
+                r == region
+                    && sizes
+                        .iter()
+                        .any(|s| s.id == size && s.unavailable_reason.is_none())
+            })
+        };
+        for (i, size) in spec.fallback_sizes.iter().enumerate() {
+            if !spec.regions().iter().any(|r| usable(r, size)) {
+                return Err(ProvisionError::InvalidArgument {
+                    field: "fallback_sizes",
+                    message: format!(
+                        "entry {}: {size} is not offered (or cannot be provisioned) in any of the regions asked for",
+                        i + 1
+                    ),
+                });
+            }
+        }
+        let placements: Vec<Placement> = choices(&spec.regions(), &spec.sizes())
+            .into_iter()
+            .filter(|p| usable(&p.region, &p.size))
+            .collect();
+        for (i, region) in spec.fallback_regions.iter().enumerate() {
+            if !placements.iter().any(|p| &p.region == region) {
+                return Err(ProvisionError::InvalidArgument {
+                    field: "fallback_regions",
+                    message: format!(
+                        "entry {}: none of the sizes asked for can be provisioned in {region}",
+                        i + 1
+                    ),
+                });
+            }
+        }
+        Ok(placements)
+    }
+
+    /// The sizes of `region` (refused naming `region` when the provider has no such region).
+    async fn sizes_in(
+        &self,
+        client: &dyn CloudProvider,
+        credential: &str,
+        region: &str,
+    ) -> Result<Vec<Size>, ProvisionError> {
+        let regions = self
+            .catalog
+            .regions(client, credential)
+            .await
+            .map_err(|e| catalog_error(&e, None))?;
+        if !regions.iter().any(|r| r.id == region) {
+            return Err(unknown_region("region", region, client.id()));
+        }
+        self.offered_sizes(client, credential, region).await
+    }
+
+    /// The sizes of a known `region`, each unavailable one with its reason: the provider's
+    /// (a restricted size, one that cannot boot the image) first, else this control plane's
+    /// (no agent for the size's architecture).
+    async fn offered_sizes(
+        &self,
+        client: &dyn CloudProvider,
+        credential: &str,
+        region: &str,
+    ) -> Result<Vec<Size>, ProvisionError> {
+        let mut sizes = self
+            .catalog
+            .sizes(client, credential, region)
+            .await
+            .map_err(|e| catalog_error(&e, Some(region)))?;
+        for size in &mut sizes {
+            size.unavailable_reason = size
+                .unavailable_reason
+                .take()
+                .or_else(|| self.config.agent.unavailable_on(size.architecture));
+        }
+        Ok(sizes)
+    }
+
+    /// A client acting with the stored credential, and that credential's id.
+    pub(super) async fn client(
+        &self,
+        provider: ProviderId,
+        purpose: &str,
+    ) -> Result<(Arc<dyn CloudProvider>, String), ProvisionError> {
+        self.registry.client(provider, purpose).await.map_err(|e| match e {
+            RegistryError::Unsupported(id) => {
+                ProvisionError::FailedPrecondition(format!("{id} is not available on this control plane"))
+            }
+            RegistryError::Broker(BrokerError::NotConnected(id)) => ProvisionError::FailedPrecondition(format!(
+                "no credential is stored for {id}: add one under Settings › Cloud node providers"
+            )),
+            RegistryError::Broker(BrokerError::Failed(message)) => ProvisionError::Unavailable(message),
+            RegistryError::Provider(e) => catalog_error(&e, None),
+        })
+    }
+}
+
+fn required(provider: Option<ProviderId>) -> Result<ProviderId, ProvisionError> {
+    provider.ok_or_else(|| ProvisionError::InvalidArgument {
+        field: "provider",
+        message: "is required: hetzner, digitalocean, aws, azure or gcp".into(),
+    })
+}
+
+/// A catalog call's failure for the caller.
+fn catalog_error(e: &ProviderError, region: Option<&str>) -> ProvisionError {
+    let described = describe_provider_error(e, region.unwrap_or(""));
+    match e.kind {
+        ErrorKind::Unauthorized => {
+            ProvisionError::FailedPrecondition(format!("{}: {described}", e.provider))
+        }
+        ErrorKind::NotFound | ErrorKind::InvalidRequest if region.is_some() => {
+            ProvisionError::InvalidArgument {
+                field: "region",
+                message: format!("{} refused the region: {described}", e.provider),
+            }
+        }
+        _ => ProvisionError::Unavailable(format!("could not reach {}: {described}", e.provider)),
+    }
+}
+
+/// `region` is not one of `provider`'s, refused naming `field`.
+fn unknown_region(field: &'static str, region: &str, provider: ProviderId) -> ProvisionError {
+    ProvisionError::InvalidArgument {
+        field,
+        message: format!("{region} is not a region of {provider}"),
+    }
+}
+
+/// An error about entry `i` (0-based) of a list field: `entry 2: …`.
+fn at_entry(e: ProvisionError, i: usize) -> ProvisionError {
+    match e {
+        ProvisionError::InvalidArgument { field, message } => ProvisionError::InvalidArgument {
+            field,
+            message: format!("entry {}: {message}", i + 1),
+        },
+        other => other,
+    }
+}
+
+/// Checks that `size` is offered in `region` (whose `sizes` these are) and can be
+/// provisioned there; refused naming `size`.
+fn check_size(
+    sizes: &[Size],
+    region: &str,
+    size: &str,
+    provider: ProviderId,
+) -> Result<(), ProvisionError> {
+    match sizes.iter().find(|s| s.id == size) {
+        Some(found) => match &found.unavailable_reason {
+            None => Ok(()),
+            Some(reason) => Err(ProvisionError::InvalidArgument {
+                field: "size",
+                message: format!(
+                    "{size} ({}) cannot be provisioned: {reason}",
+                    found.architecture
+                ),
+            }),
+        },
+        None => Err(ProvisionError::InvalidArgument {
+            field: "size",
+            message: format!("{size} is not offered by {provider} in {region}"),
+        }),
+    }
+}

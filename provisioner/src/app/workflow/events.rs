@@ -1,0 +1,224 @@
+//! The status engine's in-process hub: per provision, the driver's wake-up and stop
+//! signals, and the `watch` channel of the latest snapshot that every `WatchProvision`
+//! stream of this replica reads. It is also the `EnrollmentListener`, so an enrollment or a
+//! progress report wakes the provision's driver at once.
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{Notify, watch};
+
+use crate::app::EnrollmentListener;
+use crate::model::provision::Provision;
+use crate::model::{InstallStep, Node};
+
+/// A signal to a running driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Keep going.
+    Run,
+    /// The operator cancelled: fail and unwind now, even mid-step.
+    Cancel,
+    /// The lease went to another driver: stop without writing.
+    LeaseLost,
+}
+
+/// What a driver listens to.
+pub(crate) struct DriverSignals {
+    pub(crate) kick: Arc<Notify>,
+    pub(crate) stop: watch::Receiver<Stop>,
+}
+
+struct DriverHandle {
+    kick: Arc<Notify>,
+    stop: watch::Sender<Stop>,
+}
+
+type Snapshot = watch::Sender<Option<Provision>>;
+
+/// The hub. Create one per process, hand it to `Nodes::with_enrollment_listener` and to the
+/// `Provisioner`.
+#[derive(Default)]
+pub struct ProvisionEvents {
+    drivers: Mutex<HashMap<String, DriverHandle>>,
+    watches: Mutex<HashMap<String, Arc<Snapshot>>>,
+}
+
+impl fmt::Debug for ProvisionEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProvisionEvents")
+            .field("drivers", &lock(&self.drivers).len())
+            .field("watched", &lock(&self.watches).len())
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ProvisionEvents {
+    /// An empty hub.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the one local driver of `id`; `None` when one is registered already.
+    pub(crate) fn register_driver(&self, id: &str) -> Option<DriverSignals> {
+        let mut drivers = lock(&self.drivers);
+        if drivers.contains_key(id) {
+            return None;
+        }
+        let kick = Arc::new(Notify::new());
+        let (stop, rx) = watch::channel(Stop::Run);
+        drivers.insert(
+            id.to_owned(),
+            DriverHandle {
+                kick: Arc::clone(&kick),
+                stop,
+            },
+        );
+        Some(DriverSignals { kick, stop: rx })
+    }
+
+    /// Forgets the driver of `id`.
+    pub(crate) fn unregister_driver(&self, id: &str) {
+        lock(&self.drivers).remove(id);
+    }
+
+    /// Whether a local driver runs for `id`.
+    pub(crate) fn is_driving(&self, id: &str) -> bool {
+        lock(&self.drivers).contains_key(id)
+    }
+
+    /// Wakes the driver of `id`, if any (a wake-up is kept until it next waits).
+    pub(crate) fn kick(&self, id: &str) {
+        if let Some(d) = lock(&self.drivers).get(id) {
+            d.kick.notify_one();
+        }
+    }
+
+    /// Signals the driver of `id`; `false` when none runs here.
+    pub(crate) fn stop(&self, id: &str, signal: Stop) -> bool {
+        match lock(&self.drivers).get(id) {
+            Some(d) => {
+                d.stop.send_replace(signal);
+                d.kick.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Offers a committed snapshot to the watchers of its provision. Only a newer
+    /// generation replaces the current one, and watchers are woken only when something
+    /// they show changed (bookkeeping writes move the generation silently).
+    pub(crate) fn publish(&self, snapshot: &Provision) {
+        let Some(sender) = lock(&self.watches).get(snapshot.id.as_str()).cloned() else {
+            return;
+        };
+        sender.send_if_modified(|current| match current {
+            Some(c) if c.generation >= snapshot.generation => false,
+            Some(c) => {
+                let visible = !c.same_view(snapshot);
+                *c = snapshot.clone();
+                visible
+            }
+            None => {
+                *current = Some(snapshot.clone());
+                true
+            }
+        });
+    }
+
+    /// A receiver of `id`'s snapshots, and the sender when this call created the channel
+    /// (the caller then starts the one follower that keeps it current).
+    pub(crate) fn watch(
+        &self,
+        id: &str,
+    ) -> (watch::Receiver<Option<Provision>>, Option<Arc<Snapshot>>) {
+        let mut watches = lock(&self.watches);
+        if let Some(sender) = watches.get(id) {
+            return (sender.subscribe(), None);
+        }
+        let (sender, rx) = watch::channel(None);
+        let sender = Arc::new(sender);
+        watches.insert(id.to_owned(), Arc::clone(&sender));
+        (rx, Some(sender))
+    }
+
+    /// Drops the channel of `id` if it is `sender` and nobody watches any more. `true` when
+    /// the channel is gone (dropped now, or replaced): its follower can stop.
+    pub(crate) fn forget_watch(&self, id: &str, sender: &Arc<Snapshot>) -> bool {
+        let mut watches = lock(&self.watches);
+        match watches.get(id) {
+            Some(s) if Arc::ptr_eq(s, sender) => {
+                let idle = s.receiver_count() == 0;
+                if idle {
+                    watches.remove(id);
+                }
+                idle
+            }
+            _ => true,
+        }
+    }
+
+    /// How many provisions have a watch channel (for tests and metrics).
+    pub fn watched(&self) -> usize {
+        lock(&self.watches).len()
+    }
+}
+
+impl EnrollmentListener for ProvisionEvents {
+    fn node_enrolled(&self, node: &Node) {
+        if let Some(id) = &node.provision_id {
+            self.kick(id);
+        }
+    }
+
+    fn install_progress(&self, provision_id: &str, _step: InstallStep) {
+        self.kick(provision_id);
+    }
+}
+
+/// One `WatchProvision` stream's view: the current state first, then each newer state,
+/// ending after a terminal one.
+#[derive(Debug)]
+pub struct Subscription {
+    rx: watch::Receiver<Option<Provision>>,
+    last: u64,
+    done: bool,
+}
+
+impl Subscription {
+    /// A subscription reading `rx`, which has seen nothing yet.
+    pub(crate) fn new(rx: watch::Receiver<Option<Provision>>) -> Self {
+        Subscription {
+            rx,
+            last: 0,
+            done: false,
+        }
+    }
+
+    /// The next state: newer (by generation) than the last one returned; `None` after a
+    /// terminal state. Intermediate states may be coalesced, a terminal one never is.
+    pub async fn next(&mut self) -> Option<Provision> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let current = self.rx.borrow_and_update().clone();
+            if let Some(p) = current
+                && p.generation > self.last
+            {
+                self.last = p.generation;
+                self.done = p.status.is_terminal();
+                return Some(p);
+            }
+            if self.rx.changed().await.is_err() {
+                self.done = true;
+                return None;
+            }
+        }
+    }
+}

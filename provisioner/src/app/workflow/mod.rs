@@ -1,0 +1,268 @@
+//! The provision workflow: a durable saga per provision, driven by one background task per
+//! in-flight provision on the replica holding its lease.
+//!
+//! Steps, in order (each idempotent, each persisted before and after its provider call):
+//! `mint_join_token` → `render_user_data` → `create_server` (idempotent at the provider by
+//! provision id) → `wait_running` (adaptive polling, single-flight) → `installing`
+//! (cloud-init progress reports, pushed) → `enrolling` → `ready` (the enrollment is pushed
+//! by `Nodes` through [`ProvisionEvents`]). On failure, timeout or cancel the completed
+//! steps are undone in reverse — server and dedicated resources deleted (looked up by our
+//! labels when the create's answer was never recorded), token revoked — and the provision
+//! becomes `failed`, which releases its name. After a restart, [`Workflow::resume_all`]
+//! continues every provision whose lease expired from its persisted step.
+mod calls;
+mod create;
+mod driver;
+mod events;
+mod failure;
+pub(crate) mod hooks;
+mod retry;
+mod steps;
+mod sweeper;
+mod teardown;
+mod undo;
+mod wait;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use tokio::task::JoinHandle;
+use tracing::{info, warn};
+
+pub(crate) use events::Stop;
+pub use events::{ProvisionEvents, Subscription};
+pub(crate) use failure::describe as describe_provider_error;
+pub use sweeper::{SweepReport, Sweeper};
+pub use teardown::ProvisionTeardown;
+
+use crate::app::{Nodes, ProvisionerConfig};
+use crate::model::ports::Clock;
+use crate::model::ports::{OrphanStore, ProvisionStore, StoreError};
+use crate::model::provision::{Provision, ProvisionError, ProvisionId};
+use hooks::StepHook;
+use levelrail_clouds::registry::ProviderRegistry;
+
+/// What every driver of this process shares.
+pub(crate) struct Shared {
+    pub(crate) store: Arc<dyn ProvisionStore>,
+    pub(crate) orphans: Arc<dyn OrphanStore>,
+    pub(crate) nodes: Arc<Nodes>,
+    pub(crate) registry: Arc<ProviderRegistry>,
+    pub(crate) events: Arc<ProvisionEvents>,
+    pub(crate) config: Arc<ProvisionerConfig>,
+    pub(crate) clock: Clock,
+    /// This process's lease owner id.
+    pub(crate) owner: String,
+    pub(crate) hook: Option<Arc<dyn StepHook>>,
+    /// Retry budgets per credential, shared by every driver of this process.
+    pub(crate) budgets: retry::RetryBudgets,
+}
+
+impl Shared {
+    /// Now, by the provisioner's clock.
+    pub(crate) fn now(&self) -> OffsetDateTime {
+        (self.clock)()
+    }
+
+    /// When a lease taken now expires.
+    pub(crate) fn lease_until(&self, now: OffsetDateTime) -> OffsetDateTime {
+        now + self.config.tuning.lease_ttl
+    }
+}
+
+/// The workflow engine of one control-plane process.
+pub struct Workflow {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Workflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workflow")
+            .field("owner", &self.shared.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Workflow {
+    /// A workflow engine with a fresh lease-owner id. `events` must be the listener given
+    /// to `nodes` (`Nodes::with_enrollment_listener`).
+    pub fn new(
+        store: Arc<dyn ProvisionStore>,
+        orphans: Arc<dyn OrphanStore>,
+        nodes: Arc<Nodes>,
+        registry: Arc<ProviderRegistry>,
+        events: Arc<ProvisionEvents>,
+        config: Arc<ProvisionerConfig>,
+        clock: Clock,
+    ) -> Self {
+        let owner = format!("wf_{}", uuid::Uuid::new_v4().simple());
+        let shared = Shared {
+            store,
+            orphans,
+            nodes,
+            registry,
+            events,
+            config,
+            clock,
+            owner,
+            hook: None,
+            budgets: retry::RetryBudgets::default(),
+        };
+        Workflow {
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// The same engine with a fault-injection hook (tests).
+    #[cfg(test)]
+    pub(crate) fn with_hook(self, hook: Arc<dyn StepHook>) -> Self {
+        let Shared {
+            store,
+            orphans,
+            nodes,
+            registry,
+            events,
+            config,
+            clock,
+            owner,
+            ..
+        } = Arc::into_inner(self.shared)
+            .expect("with_hook is called before the workflow is shared");
+        let shared = Shared {
+            store,
+            orphans,
+            nodes,
+            registry,
+            events,
+            config,
+            clock,
+            owner,
+            hook: Some(hook),
+            budgets: retry::RetryBudgets::default(),
+        };
+        Workflow {
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// This process's lease-owner id.
+    pub fn owner(&self) -> &str {
+        &self.shared.owner
+    }
+
+    /// Starts driving `id` in the background unless a driver of this process already does;
+    /// the driver stops at once if another replica holds the lease.
+    pub fn start(&self, id: &ProvisionId) {
+        if self.shared.events.is_driving(id.as_str()) {
+            return;
+        }
+        tokio::spawn(driver::drive(Arc::clone(&self.shared), id.clone()));
+    }
+
+    /// Starts a driver for every provision in flight whose lease is free or expired (after
+    /// a restart, or when another replica died). Returns how many were started.
+    pub async fn resume_all(&self) -> Result<usize, StoreError> {
+        let ids = self.shared.store.list_resumable(self.shared.now()).await?;
+        for id in &ids {
+            info!(provision = %id, "resuming provision");
+            self.start(id);
+        }
+        Ok(ids.len())
+    }
+
+    /// Runs [`Self::resume_all`] now and then every `every` (picks up provisions whose
+    /// replica died), until the handle is aborted.
+    pub fn spawn_recovery(&self, every: Duration) -> JoinHandle<()> {
+        let this = Workflow {
+            shared: Arc::clone(&self.shared),
+        };
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = this.resume_all().await {
+                    warn!(error = %e, "could not list provisions to resume");
+                }
+                tokio::time::sleep(every).await;
+            }
+        })
+    }
+
+    /// Commits nothing; hands a snapshot to this replica's watchers.
+    pub(crate) fn publish(&self, snapshot: &Provision) {
+        self.shared.events.publish(snapshot);
+    }
+
+    /// Interrupts the local driver of `id` for a cancel; starts one when none runs here.
+    pub(crate) fn interrupt_for_cancel(&self, id: &ProvisionId) {
+        if !self.shared.events.stop(id.as_str(), Stop::Cancel) {
+            self.start(id);
+        }
+    }
+
+    /// A subscription to `id`'s states: the current state first (read from the store), then
+    /// each change. One follower per watched provision keeps the channel current with
+    /// changes committed by other replicas (store reads only, never provider calls).
+    pub async fn subscribe(&self, id: &ProvisionId) -> Result<Subscription, ProvisionError> {
+        let (rx, created) = self.shared.events.watch(id.as_str());
+        let current = self.shared.store.get_provision(id).await;
+        let current = match current {
+            Ok(Some(record)) => record,
+            other => {
+                drop(rx);
+                if let Some(sender) = &created {
+                    self.shared.events.forget_watch(id.as_str(), sender);
+                }
+                return Err(match other {
+                    Err(e) => e.into(),
+                    _ => ProvisionError::NotFound(id.to_string()),
+                });
+            }
+        };
+        self.publish(&Provision::from(&current));
+        if let Some(sender) = created {
+            tokio::spawn(follow(Arc::clone(&self.shared), id.clone(), sender));
+        }
+        Ok(Subscription::new(rx))
+    }
+}
+
+/// Keeps a watch channel current with changes committed elsewhere (read from the store
+/// while no local driver publishes them) until the provision is terminal and nobody
+/// watches, then drops it.
+async fn follow(
+    shared: Arc<Shared>,
+    id: ProvisionId,
+    sender: Arc<tokio::sync::watch::Sender<Option<Provision>>>,
+) {
+    let interval = shared.config.tuning.follow_interval;
+    loop {
+        let terminal = sender
+            .borrow()
+            .as_ref()
+            .is_some_and(|p| p.status.is_terminal());
+        if terminal || sender.receiver_count() == 0 {
+            sender.closed().await;
+            if shared.events.forget_watch(id.as_str(), &sender) {
+                return;
+            }
+            continue;
+        }
+        tokio::select! {
+            () = sender.closed() => continue,
+            () = tokio::time::sleep(interval) => {}
+        }
+        // A local driver publishes every commit itself; the store is read only for changes
+        // another replica drives.
+        if shared.events.is_driving(id.as_str()) {
+            continue;
+        }
+        match shared.store.get_provision(&id).await {
+            Ok(Some(record)) => shared.events.publish(&Provision::from(&record)),
+            Ok(None) => {}
+            Err(e) => warn!(provision = %id, error = %e, "could not refresh a watched provision"),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
