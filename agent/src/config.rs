@@ -387,5 +387,4 @@ impl fmt::Debug for ControlPlaneAddr {
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

@@ -250,5 +250,4 @@ fn tighten_permissions(path: &Path) {
 }
 
 #[cfg(test)]
-#[path = "identity_tests.rs"]
 mod tests;

@@ -213,5 +213,4 @@ impl ServerCertVerifier for PinnedCaVerifier {
 }
 
 #[cfg(test)]
-#[path = "pin_tests.rs"]
 mod tests;

@@ -22,12 +22,6 @@ mod token;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
-mod gcp_external_tests;
-#[cfg(test)]
-mod malformed_json_cases;
-#[cfg(test)]
-mod malformed_tests;
-#[cfg(test)]
 mod tests;
 
 /// Largest accepted input string, in bytes, checked before any parsing.

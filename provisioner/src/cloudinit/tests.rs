@@ -1,13 +1,13 @@
 //! Tests of the rendered document: the golden text, every document passing the schema
 //! checks, where the secrets may and may not appear, the unit's hardening and the scripts.
-//! Input validation tables are in `input_tests.rs`, the schema validator's own tests in
-//! `schema_tests.rs`. The scripts run for real in the boot harness tests (`tests/`).
+//! Input validation tables are in `tests/input.rs`, the schema validator's own tests in
+//! `tests/schema.rs`. The scripts run for real in the boot harness tests (`tests/`).
 use super::validate::check_document;
 use super::*;
 use levelrail_types::CpuArch;
 
-mod input_tests;
-mod schema_tests;
+mod input;
+mod schema;
 
 /// SHA-256 of `testdata/ca.pem`'s DER.
 pub(super) const FP: &str = "58cbcfdc6b47da3ac07b8bf30238138a6b3af4b5c251d13098cb3c8800acec70";

@@ -25,6 +25,4 @@ pub use status::REASON_METADATA_KEY;
 pub struct PeerCertificates(pub Vec<rustls::pki_types::CertificateDer<'static>>);
 
 #[cfg(test)]
-mod orphan_tests;
-#[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! Handler tests: the generated trait methods called with `Request::new(..)`, asserting
 //! status codes, reason metadata and that no message carries the token.
+mod orphans;
 use std::sync::Arc;
 
 use levelrail_proto::nodes::v1 as pb;

@@ -197,7 +197,7 @@ fn is_role_arn(arn: &str) -> bool {
 }
 
 #[cfg(test)]
-mod validate_aws_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -316,7 +316,7 @@ fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
 }
 
 #[cfg(test)]
-mod validate_json_tests {
+mod tests {
     use super::*;
 
     #[test]

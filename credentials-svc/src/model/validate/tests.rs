@@ -1,5 +1,8 @@
 //! Positive parsing tests for every provider, the plaintext round trip, and the canary
 //! check on `Debug` of every secret-holding type.
+mod gcp_external;
+mod malformed;
+mod malformed_json_cases;
 use secrecy::ExposeSecret;
 use serde_json::json;
 

@@ -125,7 +125,7 @@ pub(super) fn sanitize_key(key: &str) -> String {
 }
 
 #[cfg(test)]
-mod validate_text_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -53,7 +53,7 @@ fn is_digitalocean_token(token: &str) -> bool {
 }
 
 #[cfg(test)]
-mod validate_token_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -45,7 +45,7 @@ fn is_project_id(id: &str) -> bool {
 }
 
 #[cfg(test)]
-mod validate_gcp_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -180,7 +180,7 @@ fn check_informational(obj: &RawObject) -> Result<(), FieldError> {
 }
 
 #[cfg(test)]
-mod validate_gcp_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -2,7 +2,7 @@
 //! non-object JSON, deep nesting, oversize values, duplicate and unknown keys, bad ids.
 use serde_json::json;
 
-use super::fixtures::*;
+use crate::model::validate::fixtures::*;
 
 pub(super) fn azure_cases() -> Vec<Case> {
     let v = azure_value;

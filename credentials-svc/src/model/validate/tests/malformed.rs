@@ -1,10 +1,10 @@
 //! The malformed-credential table: each case names the exact field path expected, and every
 //! error's `Display` is checked for any part of the canary embedded in the input. Token and
-//! AWS cases live here, the JSON (Azure, GCP) cases in `malformed_json_cases`.
-use super::fixtures::*;
+//! AWS cases live here, the JSON (Azure, GCP) cases in `malformed_json_cases.rs`.
 use super::malformed_json_cases::{azure_cases, gcp_cases};
-use super::parse;
 use crate::model::ProviderId::{Aws as AwsKind, DigitalOcean, Hetzner};
+use crate::model::validate::fixtures::*;
+use crate::model::validate::parse;
 
 fn token_cases() -> Vec<Case> {
     let hex = |s: &str| Case {

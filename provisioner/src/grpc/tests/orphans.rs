@@ -6,8 +6,8 @@ use levelrail_proto::nodes::v1 as pb;
 use levelrail_proto::nodes::v1::nodes_service_server::NodesService as _;
 use tonic::{Code, Request};
 
-use super::NodesGrpc;
 use crate::app::workflow::tests::harness::{CONTROL_PLANE, Harness};
+use crate::grpc::NodesGrpc;
 use crate::model::provision::ProvisionId;
 
 /// A bench with one pending orphan (`stray-1`, server of an unknown provision) and the

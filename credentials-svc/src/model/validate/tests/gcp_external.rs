@@ -4,8 +4,8 @@
 use secrecy::{ExposeSecret as _, SecretString};
 use serde_json::{Value, json};
 
-use super::fixtures::gcp_value;
-use super::{CredentialInput, CredentialSecret, parse};
+use crate::model::validate::fixtures::gcp_value;
+use crate::model::validate::{CredentialInput, CredentialSecret, parse};
 use crate::model::{CredentialIdentity, ProviderId};
 
 fn external() -> Value {
