@@ -38,7 +38,6 @@ const DEMO_DO_TOKEN: &str =
 
 /// The demo AWS access key (a long-term key's shape, accepted only by the demo cloud).
 const DEMO_AWS_KEY_ID: &str = "AKIALEVELRAILDEMO0001";
-/// Its secret.
 const DEMO_AWS_SECRET: &str = "levelrail/demo/secret/access/key/0000000000";
 
 /// How the demo clouds behave.

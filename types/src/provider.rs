@@ -7,7 +7,6 @@ use std::str::FromStr;
 pub enum ProviderId {
     /// Hetzner Cloud.
     Hetzner,
-    /// DigitalOcean.
     DigitalOcean,
     /// Amazon EC2.
     Aws,

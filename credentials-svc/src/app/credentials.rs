@@ -21,7 +21,6 @@ use crate::verify::Verifier;
 /// One provider card: connection state and non-secret metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderCard {
-    /// The provider.
     pub provider: ProviderId,
     /// The stored credential's metadata, when connected.
     pub stored: Option<StoredSummary>,

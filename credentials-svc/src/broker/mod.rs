@@ -22,7 +22,6 @@ use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 /// A grant. Holds secret material; Debug is redacted.
 #[derive(Clone)]
 pub struct AccessGrant {
-    /// The provider.
     pub provider: ProviderId,
     /// When it stops working (`None`: until the credential is replaced).
     pub expires_at: Option<OffsetDateTime>,
@@ -49,11 +48,8 @@ pub enum GrantSecret {
     Bearer(SecretString),
     /// AWS session credentials.
     Aws {
-        /// Access key id.
         access_key_id: String,
-        /// Secret access key.
         secret_access_key: SecretString,
-        /// Session token.
         session_token: Option<SecretString>,
     },
     /// Use the control plane's ambient AWS identity.

@@ -89,7 +89,6 @@ pub enum CredentialInput {
     GcpJsonWithProject {
         /// The JSON document.
         json: SecretString,
-        /// The project id.
         project_id: String,
     },
 }

@@ -127,7 +127,6 @@ pub(super) fn provision(p: Provision) -> pb::Provision {
     }
 }
 
-/// A region.
 pub(super) fn region(r: Region) -> pb::Region {
     pb::Region {
         id: r.id,
@@ -135,7 +134,6 @@ pub(super) fn region(r: Region) -> pb::Region {
     }
 }
 
-/// A size.
 pub(super) fn size(s: Size) -> pb::Size {
     pb::Size {
         id: s.id,

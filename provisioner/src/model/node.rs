@@ -171,7 +171,6 @@ impl InstallStep {
 /// One install step as the node's cloud-init reported it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct InstallReport {
-    /// The step.
     pub step: InstallStep,
     /// When it was first reported.
     pub reported_at: OffsetDateTime,
@@ -306,9 +305,7 @@ mod tests {
 /// What a heartbeat reports about a node.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HeartbeatReport {
-    /// Its addresses.
     pub addresses: Vec<String>,
-    /// Its agent version.
     pub agent_version: String,
     /// Its Docker engine's version; empty when the engine did not answer.
     pub docker_version: String,

@@ -123,7 +123,6 @@ impl OrphanState {
 /// One orphaned server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Orphan {
-    /// Its id.
     pub id: OrphanId,
     /// The cloud it is at.
     pub provider: ProviderId,

@@ -87,7 +87,6 @@ pub struct NewNode {
     pub id: NodeId,
     /// Its reported addresses.
     pub addresses: Vec<String>,
-    /// Its agent version.
     pub agent_version: String,
     /// What it runs.
     pub workload_kinds: Vec<WorkloadKind>,

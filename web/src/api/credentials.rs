@@ -15,7 +15,6 @@ pub enum CredentialInput {
     Token {
         /// Which of the two.
         provider: Provider,
-        /// The token.
         token: String,
     },
     /// AWS static key or ambient identity.

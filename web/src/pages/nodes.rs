@@ -11,7 +11,6 @@ use crate::components::provisions_table::ProvisionsTable;
 use crate::components::wizard::{AddNodeWizard, WizardStart};
 use crate::logic::stages::status_word;
 
-/// The Nodes page.
 #[component]
 pub fn NodesPage() -> impl IntoView {
     let api = use_api();

@@ -8,7 +8,6 @@ use crate::model::FieldError;
 use crate::model::provision::PageCursor;
 use crate::model::provision::ProvisionId;
 
-/// The default page size.
 pub(super) const DEFAULT_PAGE_SIZE: u32 = 50;
 /// The largest page size.
 pub(super) const MAX_PAGE_SIZE: u32 = 200;

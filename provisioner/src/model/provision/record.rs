@@ -40,7 +40,6 @@ pub struct ProvisionRecord {
     pub failed_phase: Option<ProvisionStatus>,
     /// One clean line.
     pub failure_reason: Option<String>,
-    /// The provider's error code.
     pub provider_error_code: Option<String>,
     /// The provider's server id, once a create returned.
     pub provider_server_id: Option<String>,

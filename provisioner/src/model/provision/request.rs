@@ -66,7 +66,6 @@ pub struct NewProvision {
     pub size: String,
     /// Node name.
     pub name: NodeName,
-    /// Role.
     pub role: Role,
     /// OpenSSH public keys, trimmed.
     pub ssh_public_keys: Vec<String>,

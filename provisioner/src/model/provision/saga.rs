@@ -89,7 +89,6 @@ pub struct FailureNote {
     pub cancelled: bool,
 }
 
-/// The saga log.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SagaLog {
     /// Completed forward steps, in order.

@@ -63,7 +63,6 @@ impl ProvisionStatus {
 /// When a provision entered a status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StageTiming {
-    /// The status.
     pub status: ProvisionStatus,
     /// When it was entered.
     pub entered_at: OffsetDateTime,

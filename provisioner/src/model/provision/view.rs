@@ -19,7 +19,6 @@ pub struct Provision {
     pub size: String,
     /// Node name.
     pub name: NodeName,
-    /// Role.
     pub role: Role,
     /// Where it stands.
     pub status: ProvisionStatus,
