@@ -1,6 +1,6 @@
-//! Module rules of the simulated clouds: no two modules in one folder import each other. A
-//! fake's dispatcher and its handlers share the wire helpers through a leaf module that
-//! imports neither.
+//! Module rules of the simulated clouds: no two modules in one folder import each other, and
+//! no files import each other through a longer loop. A fake's dispatcher and its handlers
+//! share the wire helpers through a leaf module (`wire.rs`) that imports neither.
 #[path = "../../scripts/module_imports.rs"]
 mod module_imports;
 
@@ -19,4 +19,10 @@ fn no_two_sibling_modules_import_each_other() {
         cycles.is_empty(),
         "sibling modules import each other: {cycles:#?}"
     );
+}
+
+#[test]
+fn no_files_import_each_other_through_a_loop_of_any_length() {
+    let cycles = graph().cycles();
+    assert!(cycles.is_empty(), "import loops: {cycles:#?}");
 }
