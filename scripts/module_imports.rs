@@ -1,7 +1,7 @@
 //! The in-crate import graph of a crate's `src/`, for the layering tests
-//! (`credentials-svc`, `provisioner` and `cli` each have a `tests/layering.rs` that pulls this
-//! file in with `#[path]`; a shared file instead of a crate keeps the workspace and the lock
-//! file as they are).
+//! (`credentials-svc`, `provisioner`, `clouds`, `sim` and `cli` each have a
+//! `tests/layering.rs` that pulls this file in with `#[path]`; a shared file instead of a
+//! crate keeps the workspace and the lock file as they are).
 //!
 //! Every `crate::…`, `super::…` and `self::…` path is read, in `use` items (brace groups
 //! included) and in code, with comments and string literals skipped. A path resolves to the
@@ -73,6 +73,83 @@ impl Graph {
             .collect()
     }
 
+    /// The import loops of any length: the strongly connected components of more than one
+    /// file, each as its files' paths, sorted; the components sorted too.
+    pub fn cycles(&self) -> Vec<Vec<String>> {
+        let nodes: Vec<&ModPath> = self.files.keys().collect();
+        let index: BTreeMap<&ModPath, usize> =
+            nodes.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+        let mut next = vec![Vec::new(); nodes.len()];
+        for (a, b) in &self.edges {
+            if let (Some(&i), Some(&j)) = (index.get(a), index.get(b)) {
+                next[i].push(j);
+            }
+        }
+        let mut found: Vec<Vec<String>> = strongly_connected(&next)
+            .into_iter()
+            .filter(|component| component.len() > 1)
+            .map(|component| {
+                let mut files: Vec<String> = component
+                    .into_iter()
+                    .map(|i| self.files[nodes[i]].clone())
+                    .collect();
+                files.sort();
+                files
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The imports that break a layering of the crate's top-level modules: `layers` runs from
+    /// the top layer to the bottom one, and a module may import only modules of lower layers
+    /// (and itself). Returns each import from a lower layer into a higher one, or between two
+    /// modules of one layer, as `"file.rs -> crate::path"`, then each top-level module placed
+    /// in no layer (a new module must be placed) and each name placed that is no module or
+    /// placed twice. The crate root (`lib.rs`) is in no layer: imports to and from it are not
+    /// checked.
+    pub fn upward_imports(&self, layers: &[&[&str]]) -> Vec<String> {
+        let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut problems = Vec::new();
+        let modules: BTreeSet<&str> = self
+            .files
+            .keys()
+            .filter_map(|m| m.first().map(String::as_str))
+            .collect();
+        for (depth, layer) in layers.iter().enumerate() {
+            for &name in layer.iter() {
+                if layer_of.insert(name, depth).is_some() {
+                    problems.push(format!("crate::{name} is placed in more than one layer"));
+                }
+                if !modules.contains(name) {
+                    problems.push(format!(
+                        "crate::{name} is placed in a layer but is no module"
+                    ));
+                }
+            }
+        }
+        let mut edges = Vec::new();
+        for (from, to) in &self.edges {
+            let (Some(a), Some(b)) = (from.first(), to.first()) else {
+                continue;
+            };
+            let (Some(&la), Some(&lb)) = (layer_of.get(a.as_str()), layer_of.get(b.as_str()))
+            else {
+                continue;
+            };
+            if la > lb || (la == lb && a != b) {
+                edges.push(format!("{} -> crate::{}", self.files[from], to.join("::")));
+            }
+        }
+        for name in modules {
+            if !layer_of.contains_key(name) {
+                problems.push(format!("crate::{name} is placed in no layer"));
+            }
+        }
+        edges.extend(problems);
+        edges
+    }
+
     fn deepest_file(&self, path: &[String]) -> ModPath {
         (0..=path.len())
             .rev()
@@ -107,6 +184,66 @@ pub fn provider_code_comparisons(src: &Path, except: &[&str]) -> Vec<String> {
         }
     }
     found
+}
+
+/// Tarjan's strongly connected components of the graph whose node `i` has the successors
+/// `next[i]`.
+fn strongly_connected(next: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    struct Walk<'a> {
+        next: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        counter: usize,
+        found: Vec<Vec<usize>>,
+    }
+    impl Walk<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.counter);
+            self.low[v] = self.counter;
+            self.counter += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in &self.next[v] {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                self.found.push(component);
+            }
+        }
+    }
+    let n = next.len();
+    let mut walk = Walk {
+        next,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        found: Vec::new(),
+    };
+    for v in 0..n {
+        if walk.index[v].is_none() {
+            walk.visit(v);
+        }
+    }
+    walk.found
 }
 
 fn same_parent(a: &ModPath, b: &ModPath) -> bool {

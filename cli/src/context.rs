@@ -4,10 +4,10 @@ use std::path::Path;
 
 use secrecy::SecretString;
 
-use crate::Io;
 use crate::client::{AuthedChannel, BearerAuth, Connection};
 use crate::error::CliError;
 use crate::globals::{Globals, TokenInput};
+use crate::io::Io;
 use crate::status;
 
 /// The message for a run without any API token.
@@ -101,7 +101,7 @@ impl<'a, 'io> Context<'a, 'io> {
     }
 
     /// The secret input (piped stdin or the prompt).
-    pub(crate) fn secrets(&mut self) -> &mut dyn crate::SecretSource {
+    pub(crate) fn secrets(&mut self) -> &mut dyn crate::secrets::SecretSource {
         &mut *self.io.secrets
     }
 }

@@ -1,10 +1,9 @@
 //! The CLI's one error type: a one-line message for `error: …` on stderr and the exit code
 //! that goes with it (2 for usage and input errors, 1 for server and network failures).
 use std::fmt;
+use std::io::Write;
 
 use clap::error::ErrorKind;
-
-use crate::Io;
 
 /// A failure that ends the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,20 +63,20 @@ pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 
 /// Writes a clap outcome the way the rest of the CLI writes: help and version in full on
 /// stdout (exit 0); a parse error as one `error: …` line on stderr (exit 2).
-pub(crate) fn report_clap(err: &clap::Error, io: &mut Io<'_>) -> u8 {
+pub(crate) fn report_clap(err: &clap::Error, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
     let rendered = err.render().to_string();
     // A broken stdout or stderr leaves nothing better to do than to return the exit code.
     match err.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = write!(io.stdout, "{}", with_newline(&rendered));
+            let _ = write!(stdout, "{}", with_newline(&rendered));
             0
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = write!(io.stderr, "{}", with_newline(&rendered));
+            let _ = write!(stderr, "{}", with_newline(&rendered));
             2
         }
         _ => {
-            let _ = writeln!(io.stderr, "{}", one_line(&rendered));
+            let _ = writeln!(stderr, "{}", one_line(&rendered));
             2
         }
     }

@@ -4,10 +4,11 @@
 //!
 //! Layout: `args` (flag parsing and token source choice), `globals` and `outcome` (leaf types
 //! the others share: the parsed global settings, how a command ended), `context` (what every
-//! command gets: the output streams, `--json`, an authenticated channel), `commands/` (one module per
-//! command group), `error`/`status` (the one-line errors and exit codes), `secrets` (piped
-//! stdin or a no-echo prompt), `output` (tables, key/value views and timestamps), `provider`
-//! (provider names), `duration` (Go-style durations), `validate` (local checks of flag values).
+//! command gets: the output streams, `--json`, an authenticated channel), `commands/` (one
+//! module per command group), `io` (the streams and secret input of one run, [`Io`]),
+//! `error`/`status` (the one-line errors and exit codes), `secrets` (piped stdin or a no-echo
+//! prompt), `output` (tables, key/value views and timestamps), `provider` (provider names),
+//! `duration` (Go-style durations), `validate` (local checks of flag values).
 
 mod args;
 mod client;
@@ -16,6 +17,7 @@ mod context;
 mod duration;
 mod error;
 mod globals;
+mod io;
 mod outcome;
 mod output;
 mod provider;
@@ -24,29 +26,12 @@ mod status;
 mod validate;
 
 use std::ffi::OsString;
-use std::fmt;
-use std::io::Write;
 
+pub use io::Io;
 pub use secrets::{SecretSource, StdinSecrets};
 
 use crate::context::Context;
 use crate::outcome::Outcome;
-
-/// Where one run of the CLI reads secret input from and writes its output to.
-pub struct Io<'a> {
-    /// Normal output: tables, confirmations, or the one JSON document of `--json`.
-    pub stdout: &'a mut dyn Write,
-    /// Warnings and the one-line `error: …` message.
-    pub stderr: &'a mut dyn Write,
-    /// Secret values not given on the command line: piped stdin or a no-echo prompt.
-    pub secrets: &'a mut dyn SecretSource,
-}
-
-impl fmt::Debug for Io<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Io").finish_non_exhaustive()
-    }
-}
 
 /// Runs the CLI with `args` (including the program name, as `std::env::args_os` yields them)
 /// and returns the process exit code: 0 on success, 1 when the server or the network failed
@@ -58,7 +43,7 @@ where
 {
     let invocation = match args::parse(args) {
         Ok(invocation) => invocation,
-        Err(err) => return error::report_clap(&err, io),
+        Err(err) => return error::report_clap(&err, io.stdout, io.stderr),
     };
     let result = match Context::new(invocation.globals, io) {
         Ok(mut ctx) => commands::run(invocation.command, &mut ctx).await,

@@ -1,5 +1,7 @@
-//! Module layering of the CLI: no two modules in one folder import each other. The shared
-//! types (`globals`, `outcome`) are leaves that `args`, `context` and the commands import.
+//! Module layering of the CLI: no two modules in one folder import each other, and no files
+//! import each other through a longer loop. The shared types (`globals`, `outcome`) are
+//! leaves that `args`, `context` and the commands import. The rest of this file tests the
+//! graph itself (`scripts/module_imports.rs`) on small made-up crates.
 #[path = "../../scripts/module_imports.rs"]
 mod module_imports;
 
@@ -26,6 +28,13 @@ fn no_two_sibling_modules_import_each_other() {
         cycles.is_empty(),
         "sibling modules import each other: {cycles:#?}"
     );
+}
+
+#[test]
+fn no_files_import_each_other_through_a_loop_of_any_length() {
+    // `Io` lives in `io.rs`, not in the crate root, which imports the context.
+    let cycles = graph().cycles();
+    assert!(cycles.is_empty(), "import loops: {cycles:#?}");
 }
 
 #[test]
@@ -81,5 +90,70 @@ fn a_child_importing_its_parent_is_no_loop_and_inline_tests_resolve_super_from_i
             .edges
             .iter()
             .any(|(from, _)| from == &vec!["q".to_owned()])
+    );
+}
+
+#[test]
+fn the_loops_of_any_length_are_the_strongly_connected_files_sorted() {
+    let graph = sources(&[
+        ("lib.rs", "mod a; mod b; mod c; mod d; mod e;"),
+        ("a.rs", "use crate::b::X;"),
+        ("b.rs", "use crate::c::Y;"),
+        ("c.rs", "fn f() { crate::a::g(); }"),
+        ("d/mod.rs", "use self::inner::Z; mod inner;"),
+        ("d/inner.rs", "use super::W; use crate::e::V;"),
+        ("e.rs", "use crate::c::Y;"),
+    ]);
+    assert_eq!(
+        graph.cycles(),
+        vec![
+            vec!["a.rs".to_owned(), "b.rs".to_owned(), "c.rs".to_owned()],
+            vec!["d/inner.rs".to_owned(), "d/mod.rs".to_owned()],
+        ]
+    );
+    let acyclic = sources(&[
+        ("lib.rs", "mod a; mod b;"),
+        ("a.rs", "use crate::b::X;"),
+        ("b.rs", ""),
+    ]);
+    assert!(acyclic.cycles().is_empty());
+}
+
+#[test]
+fn imports_may_only_go_down_the_layers_and_every_module_is_placed() {
+    let graph = sources(&[
+        (
+            "lib.rs",
+            "mod top; mod mid; mod low; mod side; mod new; pub use top::Run;",
+        ),
+        ("top.rs", "use crate::mid::M; use crate::low::L;"),
+        ("mid.rs", "use crate::low::L; use crate::side::S;"),
+        ("side.rs", "use crate::mid::M; use crate::Run;"),
+        ("low/mod.rs", "mod deep; use self::deep::D;"),
+        ("low/deep.rs", "use crate::top::T; use super::L;"),
+        ("new.rs", ""),
+    ]);
+    let layers: &[&[&str]] = &[&["top"], &["mid", "side"], &["low"]];
+    assert_eq!(
+        graph.upward_imports(layers),
+        vec![
+            "low/deep.rs -> crate::top".to_owned(),
+            "mid.rs -> crate::side".to_owned(),
+            "side.rs -> crate::mid".to_owned(),
+            "crate::new is placed in no layer".to_owned(),
+        ]
+    );
+    let stale: &[&[&str]] = &[&["top", "gone"], &["mid", "side", "new"], &["low", "top"]];
+    assert_eq!(
+        graph.upward_imports(stale),
+        vec![
+            "low/deep.rs -> crate::top".to_owned(),
+            "mid.rs -> crate::side".to_owned(),
+            "side.rs -> crate::mid".to_owned(),
+            "top.rs -> crate::low".to_owned(),
+            "top.rs -> crate::mid".to_owned(),
+            "crate::gone is placed in a layer but is no module".to_owned(),
+            "crate::top is placed in more than one layer".to_owned(),
+        ]
     );
 }

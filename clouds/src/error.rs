@@ -126,7 +126,9 @@ pub struct ProviderError {
     pub kind: ErrorKind,
     /// HTTP status, when there was a response.
     pub status: Option<u16>,
-    /// The provider's error code (`uniqueness_error`, `unprocessable_entity`, …).
+    /// The provider's error code (`uniqueness_error`, `unprocessable_entity`, …), or the
+    /// client's name for a failure without one (`http_503`, `timeout`); never empty from
+    /// the clients.
     pub code: String,
     /// The provider's message: one line, at most 300 characters.
     pub message: String,

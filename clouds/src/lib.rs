@@ -63,13 +63,29 @@ pub struct Size {
 pub struct Ownership {
     /// Identifies this control plane (several may share one cloud project).
     pub control_plane: String,
-    /// The provision id (`npv_…`): the idempotency key of the create.
+    /// The provision id (`npv_…`): the idempotency key of the create, and what a delete
+    /// finds the provision's resources by. Required: every create and delete refuses an
+    /// empty one ([`Ownership::provision`]).
     pub provision_id: String,
     /// The node name.
     pub node_name: String,
 }
 
 impl Ownership {
+    /// The provision id, refused for `provider` when empty: a create needs it as its
+    /// idempotency key and a delete to find what the provision left.
+    pub fn provision(&self, provider: ProviderId) -> Result<&str, ProviderError> {
+        if self.provision_id.trim().is_empty() {
+            return Err(ProviderError::new(
+                provider,
+                ErrorKind::InvalidRequest,
+                "invalid_input",
+                "a provision id is required: it is the idempotency key of the create and finds what the provision left",
+            ));
+        }
+        Ok(&self.provision_id)
+    }
+
     /// Key/value pairs for providers with labels (`levelrail.io/...` keys sanitised per
     /// provider by the client).
     pub fn labels(&self) -> BTreeMap<&'static str, &str> {

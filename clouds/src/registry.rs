@@ -30,15 +30,58 @@ pub struct GrantContext {
 pub struct Grant {
     /// The credential it came from (a new credential gets new limiters and caches).
     pub credential_id: String,
-    /// Bearer token (Hetzner / DigitalOcean API token, or an exchanged access token);
-    /// empty for AWS, whose grant is [`Grant::aws`].
-    pub token: SecretString,
+    /// What the clients act with: a bearer token, or AWS keys.
+    pub access: Access,
     /// Where to act.
     pub context: GrantContext,
-    /// AWS session credentials (`None` for every other provider).
-    pub aws: Option<AwsKeys>,
     /// When the grant stops working (`None`: a long-lived API token).
     pub expires_at: Option<OffsetDateTime>,
+}
+
+/// What a grant acts with.
+#[derive(Clone)]
+pub enum Access {
+    /// A bearer token: a Hetzner or DigitalOcean API token, or an exchanged Azure or
+    /// Google access token.
+    Bearer(SecretString),
+    /// AWS credentials signing every request (SigV4).
+    Aws(AwsKeys),
+}
+
+impl Access {
+    /// The bearer token; a grant of AWS keys has none, which `provider` refuses.
+    pub fn bearer(self, provider: ProviderId) -> Result<SecretString, ProviderError> {
+        match self {
+            Access::Bearer(token) => Ok(token),
+            Access::Aws(_) => Err(wrong_access(provider, "a bearer token")),
+        }
+    }
+
+    /// The AWS keys; a bearer-token grant has none, which `provider` refuses.
+    pub fn aws(&self, provider: ProviderId) -> Result<&AwsKeys, ProviderError> {
+        match self {
+            Access::Aws(keys) => Ok(keys),
+            Access::Bearer(_) => Err(wrong_access(provider, "AWS credentials")),
+        }
+    }
+}
+
+fn wrong_access(provider: ProviderId, wanted: &str) -> ProviderError {
+    ProviderError::new(
+        provider,
+        ErrorKind::Unauthorized,
+        "no_credentials",
+        &format!("the grant carries no {wanted}"),
+    )
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Access::Bearer(_) => f.write_str("Bearer(..)"),
+            Access::Aws(keys) => f.debug_tuple("Aws").field(keys).finish(),
+        }
+    }
 }
 
 impl Grant {
@@ -50,9 +93,8 @@ impl Grant {
     ) -> Self {
         Self {
             credential_id: credential_id.into(),
-            token,
+            access: Access::Bearer(token),
             context,
-            aws: None,
             expires_at: None,
         }
     }
@@ -61,9 +103,8 @@ impl Grant {
     pub fn aws(credential_id: impl Into<String>, keys: AwsKeys, context: GrantContext) -> Self {
         Self {
             credential_id: credential_id.into(),
-            token: SecretString::from(""),
+            access: Access::Aws(keys),
             context,
-            aws: Some(keys),
             expires_at: None,
         }
     }
@@ -131,7 +172,8 @@ pub trait AccessBroker: Send + Sync + std::fmt::Debug {
 pub struct ClientParts<'a> {
     /// The API base URL.
     pub base_url: &'a str,
-    /// The bearer token.
+    /// The bearer token; empty for AWS, whose keys are in `aws` (until the constructors
+    /// take the grant's [`Access`]).
     pub token: SecretString,
     /// AWS session credentials, for AWS.
     pub aws: Option<AwsKeys>,
@@ -208,10 +250,16 @@ impl Clients {
                 .or_insert_with(|| Arc::new((spec.limiter)()))
                 .clone()
         };
+        // The constructors still take a token and AWS keys apart; an AWS grant hands them an
+        // empty token until they take the `Access` itself.
+        let (token, aws) = match &grant.access {
+            Access::Bearer(token) => (token.clone(), None),
+            Access::Aws(keys) => (SecretString::from(""), Some(keys.clone())),
+        };
         (spec.construct)(ClientParts {
             base_url: &spec.base_url,
-            token: grant.token.clone(),
-            aws: grant.aws.clone(),
+            token,
+            aws,
             context: &grant.context,
             limiter,
             policy: self.policy.clone(),
@@ -344,6 +392,63 @@ impl RegistryError {
                 "no_credential",
                 &other.to_string(),
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use secrecy::ExposeSecret;
+
+    use super::*;
+    use crate::Ownership;
+
+    fn keys() -> AwsKeys {
+        AwsKeys {
+            access_key_id: "AKIAEXAMPLE".into(),
+            secret_access_key: SecretString::from("secret"),
+            session_token: None,
+        }
+    }
+
+    #[test]
+    fn a_grant_carries_either_a_bearer_token_or_aws_keys() {
+        let bearer = Grant::bearer("c1", SecretString::from("tok"), GrantContext::default());
+        let token = bearer.access.clone().bearer(ProviderId::Hetzner);
+        assert_eq!(token.expect("a token").expose_secret(), "tok");
+        let refused = bearer.access.aws(ProviderId::Aws).expect_err("no keys");
+        assert_eq!(
+            (refused.kind, refused.code.as_str()),
+            (ErrorKind::Unauthorized, "no_credentials")
+        );
+
+        let aws = Grant::aws("c2", keys(), GrantContext::default());
+        assert_eq!(
+            aws.access.aws(ProviderId::Aws).expect("keys").access_key_id,
+            "AKIAEXAMPLE"
+        );
+        let refused = aws
+            .access
+            .bearer(ProviderId::Hetzner)
+            .expect_err("no token");
+        assert_eq!(refused.provider, ProviderId::Hetzner);
+    }
+
+    #[test]
+    fn an_ownership_without_a_provision_id_is_refused() {
+        let mut o = Ownership {
+            control_plane: "cp".into(),
+            provision_id: "npv_1".into(),
+            node_name: "web-1".into(),
+        };
+        assert_eq!(o.provision(ProviderId::Gcp), Ok("npv_1"));
+        for empty in ["", "  "] {
+            o.provision_id = empty.into();
+            let e = o.provision(ProviderId::Gcp).expect_err("refused");
+            assert_eq!(
+                (e.provider, e.kind),
+                (ProviderId::Gcp, ErrorKind::InvalidRequest)
+            );
         }
     }
 }

@@ -111,15 +111,9 @@ impl Clients {
             .build()
     }
 
-    /// The EC2 client of `region` (the default region when empty), after taking a token
-    /// from the rate limiter.
+    /// The EC2 client of `region`, after taking a token from the rate limiter.
     pub(super) async fn ec2(&self, region: &str) -> aws_sdk_ec2::Client {
         self.limiter.acquire().await;
-        let region = if region.is_empty() {
-            self.default_region.as_str()
-        } else {
-            region
-        };
         let mut map = self.ec2.lock().unwrap_or_else(|e| e.into_inner());
         map.entry(region.to_owned())
             .or_insert_with(|| {

@@ -248,12 +248,7 @@ fn exhausted(region: &str, size: &str, refused: Vec<(String, ProviderError)>) ->
 }
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
-    if req.ownership.provision_id.trim().is_empty() {
-        return Err(invalid(
-            "invalid_input",
-            "a provision id is required: it is the idempotency key of the create",
-        ));
-    }
+    req.ownership.provision(ProviderId::Aws)?;
     if req.region.trim().is_empty() {
         return Err(invalid("invalid_input", "a region is required"));
     }

@@ -12,13 +12,14 @@ use tracing::info;
 use super::errors::classify;
 use super::tags::{self, tag_filter};
 use super::{AwsProvider, parse_id};
-use crate::{ErrorKind, Ownership, ProviderError};
+use crate::{ErrorKind, Ownership, ProviderError, ProviderId};
 
 pub(super) async fn delete_provision_resources(
     p: &AwsProvider,
     server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
+    let provision = o.provision(ProviderId::Aws)?;
     let c = &p.clients;
     // region → instance ids
     let mut targets: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -26,21 +27,18 @@ pub(super) async fn delete_provision_resources(
         let (region, instance) = parse_id(id, &c.default_region)?;
         targets.entry(region).or_default().push(instance);
     }
-    let provision = !o.provision_id.trim().is_empty();
-    if provision {
-        let regions: Vec<String> = if targets.is_empty() {
-            // The create never answered: its region is unknown, so look everywhere.
-            p.region_ids().await?
-        } else {
-            targets.keys().cloned().collect()
-        };
-        for region in regions {
-            let found = p.provision_instances(&region, &o.provision_id).await?;
-            let ids = targets.entry(region).or_default();
-            for i in found.iter().filter_map(|i| i.instance_id()) {
-                if !ids.iter().any(|x| x == i) {
-                    ids.push(i.to_owned());
-                }
+    let regions: Vec<String> = if targets.is_empty() {
+        // The create never answered: its region is unknown, so look everywhere.
+        p.region_ids().await?
+    } else {
+        targets.keys().cloned().collect()
+    };
+    for region in regions {
+        let found = p.provision_instances(&region, provision).await?;
+        let ids = targets.entry(region).or_default();
+        for i in found.iter().filter_map(|i| i.instance_id()) {
+            if !ids.iter().any(|x| x == i) {
+                ids.push(i.to_owned());
             }
         }
     }
@@ -61,9 +59,6 @@ pub(super) async fn delete_provision_resources(
             Err(e) if e.kind == ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-    }
-    if !provision {
-        return Ok(());
     }
     for region in targets.keys() {
         for group in super::groups::provision_groups(c, region, o).await? {

@@ -14,10 +14,12 @@ where
     match &err {
         SdkError::ServiceError(ctx) => {
             let status = ctx.raw().status().as_u16();
-            let code = ctx.err().code().unwrap_or_default();
-            let message = ctx.err().message().unwrap_or_default();
-            ProviderError::new(ProviderId::Aws, kind_of(code, status), code, message)
-                .with_status(status)
+            let (code, message) = (ctx.err().code(), ctx.err().message());
+            let kind = kind_of(code.unwrap_or_default(), status);
+            let code = code.map_or_else(|| format!("http_{status}"), str::to_owned);
+            let message =
+                message.map_or_else(|| format!("AWS answered HTTP {status}"), str::to_owned);
+            ProviderError::new(ProviderId::Aws, kind, code, &message).with_status(status)
         }
         SdkError::TimeoutError(_) => unavailable("timeout", "the request to AWS timed out"),
         SdkError::DispatchFailure(f) => {

@@ -94,7 +94,7 @@ impl AwsProvider {
     async fn region_ids(&self) -> Result<Vec<String>, ProviderError> {
         let out = self
             .clients
-            .ec2("")
+            .ec2(&self.clients.default_region)
             .await
             .describe_regions()
             .send()
@@ -127,7 +127,14 @@ impl CloudProvider for AwsProvider {
     }
 
     async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
-        sizes::sizes(&self.clients, region.trim()).await
+        let region = region.trim();
+        if region.is_empty() {
+            return Err(invalid(
+                "invalid_input",
+                "a region is required to list instance types",
+            ));
+        }
+        sizes::sizes(&self.clients, region).await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

@@ -142,12 +142,7 @@ async fn ensure_subnet(p: &AzureProvider, req: &CreateServer) -> Result<String, 
 }
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
-    if req.ownership.provision_id.trim().is_empty() {
-        return Err(invalid(
-            "invalid_input",
-            "a provision id is required: it is the idempotency key of the create",
-        ));
-    }
+    req.ownership.provision(ProviderId::Azure)?;
     if !names::valid_vm_name(&req.name) {
         return Err(invalid(
             "invalid_input",

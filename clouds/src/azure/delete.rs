@@ -27,6 +27,7 @@ pub(super) async fn delete_provision_resources(
     server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
+    let provision = o.provision(ProviderId::Azure)?;
     let mut vms: Vec<String> = Vec::new();
     if let Some(id) = server {
         if !names::valid_vm_name(id) {
@@ -39,11 +40,7 @@ pub(super) async fn delete_provision_resources(
         }
         vms.push(id.to_owned());
     }
-    let tagged = if o.provision_id.is_empty() {
-        Vec::new()
-    } else {
-        tagged(p, &o.provision_id).await?
-    };
+    let tagged = tagged(p, provision).await?;
     for r in tagged
         .iter()
         .filter(|r| r.kind.eq_ignore_ascii_case(ORDER[0]))

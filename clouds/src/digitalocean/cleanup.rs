@@ -13,15 +13,17 @@ use crate::{ErrorKind, Ownership, ProviderError, ProviderId};
 /// Attempts of a delete answered with a conflict.
 const CONFLICT_ATTEMPTS: u32 = 4;
 
-/// Deletes droplet `id` (when numeric) and every droplet carrying the provision tag of
-/// `ownership`, then the provision's firewall, keys and tag. With an empty `id` it cleans
-/// up by the provision tag alone (a create whose answer was lost).
+/// Deletes droplet `server` (when numeric) and every droplet carrying the provision tag of
+/// `ownership`, then the provision's firewall, keys and tag. With no `server` it cleans up
+/// by the provision tag alone (a create whose answer was lost).
 pub(super) async fn delete_provision(
     api: &Api,
     policy: &RetryPolicy,
     server: Option<&str>,
     ownership: &Ownership,
 ) -> Result<(), ProviderError> {
+    let provision = ownership.provision(ProviderId::DigitalOcean)?;
+    let tag = names::provision_tag(provision)?;
     let mut droplets: Vec<u64> = match server {
         Some(id) => vec![id.parse().map_err(|_| {
             ProviderError::new(
@@ -33,26 +35,15 @@ pub(super) async fn delete_provision(
         })?],
         None => Vec::new(),
     };
-    let provision = ownership.provision_id.as_str();
-    let provision_tag = if provision.is_empty() {
-        None
-    } else {
-        Some(names::provision_tag(provision)?)
-    };
-    if let Some(tag) = &provision_tag {
-        for d in api.droplets_tagged(tag).await? {
-            if !droplets.contains(&d.id) {
-                droplets.push(d.id);
-            }
+    for d in api.droplets_tagged(&tag).await? {
+        if !droplets.contains(&d.id) {
+            droplets.push(d.id);
         }
     }
     for droplet in droplets {
         retry_conflicts(policy, || api.delete_droplet(droplet)).await?;
         info!(droplet, provision, "droplet deleted");
     }
-    let Some(tag) = provision_tag else {
-        return Ok(());
-    };
     let firewall = names::firewall_name(provision);
     for fw in api
         .firewalls()

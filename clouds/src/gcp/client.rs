@@ -224,7 +224,17 @@ impl Compute {
             None => Ok(op),
             Some(e) => {
                 let kind = operation_kind(&e.code);
-                let err = ProviderError::new(GCP, kind, e.code.clone(), &e.message);
+                let code = if e.code.is_empty() {
+                    "operation_failed".to_owned()
+                } else {
+                    e.code.clone()
+                };
+                let message = if e.message.is_empty() {
+                    "the operation failed"
+                } else {
+                    &e.message
+                };
+                let err = ProviderError::new(GCP, kind, code, message);
                 Err(match op.http_error_status_code {
                     Some(s) => err.with_status(s),
                     None => err,

@@ -154,6 +154,7 @@ pub(super) async fn delete_provision_resources(
     server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
+    o.provision(ProviderId::Gcp)?;
     let name = match server {
         Some(id) => {
             let (zone, name) = server_id(id)?;
@@ -204,12 +205,7 @@ async fn delete_instance(
 }
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
-    if req.ownership.provision_id.trim().is_empty() {
-        return Err(invalid(
-            "invalid_input",
-            "a provision id is required: it is the idempotency key of the create",
-        ));
-    }
+    req.ownership.provision(ProviderId::Gcp)?;
     if !labels::valid_name(&req.name) {
         return Err(invalid(
             "invalid_input",

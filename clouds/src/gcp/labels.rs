@@ -49,9 +49,9 @@ pub(super) fn ownership(o: &Ownership) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Whether `labels` mark an instance created for this provision (or `o` names none).
+/// Whether `labels` mark an instance created for this provision.
 pub(super) fn is_ours(labels: &BTreeMap<String, String>, o: &Ownership) -> bool {
-    o.provision_id.is_empty() || labels.get(PROVISION) == Some(&value(&o.provision_id))
+    labels.get(PROVISION) == Some(&value(&o.provision_id))
 }
 
 /// An RFC 1035 name of at most 63 characters.

@@ -233,12 +233,7 @@ async fn ensure_firewall(
 }
 
 fn validate(req: &CreateServer) -> Result<(), ProviderError> {
-    if req.ownership.provision_id.trim().is_empty() {
-        return Err(invalid(
-            "invalid_input",
-            "a provision id is required: it is the idempotency key of the create",
-        ));
-    }
+    req.ownership.provision(ProviderId::Hetzner)?;
     for (i, k) in req.ssh_public_keys.iter().enumerate() {
         if k.split_whitespace().count() < 2 {
             return Err(invalid(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tracing::{debug, info};
 
 use super::{HetznerProvider, labels, server_id, wire};
-use crate::{ErrorKind, Ownership, ProviderError, Reason};
+use crate::{ErrorKind, Ownership, ProviderError, ProviderId, Reason};
 
 /// Attempts at deleting a firewall whose server is still going away.
 const FIREWALL_ATTEMPTS: u32 = 8;
@@ -20,21 +20,16 @@ pub(super) async fn delete_provision_resources(
     server: Option<&str>,
     o: &Ownership,
 ) -> Result<(), ProviderError> {
+    o.provision(ProviderId::Hetzner)?;
     let mut ids = BTreeSet::new();
     if let Some(id) = server {
         ids.insert(server_id(id)?);
     }
-    let provision = !o.provision_id.trim().is_empty();
     let selector = labels::provision_selector(o);
-    if provision {
-        ids.extend(p.servers_by_selector(&selector).await?.iter().map(|s| s.id));
-    }
+    ids.extend(p.servers_by_selector(&selector).await?.iter().map(|s| s.id));
     for id in &ids {
         let deleted = p.client.delete(&format!("servers/{id}")).await?;
         debug!(server = id, deleted, "server deletion requested");
-    }
-    if !provision {
-        return Ok(());
     }
     let firewalls: Vec<wire::Firewall> = p
         .client

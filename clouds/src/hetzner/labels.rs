@@ -60,13 +60,13 @@ pub(super) fn ownership(o: &Ownership) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `levelrail-provision=<id>`, plus the control plane when known.
+/// `levelrail-control-plane=<cp>,levelrail-provision=<id>`.
 pub(super) fn provision_selector(o: &Ownership) -> String {
-    let mut s = format!("{PROVISION}={}", value(&o.provision_id));
-    if !o.control_plane.is_empty() {
-        s = format!("{CONTROL_PLANE}={},{s}", value(&o.control_plane));
-    }
-    s
+    format!(
+        "{CONTROL_PLANE}={},{PROVISION}={}",
+        value(&o.control_plane),
+        value(&o.provision_id)
+    )
 }
 
 /// `levelrail-control-plane=<cp>`.

@@ -89,6 +89,14 @@ impl CloudProvider for HetznerProvider {
     }
 
     async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError> {
+        if region.trim().is_empty() {
+            return Err(ProviderError::new(
+                ProviderId::Hetzner,
+                ErrorKind::InvalidRequest,
+                "invalid_input",
+                "a location is required to list server types",
+            ));
+        }
         let types: Vec<wire::ServerType> = self.client.list("server_types", &[]).await?;
         Ok(types
             .into_iter()
@@ -158,16 +166,14 @@ impl CloudProvider for HetznerProvider {
     }
 }
 
-/// The size `t` offers in `location`, unless deprecated there or not sold there. With no
-/// location (`""`): every type not deprecated, without a price.
+/// The size `t` offers in `location`, unless deprecated there or not sold there.
 fn size_in(t: wire::ServerType, location: &str) -> Option<Size> {
     let deprecated_here = t
         .locations
         .iter()
         .any(|l| l.name == location && l.deprecation.as_ref().is_some_and(|d| !d.is_null()));
-    let listed_elsewhere_only = !location.is_empty()
-        && !t.locations.is_empty()
-        && !t.locations.iter().any(|l| l.name == location);
+    let listed_elsewhere_only =
+        !t.locations.is_empty() && !t.locations.iter().any(|l| l.name == location);
     if t.deprecated == Some(true)
         || t.deprecation.as_ref().is_some_and(|d| !d.is_null())
         || deprecated_here
@@ -175,11 +181,13 @@ fn size_in(t: wire::ServerType, location: &str) -> Option<Size> {
     {
         return None;
     }
-    let price = match t.prices.iter().find(|p| p.location == location) {
-        Some(p) => Some(decimal(&p.price_monthly.gross)),
-        None if location.is_empty() => None,
-        None => return None,
-    };
+    let price = decimal(
+        &t.prices
+            .iter()
+            .find(|p| p.location == location)?
+            .price_monthly
+            .gross,
+    );
     let architecture = CpuArch::parse(&t.architecture).unwrap_or(CpuArch::X86_64);
     Some(Size {
         architecture,
@@ -193,8 +201,8 @@ fn size_in(t: wire::ServerType, location: &str) -> Option<Size> {
         vcpus: t.cores,
         memory_mb: (t.memory * 1024.0).round() as u32,
         disk_gb: t.disk.round() as u32,
-        currency: price.is_some().then(|| "EUR".to_owned()),
-        price_monthly: price,
+        currency: Some("EUR".to_owned()),
+        price_monthly: Some(price),
     })
 }
 
@@ -277,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes_carry_the_locations_price_or_none_without_a_location() {
+    fn sizes_carry_the_locations_price() {
         let t = || -> wire::ServerType {
             serde_json::from_value(serde_json::json!({
                 "name": "cx22", "description": "CX22", "cores": 2, "memory": 4.0, "disk": 40,
@@ -294,7 +302,6 @@ mod tests {
         );
         assert!(size_in(t(), "ash").is_none(), "listed but without a price");
         assert!(size_in(t(), "hel1").is_none(), "not listed");
-        assert_eq!(size_in(t(), "").map(|s| s.price_monthly), Some(None));
     }
 
     #[test]

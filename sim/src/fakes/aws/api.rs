@@ -4,117 +4,19 @@
 //! `/{subnet id}` when the call names one), checked against the denied actions (also for
 //! `DryRun`), then handled by EC2 or STS according to the signing scope's service. Handling runs in its own task, so a client that gives up
 //! does not cancel a launch half-way, as with a real cloud.
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use tokio::task::AbortHandle;
 
 use super::query::{Params, scope};
-use super::state::Inventory;
-use super::{AwsRequest, ec2, sts, xml};
-use crate::fakes::{BootHook, Fault, FaultPlan};
-
-/// State shared by the handlers, the timers and the handle.
-pub(crate) struct Shared {
-    pub(crate) account_id: String,
-    /// Long-term keys: (access key id, secret).
-    pub(crate) access_keys: Vec<(String, String)>,
-    pub(crate) denied_actions: Vec<String>,
-    pub(crate) boot_hook: Option<BootHook>,
-    pub(crate) state_step: Duration,
-    pub(crate) session_lifetime: Option<Duration>,
-    /// The most items a paginated answer holds.
-    pub(crate) page_limit: usize,
-    pub(crate) faults: FaultPlan,
-    pub(crate) inventory: Mutex<Inventory>,
-    pub(crate) log: Mutex<Vec<AwsRequest>>,
-    pub(crate) tasks: Mutex<Vec<AbortHandle>>,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("account_id", &self.account_id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Locks, ignoring poisoning.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Who is calling.
-#[derive(Debug, Clone)]
-pub(crate) struct Caller {
-    pub(crate) arn: String,
-    pub(crate) user_id: String,
-    /// Signed with session credentials from STS.
-    pub(crate) session: bool,
-}
-
-/// One authenticated call.
-#[derive(Debug, Clone)]
-pub(crate) struct Call {
-    pub(crate) action: String,
-    pub(crate) region: String,
-    pub(crate) caller: Caller,
-    pub(crate) params: Params,
-    pub(crate) request_id: String,
-}
-
-/// An answer: status and XML body.
-#[derive(Debug, Clone)]
-pub(crate) struct Reply {
-    pub(crate) status: u16,
-    pub(crate) body: String,
-    pub(crate) error_code: Option<String>,
-}
-
-impl Reply {
-    pub(crate) fn ok(body: String) -> Self {
-        Self {
-            status: 200,
-            body,
-            error_code: None,
-        }
-    }
-
-    /// An EC2 error document.
-    pub(crate) fn ec2_error(status: u16, code: &str, message: &str) -> Self {
-        Self {
-            status,
-            body: xml::ec2_error(code, message, "00000000-fake-0000-0000-000000000000"),
-            error_code: Some(code.to_owned()),
-        }
-    }
-
-    /// An STS error document.
-    pub(crate) fn sts_error(status: u16, code: &str, message: &str) -> Self {
-        Self {
-            status,
-            body: xml::sts_error(
-                status,
-                code,
-                message,
-                "00000000-fake-0000-0000-000000000000",
-            ),
-            error_code: Some(code.to_owned()),
-        }
-    }
-
-    fn error(service: &str, status: u16, code: &str, message: &str) -> Self {
-        if service == "sts" {
-            Self::sts_error(status, code, message)
-        } else {
-            Self::ec2_error(status, code, message)
-        }
-    }
-}
+use super::wire::{Call, Caller, Reply, Shared};
+use super::{AwsRequest, ec2, sts};
+use crate::fakes::Fault;
+use crate::fakes::edge::lock;
 
 enum Outcome {
     Answer(Reply),

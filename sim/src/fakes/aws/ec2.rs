@@ -4,14 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::{Call, Reply, Shared, lock};
-use super::catalog::{self, IMAGES, REGIONS, glob};
+use super::catalog::{self, IMAGES, REGIONS};
 use super::groups;
 use super::instances;
 use super::render;
 use super::state::Inventory;
 use super::types;
+use super::wire::{Call, Handled, Reply, Shared, bad, one, passes};
 use super::xml::{self, Xml};
+use crate::fakes::edge::lock;
 
 /// Dispatches one EC2 action.
 pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
@@ -71,42 +72,6 @@ pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
         Ok(children) => Reply::ok(xml::ec2_response(&call.action, &call.request_id, children)),
         Err(reply) => reply,
     }
-}
-
-/// The result of a handler: the response's children, or an error answer.
-pub(crate) type Handled = Result<Vec<Xml>, Reply>;
-
-pub(crate) fn bad(code: &str, message: &str) -> Reply {
-    Reply::ec2_error(400, code, message)
-}
-
-/// Whether a resource passes every filter; `values(name)` gives the resource's values for
-/// a filter name (`None`: the filter is not supported there).
-pub(crate) fn passes(
-    filters: &[(String, Vec<String>)],
-    tags: &BTreeMap<String, String>,
-    values: impl Fn(&str) -> Option<Vec<String>>,
-) -> Result<bool, Reply> {
-    for (name, wanted) in filters {
-        let have = match name.strip_prefix("tag:") {
-            Some(key) => tags.get(key).cloned().into_iter().collect(),
-            None if name == "tag-key" => tags.keys().cloned().collect(),
-            None => values(name).ok_or_else(|| {
-                bad(
-                    "InvalidParameterValue",
-                    &format!("The filter '{name}' is invalid"),
-                )
-            })?,
-        };
-        if !have.iter().any(|h| wanted.iter().any(|w| glob(w, h))) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-pub(crate) fn one(v: &str) -> Option<Vec<String>> {
-    Some(vec![v.to_owned()])
 }
 
 fn describe_regions(call: &Call) -> Vec<Xml> {

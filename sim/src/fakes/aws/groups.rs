@@ -7,10 +7,9 @@ use std::collections::BTreeSet;
 use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
 
-use super::api::Call;
-use super::ec2::{Handled, bad, one, passes};
 use super::render;
 use super::state::{Group, Inventory, KeyPair};
+use super::wire::{Call, Handled, bad, one, passes};
 use super::xml::Xml;
 
 /// The characters EC2 accepts, besides ASCII letters, digits and spaces, in security group

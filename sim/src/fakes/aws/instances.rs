@@ -13,14 +13,14 @@ use base64::Engine as _;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::api::{Call, Shared, lock};
 use super::catalog::{self, IMAGES};
-use super::ec2::{Handled, bad, passes};
 use super::render;
 use super::state::{Eni, Instance, Inventory, Volume};
 use super::types;
+use super::wire::{Call, Handled, Shared, bad, passes};
 use super::xml::Xml;
 use crate::fakes::BootEvent;
+use crate::fakes::edge::lock;
 
 /// The largest user-data EC2 accepts (before base64).
 const MAX_USER_DATA: usize = 16 * 1024;

@@ -40,14 +40,16 @@ mod render;
 mod state;
 mod sts;
 mod types;
+mod wire;
 mod xml;
 
 pub use catalog::{CANONICAL, NEWEST_NOBLE};
 pub use groups::{EC2_TEXT_MAX, EC2_TEXT_PUNCTUATION, ec2_text_ok};
-pub use types::LaunchRefusal;
+pub use state::LaunchRefusal;
 
-use api::{Shared, lock};
+use wire::Shared;
 
+use super::edge::lock;
 use super::{BootHook, FaultPlan};
 
 /// The access key the fake accepts by default (the documentation's example shape).

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::query::Rule;
-use super::types::LaunchRefusal;
 
 /// A VPC.
 #[derive(Debug, Clone)]
@@ -226,4 +225,13 @@ impl Inventory {
         self.subnets.insert(id.clone(), subnet);
         (vpc, id)
     }
+}
+
+/// Why a zone or subnet refuses launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchRefusal {
+    /// `InsufficientInstanceCapacity`: no capacity for the type in the zone now.
+    InsufficientCapacity,
+    /// `Unsupported`: the zone does not offer the type.
+    Unsupported,
 }

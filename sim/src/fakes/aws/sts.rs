@@ -6,9 +6,10 @@ use std::sync::Arc;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-use super::api::{Call, Reply, Shared, lock};
 use super::state::Session;
+use super::wire::{Call, Reply, Shared};
 use super::xml::{self, Xml};
+use crate::fakes::edge::lock;
 
 pub(crate) fn handle(shared: &Arc<Shared>, call: &Call) -> Reply {
     let result = match call.action.as_str() {

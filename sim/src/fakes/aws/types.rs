@@ -8,20 +8,10 @@
 //! EC2's messages, naming the zones that might take it.
 use std::collections::BTreeMap;
 
-use super::api::{Call, Reply};
 use super::catalog::{INSTANCE_TYPES, TypeInfo, offered_in};
-use super::ec2::{Handled, bad, one, passes};
-use super::state::{Inventory, Subnet};
+use super::state::{Inventory, LaunchRefusal, Subnet};
+use super::wire::{Call, Handled, Reply, bad, one, passes};
 use super::xml::Xml;
-
-/// Why a zone or subnet refuses launches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaunchRefusal {
-    /// `InsufficientInstanceCapacity`: no capacity for the type in the zone now.
-    InsufficientCapacity,
-    /// `Unsupported`: the zone does not offer the type.
-    Unsupported,
-}
 
 pub(crate) fn describe_types(call: &Call, page_limit: usize) -> Handled {
     let names = call.params.list("InstanceType");

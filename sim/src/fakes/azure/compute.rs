@@ -11,8 +11,8 @@ use std::sync::{Arc, Weak};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::arm::Target;
 use super::state::{Inventory, Resource, VmExtra, error};
+use super::wire::Target;
 use super::{Shared, catalog};
 use crate::fakes::BootEvent;
 use crate::fakes::edge::{Call, Reply, lock};

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::arm::Target;
 use super::compute::set_power;
 use super::network::subnet_resources;
 use super::state::{Inventory, error};
+use super::wire::Target;
 use crate::fakes::edge::{Reply, lock};
 
 pub(crate) fn delete_vm(shared: &Arc<Shared>, t: &Target) -> Reply {

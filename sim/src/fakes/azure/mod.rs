@@ -28,6 +28,7 @@ mod network;
 mod roles;
 mod skus;
 mod state;
+mod wire;
 
 use super::edge::{self, Call, Cloud, LoggedRequest, Reply, lock};
 use super::tls::TestCa;

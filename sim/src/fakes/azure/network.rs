@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::arm::Target;
 use super::state::{Inventory, Resource, address, error};
+use super::wire::Target;
 use super::{Shared, catalog};
 use crate::fakes::edge::{Call, Reply, lock};
 

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::catalog::{SIZES, SizeSpec};
 use super::state::error;
-use super::{Shared, arm, roles};
+use super::wire::page_of;
+use super::{Shared, roles};
 use crate::fakes::edge::{Call, Reply};
 
 /// The api-versions of the Resource SKUs API.
@@ -58,7 +59,7 @@ pub(crate) fn list(shared: &Shared, call: &Call) -> Reply {
         })
         .map(|(s, l)| render(s, l))
         .collect();
-    let (value, next) = arm::page_of(shared, call, all);
+    let (value, next) = page_of(shared, call, all);
     Reply::json(200, json!({ "value": value, "nextLink": next }))
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::compute::{not_found, operation, remember, valid_name};
 use super::state::error;
+use super::wire::{not_found, operation, remember, valid_name};
 use crate::fakes::edge::{Call, Reply, lock};
 
 const FIELDS: [&str; 12] = [

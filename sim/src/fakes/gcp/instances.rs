@@ -11,8 +11,8 @@ use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
-use super::compute::{not_found, operation, remember, valid_name};
 use super::state::{Instance, error, nat_ip};
+use super::wire::{not_found, operation, remember, valid_name};
 use super::{Shared, catalog};
 use crate::fakes::BootEvent;
 use crate::fakes::edge::{Call, Reply, lock};

@@ -3,8 +3,8 @@
 //! filter, rendered like the Compute API (external address once `STAGING`).
 use serde_json::{Value, json};
 
-use super::compute::{not_found, page};
 use super::state::{Instance, error};
+use super::wire::{not_found, page};
 use super::{Shared, catalog};
 use crate::fakes::edge::{Call, Reply, lock};
 

@@ -24,6 +24,7 @@ mod iam;
 mod instances;
 mod listing;
 mod state;
+mod wire;
 
 use super::edge::{self, Call, Cloud, LoggedRequest, Reply, lock};
 use super::{BootHook, Fault, FaultPlan};

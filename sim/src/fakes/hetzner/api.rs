@@ -2,158 +2,20 @@
 //! (`RateLimit-*` headers on every answer, 429 `rate_limit_exceeded` when empty), offered to
 //! the fault plan, authenticated, then handled. Handling runs in its own task, so a client
 //! that gives up (timeout) does not cancel a create half-way, as with a real cloud.
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use serde_json::{Value, json};
-use tokio::task::AbortHandle;
+use serde_json::Value;
 use tokio::time::Instant;
 
-use super::LoggedRequest;
-use super::state::Inventory;
-use crate::fakes::{BootHook, Fault, FaultPlan};
-
-/// State shared by the handlers, the timers and the handle.
-pub(crate) struct Shared {
-    pub(crate) token: String,
-    pub(crate) read_only: bool,
-    pub(crate) boot_hook: Option<BootHook>,
-    pub(crate) state_step: Duration,
-    pub(crate) max_per_page: u64,
-    pub(crate) full_regions: Vec<String>,
-    pub(crate) faults: FaultPlan,
-    pub(crate) inventory: Mutex<Inventory>,
-    pub(crate) log: Mutex<Vec<LoggedRequest>>,
-    pub(crate) bucket: Mutex<Option<Bucket>>,
-    pub(crate) tasks: Mutex<Vec<AbortHandle>>,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("read_only", &self.read_only)
-            .field("state_step", &self.state_step)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Locks, ignoring poisoning (the data are replaced wholesale under the lock).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The project's token bucket, on `tokio::time` so a paused test clock drives it.
-#[derive(Debug)]
-pub(crate) struct Bucket {
-    capacity: f64,
-    refill_per_sec: f64,
-    tokens: f64,
-    last: Instant,
-}
-
-impl Bucket {
-    pub(crate) fn new(capacity: f64, refill_per_sec: f64) -> Self {
-        Self {
-            capacity,
-            refill_per_sec,
-            tokens: capacity,
-            last: Instant::now(),
-        }
-    }
-
-    /// Takes a token if there is one; returns whether it did and the header values.
-    fn take(&mut self) -> (bool, [(&'static str, String); 3]) {
-        let now = Instant::now();
-        self.tokens = (self.tokens
-            + now.saturating_duration_since(self.last).as_secs_f64() * self.refill_per_sec)
-            .min(self.capacity);
-        self.last = now;
-        // A hair of tolerance: a client pacing itself with the same rate must not lose a
-        // token to floating-point rounding.
-        let allowed = self.tokens >= 1.0 - 1e-6;
-        if allowed {
-            self.tokens = (self.tokens - 1.0).max(0.0);
-        }
-        let until_full = ((self.capacity - self.tokens) / self.refill_per_sec).ceil() as u64;
-        let unix = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
-        let headers = [
-            ("ratelimit-limit", format!("{}", self.capacity as u64)),
-            (
-                "ratelimit-remaining",
-                format!("{}", self.tokens.floor() as u64),
-            ),
-            ("ratelimit-reset", format!("{}", unix + until_full)),
-        ];
-        (allowed, headers)
-    }
-}
-
-/// A parsed request, relative to `/v1` (no `Debug`: it holds the bearer token).
-#[derive(Clone)]
-pub(crate) struct Call {
-    pub(crate) method: String,
-    /// The `Authorization` header, as sent (never logged).
-    pub(crate) authorization: Option<String>,
-    pub(crate) segments: Vec<String>,
-    pub(crate) query: Vec<(String, String)>,
-    pub(crate) body: Value,
-}
-
-impl Call {
-    /// The first value of query parameter `name`.
-    pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// An answer: status, JSON body (`Null` for none), optional `Retry-After`.
-#[derive(Debug, Clone)]
-pub(crate) struct Reply {
-    pub(crate) status: u16,
-    pub(crate) body: Value,
-    pub(crate) retry_after: Option<u64>,
-}
-
-impl Reply {
-    pub(crate) fn json(status: u16, body: Value) -> Self {
-        Self {
-            status,
-            body,
-            retry_after: None,
-        }
-    }
-
-    pub(crate) fn no_content() -> Self {
-        Self::json(204, Value::Null)
-    }
-
-    /// Hetzner's answer when it cannot place a server (no capacity for the type there).
-    pub(crate) fn resource_unavailable() -> Self {
-        Self::error(
-            412,
-            "resource_unavailable",
-            "the requested resource is currently unavailable",
-        )
-    }
-
-    /// Hetzner's error envelope.
-    pub(crate) fn error(status: u16, code: &str, message: &str) -> Self {
-        Self::json(
-            status,
-            json!({ "error": { "code": code, "message": message, "details": {} } }),
-        )
-    }
-}
+use super::wire::{Call, Reply, Shared};
+use super::{LoggedRequest, routes};
+use crate::fakes::Fault;
+use crate::fakes::edge::lock;
 
 enum Outcome {
     Answer(Reply),
@@ -272,7 +134,7 @@ async fn serve(shared: &Arc<Shared>, call: Call, rel: &str) -> Outcome {
     let handle_in_task = |shared: Arc<Shared>, call: Call, delay: Duration| async move {
         let task = tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            super::routes::handle(&shared, &call)
+            routes::handle(&shared, &call)
         });
         task.await
             .unwrap_or_else(|_| Reply::error(500, "server_error", "handler failed"))

@@ -28,15 +28,19 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 mod api;
+mod bucket;
 mod catalog;
 mod labels;
 mod resources;
 mod routes;
 mod servers;
 mod state;
+mod wire;
 
-use api::{Bucket, Shared, lock};
+use bucket::Bucket;
+use wire::Shared;
 
+use super::edge::lock;
 use super::{BootHook, FaultPlan};
 
 /// How the fake behaves.

@@ -8,10 +8,13 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::api::{Call, Reply, Shared, lock};
 use super::labels;
-use super::routes::{id_of, invalid, name_filter, not_found, not_unique, page, selected, selector};
 use super::state::{Firewall, SshKey, firewall_json, now_rfc3339, ssh_key_json};
+use super::wire::{
+    Call, Reply, Shared, id_of, invalid, name_filter, not_found, not_unique, page, selected,
+    selector,
+};
+use crate::fakes::edge::lock;
 
 const KEY_TYPES: &[&str] = &[
     "ssh-ed25519",

@@ -8,12 +8,15 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 
-use super::api::{Call, Reply, Shared, lock};
 use super::catalog;
 use super::labels;
-use super::routes::{id_of, invalid, name_filter, not_found, not_unique, page, selected, selector};
 use super::state::{Server, action_json, ipv4_of, now_rfc3339, server_json};
+use super::wire::{
+    Call, Reply, Shared, id_of, invalid, name_filter, not_found, not_unique, page, selected,
+    selector,
+};
 use crate::fakes::BootEvent;
+use crate::fakes::edge::lock;
 
 /// The largest user-data Hetzner accepts.
 const MAX_USER_DATA: usize = 32 * 1024;
