@@ -186,6 +186,45 @@ pub fn provider_code_comparisons(src: &Path, except: &[&str]) -> Vec<String> {
     found
 }
 
+/// Whether a file under `src/` is test code: a `tests` module (`tests.rs`, `tests/…`), a
+/// store's conformance suite, or the crate's `test_support`.
+pub fn is_test_file(path: &str) -> bool {
+    path.split('/').any(|part| {
+        matches!(
+            part.trim_end_matches(".rs"),
+            "tests" | "conformance" | "test_support"
+        )
+    })
+}
+
+/// The lines of library (non-test) files under `dir` that name one of `needles` outside a
+/// comment, as `"file.rs:N: line"`.
+pub fn mentions(dir: &Path, needles: &[&str]) -> Vec<String> {
+    let mut sources = Vec::new();
+    collect(dir, dir, &mut sources);
+    let mut found = Vec::new();
+    for (path, text) in sources.iter().filter(|(p, _)| !is_test_file(p)) {
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if needles.iter().any(|needle| code.contains(needle)) {
+                found.push(format!("{path}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+impl Graph {
+    /// The same graph without the imports made by test code ([`is_test_file`]): a test may
+    /// reach any layer.
+    pub fn without_test_imports(mut self) -> Graph {
+        let files = &self.files;
+        self.edges
+            .retain(|(from, _)| !files.get(from).is_some_and(|f| is_test_file(f)));
+        self
+    }
+}
+
 /// Tarjan's strongly connected components of the graph whose node `i` has the successors
 /// `next[i]`.
 fn strongly_connected(next: &[Vec<usize>]) -> Vec<Vec<usize>> {

@@ -29,3 +29,50 @@ fn no_control_flow_compares_provider_error_codes() {
     let found = module_imports::provider_code_comparisons(&src, &[]);
     assert!(found.is_empty(), "branching on provider codes: {found:#?}");
 }
+
+const FORBIDDEN_IN_MODEL: &[&str] = &[
+    "sqlx::",
+    "tokio::",
+    "reqwest::",
+    "tonic::",
+    "levelrail_db::",
+    "levelrail_clouds::",
+    "levelrail_proto::",
+    "std::fs::",
+];
+
+/// The model is pure: no database, runtime, HTTP or gRPC crate, no provider client, and no
+/// import of another layer of this crate (test code aside).
+#[test]
+fn the_model_names_no_database_runtime_http_or_grpc_crate() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
+    let found = module_imports::mentions(&model, FORBIDDEN_IN_MODEL);
+    assert!(
+        found.is_empty(),
+        "the model uses an adapter crate: {found:#?}"
+    );
+}
+
+/// The crate's layers, top to bottom (grpc → app → store, cloudinit → enroll → model; the crate's `lib.rs` says what each holds). A
+/// module imports only the layers below its own; test code is exempt.
+const LAYERS: &[&[&str]] = &[
+    &["grpc", "test_support"],
+    &["app"],
+    &["store", "cloudinit"],
+    &["enroll"],
+    &["model"],
+];
+
+#[test]
+fn no_module_imports_a_layer_above_its_own_or_beside_it() {
+    let graph = Graph::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let upward = graph.without_test_imports().upward_imports(LAYERS);
+    assert!(upward.is_empty(), "imports against the layers: {upward:#?}");
+}
+
+#[test]
+fn no_modules_import_each_other_through_any_loop() {
+    let graph = Graph::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let cycles = graph.without_test_imports().cycles();
+    assert!(cycles.is_empty(), "import loops: {cycles:#?}");
+}
