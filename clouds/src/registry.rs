@@ -172,11 +172,8 @@ pub trait AccessBroker: Send + Sync + std::fmt::Debug {
 pub struct ClientParts<'a> {
     /// The API base URL.
     pub base_url: &'a str,
-    /// The bearer token; empty for AWS, whose keys are in `aws` (until the constructors
-    /// take the grant's [`Access`]).
-    pub token: SecretString,
-    /// AWS session credentials, for AWS.
-    pub aws: Option<AwsKeys>,
+    /// What the client acts with: a bearer token, or AWS keys.
+    pub access: Access,
     /// Where to act (project, subscription, region).
     pub context: &'a GrantContext,
     /// The credential's shared limiter.
@@ -250,16 +247,9 @@ impl Clients {
                 .or_insert_with(|| Arc::new((spec.limiter)()))
                 .clone()
         };
-        // The constructors still take a token and AWS keys apart; an AWS grant hands them an
-        // empty token until they take the `Access` itself.
-        let (token, aws) = match &grant.access {
-            Access::Bearer(token) => (token.clone(), None),
-            Access::Aws(keys) => (SecretString::from(""), Some(keys.clone())),
-        };
         (spec.construct)(ClientParts {
             base_url: &spec.base_url,
-            token,
-            aws,
+            access: grant.access.clone(),
             context: &grant.context,
             limiter,
             policy: self.policy.clone(),

@@ -9,7 +9,7 @@ use levelrail_clouds::gcp::{self, GcpProvider};
 use levelrail_clouds::hetzner::HetznerProvider;
 use levelrail_clouds::ratelimit::RateLimiter;
 use levelrail_clouds::registry::{ClientParts, Clients, ProviderSpec};
-use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError};
+use levelrail_clouds::CloudProvider;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};
@@ -47,7 +47,12 @@ pub fn clients(endpoints: &Endpoints) -> Clients {
             ProviderSpec {
                 base_url: endpoints.hetzner.clone(),
                 construct: Arc::new(|p: ClientParts<'_>| {
-                    let client = HetznerProvider::new(p.base_url, p.token, p.limiter, p.policy)?;
+                    let client = HetznerProvider::new(
+                        p.base_url,
+                        p.access.bearer(ProviderId::Hetzner)?,
+                        p.limiter,
+                        p.policy,
+                    )?;
                     Ok(Arc::new(client) as Arc<dyn CloudProvider>)
                 }),
                 limiter: RateLimiter::hetzner,
@@ -58,8 +63,12 @@ pub fn clients(endpoints: &Endpoints) -> Clients {
             ProviderSpec {
                 base_url: endpoints.digitalocean.clone(),
                 construct: Arc::new(|p: ClientParts<'_>| {
-                    let client =
-                        DigitalOceanProvider::new(p.base_url, p.token, p.limiter, p.policy)?;
+                    let client = DigitalOceanProvider::new(
+                        p.base_url,
+                        p.access.bearer(ProviderId::DigitalOcean)?,
+                        p.limiter,
+                        p.policy,
+                    )?;
                     Ok(Arc::new(client) as Arc<dyn CloudProvider>)
                 }),
                 limiter: RateLimiter::digitalocean,
@@ -76,14 +85,7 @@ fn aws_spec(settings: AwsSettings) -> ProviderSpec {
     ProviderSpec {
         base_url: settings.ec2_endpoint.clone().unwrap_or_default(),
         construct: Arc::new(move |p: ClientParts<'_>| {
-            let keys = p.aws.as_ref().ok_or_else(|| {
-                ProviderError::new(
-                    ProviderId::Aws,
-                    ErrorKind::Unauthorized,
-                    "no_credentials",
-                    "the AWS grant carries no session credentials",
-                )
-            })?;
+            let keys = p.access.aws(ProviderId::Aws)?;
             let client = AwsProvider::new(
                 keys,
                 &p.context.region,
@@ -147,7 +149,7 @@ fn azure_spec(cfg: &AzureGcp) -> ProviderSpec {
         construct: Arc::new(move |p: ClientParts<'_>| {
             let client = AzureProvider::new(
                 p.base_url,
-                p.token,
+                p.access.bearer(ProviderId::Azure)?,
                 p.context,
                 p.limiter,
                 p.policy,
@@ -169,7 +171,7 @@ fn gcp_spec(cfg: &AzureGcp) -> ProviderSpec {
             let client = GcpProvider::new(
                 p.base_url,
                 &resource_manager,
-                p.token,
+                p.access.bearer(ProviderId::Gcp)?,
                 p.context,
                 p.limiter,
                 p.policy,

@@ -171,7 +171,11 @@ impl AccessBroker for TestBroker {
 fn registry(fake: &Arc<FakeProvider>, broker: Arc<TestBroker>) -> ProviderRegistry {
     let spec = |fake: Arc<FakeProvider>, clock: Clock| {
         let construct: Constructor = Arc::new(move |parts| {
-            let token = parts.token.expose_secret().to_owned();
+            let token = parts
+                .access
+                .bearer(ProviderId::Hetzner)?
+                .expose_secret()
+                .to_owned();
             let expires = token
                 .split_once(";exp:")
                 .and_then(|(_, n)| n.parse::<i128>().ok());
