@@ -2,6 +2,7 @@
 //! provider for proxies, sovereign clouds, tests and demo mode).
 use std::sync::Arc;
 
+use levelrail_clouds::CloudProvider;
 use levelrail_clouds::aws::{AwsProvider, AwsSettings};
 use levelrail_clouds::azure::{self, AzureProvider};
 use levelrail_clouds::digitalocean::DigitalOceanProvider;
@@ -9,7 +10,6 @@ use levelrail_clouds::gcp::{self, GcpProvider};
 use levelrail_clouds::hetzner::HetznerProvider;
 use levelrail_clouds::ratelimit::RateLimiter;
 use levelrail_clouds::registry::{ClientParts, Clients, ProviderSpec};
-use levelrail_clouds::CloudProvider;
 use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};

@@ -207,7 +207,9 @@ impl Nodes {
         report: HeartbeatReport,
     ) -> Result<OffsetDateTime, NodesError> {
         validate::report(&report.addresses, &report.agent_version)?;
-        validate::docker_version(&report.docker_version)?;
+        if let Some(version) = &report.docker_version {
+            validate::docker_version(version)?;
+        }
         let denied = || {
             NodesError::PermissionDenied(format!(
                 "node {} has no valid identity (deleted?)",

@@ -38,7 +38,7 @@ pub(super) fn node(n: Node, now: OffsetDateTime) -> pb::Node {
         name: n.name.to_string(),
         addresses: n.addresses,
         agent_version: n.agent_version,
-        docker_version: n.docker_version,
+        docker_version: n.docker_version.unwrap_or_default(),
         enrolled_at: Some(timestamp(n.enrolled_at)),
         last_seen_at: Some(timestamp(n.last_seen_at)),
         workload_kinds: n
@@ -132,7 +132,7 @@ mod tests {
             name: NodeName::parse("web-1").expect("name"),
             addresses: vec!["10.0.0.1".into()],
             agent_version: "1.0.0".into(),
-            docker_version: "26.1.5".into(),
+            docker_version: Some("26.1.5".into()),
             workload_kinds: vec![WorkloadKind::Builds],
             provision_id: None,
             enrolled_at: t,

@@ -78,7 +78,8 @@ impl EnrollmentService for EnrollmentGrpc {
         let report = HeartbeatReport {
             addresses,
             agent_version,
-            docker_version,
+            // proto3 strings have no absence: the agent sends "" when no engine answered.
+            docker_version: Some(docker_version).filter(|v| !v.is_empty()),
         };
         let now = self.nodes.heartbeat(&identity, report).await?;
         Ok(Response::new(pb::HeartbeatResponse {

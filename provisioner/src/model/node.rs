@@ -198,9 +198,9 @@ pub struct Node {
     pub addresses: Vec<String>,
     /// The agent version it last reported.
     pub agent_version: String,
-    /// The Docker engine version its last heartbeat reported; empty when none answered
-    /// (or it has not heartbeated since enrolling).
-    pub docker_version: String,
+    /// The Docker engine version its last heartbeat reported; `None` when no engine
+    /// answered (or it has not heartbeated since enrolling).
+    pub docker_version: Option<String>,
     /// What it runs.
     pub workload_kinds: Vec<WorkloadKind>,
     /// The provision that created it, when any.
@@ -286,7 +286,7 @@ mod tests {
             name: NodeName::parse("web-1").expect("name"),
             addresses: vec![],
             agent_version: "1.0.0".into(),
-            docker_version: "26.1.5".into(),
+            docker_version: Some("26.1.5".into()),
             workload_kinds: vec![WorkloadKind::Apps],
             provision_id: None,
             enrolled_at: t,
@@ -307,6 +307,6 @@ mod tests {
 pub struct HeartbeatReport {
     pub addresses: Vec<String>,
     pub agent_version: String,
-    /// Its Docker engine's version; empty when the engine did not answer.
-    pub docker_version: String,
+    /// Its Docker engine's version; `None` when the engine did not answer.
+    pub docker_version: Option<String>,
 }

@@ -109,7 +109,7 @@ impl NewNode {
             name: name.clone(),
             addresses: self.addresses.clone(),
             agent_version: self.agent_version.clone(),
-            docker_version: String::new(),
+            docker_version: None,
             workload_kinds: self.workload_kinds.clone(),
             provision_id: self.provision_id.clone(),
             enrolled_at: now,

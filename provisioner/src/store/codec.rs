@@ -59,7 +59,7 @@ pub(crate) fn read_node(row: &Row) -> Result<Node, StoreError> {
         name: NodeName::parse(&row.text("name")?).map_err(|_| corrupt("nodes.name"))?,
         addresses: string_list(&row.text("addresses")?, "nodes.addresses")?,
         agent_version: row.text("agent_version")?,
-        docker_version: row.text("docker_version")?,
+        docker_version: Some(row.text("docker_version")?).filter(|v| !v.is_empty()),
         workload_kinds: kinds
             .iter()
             .map(|k| WorkloadKind::from_name(k).ok_or_else(|| corrupt("nodes.workload_kinds")))

@@ -213,13 +213,13 @@ async fn heartbeats_update_the_node(store: &dyn NodeStore) {
     let addresses = vec!["192.0.2.1".to_owned(), "'; DROP TABLE nodes;--".to_owned()];
 
     assert_eq!(
-        node.docker_version, "",
+        node.docker_version, None,
         "a new node has reported no Docker engine"
     );
     let report = HeartbeatReport {
         addresses: addresses.clone(),
         agent_version: "2.0.0".into(),
-        docker_version: "26.1.5+dfsg1".into(),
+        docker_version: Some("26.1.5+dfsg1".into()),
     };
     let touched = store
         .touch_node(&node.id, later, &report)
@@ -241,12 +241,13 @@ async fn heartbeats_update_the_node(store: &dyn NodeStore) {
     assert_eq!(got.addresses, addresses, "addresses were not replaced");
     assert_eq!(got.agent_version, "2.0.0", "agent_version was not replaced");
     assert_eq!(
-        got.docker_version, "26.1.5+dfsg1",
+        got.docker_version.as_deref(),
+        Some("26.1.5+dfsg1"),
         "docker_version was not stored"
     );
     // An engine that stops answering clears it.
     let down = HeartbeatReport {
-        docker_version: String::new(),
+        docker_version: None,
         ..report
     };
     assert!(
@@ -256,7 +257,7 @@ async fn heartbeats_update_the_node(store: &dyn NodeStore) {
             .expect("touch")
     );
     let got = store.get_node(&node.id).await.expect("get").expect("node");
-    assert_eq!(got.docker_version, "", "docker_version was not cleared");
+    assert_eq!(got.docker_version, None, "docker_version was not cleared");
     let missing = store
         .touch_node(&NodeId::generate(), later, &HeartbeatReport::default())
         .await

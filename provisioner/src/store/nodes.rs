@@ -258,7 +258,8 @@ impl<D: Dialect> NodeStore for SqlStore<D> {
                     now,
                     addresses_json(&report.addresses),
                     &report.agent_version,
-                    &report.docker_version,
+                    // The column predates NULL-able versions: "" stores none.
+                    report.docker_version.as_deref().unwrap_or(""),
                     id.as_str(),
                 ],
             )

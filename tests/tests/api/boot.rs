@@ -108,8 +108,8 @@ impl Cloud {
         loop {
             let nodes = self.app.nodes.list_nodes().await.unwrap();
             let node = nodes.iter().find(|n| n.name.as_str() == name);
-            if let Some(n) = node.filter(|n| !n.docker_version.is_empty()) {
-                return n.docker_version.clone();
+            if let Some(version) = node.and_then(|n| n.docker_version.clone()) {
+                return version;
             }
             assert!(
                 Instant::now() < deadline,

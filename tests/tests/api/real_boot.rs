@@ -174,7 +174,7 @@ async fn every_cloud_boots_its_user_data_under_real_systemd_and_cloud_init_and_r
         let nodes = app.nodes.list_nodes().await.unwrap();
         if nodes
             .iter()
-            .all(|n| n.docker_version == "0.0.0-levelrail-stub")
+            .all(|n| n.docker_version.as_deref() == Some("0.0.0-levelrail-stub"))
         {
             break;
         }
@@ -183,7 +183,7 @@ async fn every_cloud_boots_its_user_data_under_real_systemd_and_cloud_init_and_r
             "not every node reported the container's Docker engine: {:?}",
             nodes
                 .iter()
-                .map(|n| (n.name.as_str(), n.docker_version.as_str()))
+                .map(|n| (n.name.as_str(), n.docker_version.as_deref()))
                 .collect::<Vec<_>>()
         );
         tokio::time::sleep(Duration::from_millis(250)).await;

@@ -239,9 +239,9 @@ async fn a_heartbeat_with_another_certificate_of_the_node_id_is_denied() {
         (
             seen.last_seen_at,
             seen.agent_version.as_str(),
-            seen.docker_version.as_str()
+            seen.docker_version.as_deref()
         ),
-        (START + Duration::seconds(30), "1.0.1", "26.1.5")
+        (START + Duration::seconds(30), "1.0.1", Some("26.1.5"))
     );
     let bad = nodes
         .heartbeat(&identity(&node, &cert), report("1.0.1", "26\n1"))
@@ -383,6 +383,6 @@ fn report(agent_version: &str, docker_version: &str) -> HeartbeatReport {
     HeartbeatReport {
         addresses: vec![],
         agent_version: agent_version.into(),
-        docker_version: docker_version.into(),
+        docker_version: Some(docker_version.into()),
     }
 }

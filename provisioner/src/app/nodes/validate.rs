@@ -129,7 +129,7 @@ mod tests {
             report(&[], "1.0\n").expect_err("newline").field,
             "agent_version"
         );
-        assert!(docker_version("").is_ok() && docker_version("26.1.5+dfsg1").is_ok());
+        assert!(docker_version("26.1.5+dfsg1").is_ok());
         assert_eq!(
             docker_version("26 1").expect_err("space").field,
             "docker_version"
