@@ -1,15 +1,6 @@
-//! The five clouds: their fixed order, URL-safe slugs and labels.
+//! The clouds' URL-safe slugs and labels (the order of the cards is the server's).
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_types::ProviderId;
-
-/// Every provider, in the order of the cards and the wizard.
-pub const PROVIDERS: [Provider; 5] = [
-    Provider::Hetzner,
-    Provider::Digitalocean,
-    Provider::Aws,
-    Provider::Azure,
-    Provider::Gcp,
-];
 
 /// The slug used in element ids and test ids (`hetzner`, `digitalocean`, `aws`, `azure`,
 /// `gcp`).
@@ -28,7 +19,10 @@ mod tests {
 
     #[test]
     fn slugs_are_the_field_path_prefixes_of_the_credentials_api() {
-        let slugs: Vec<_> = PROVIDERS.iter().map(|p| slug(*p)).collect();
+        let slugs: Vec<_> = ProviderId::ALL
+            .into_iter()
+            .map(|p| slug(Provider::from(p)))
+            .collect();
         assert_eq!(slugs, ["hetzner", "digitalocean", "aws", "azure", "gcp"]);
     }
 }
