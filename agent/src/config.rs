@@ -126,7 +126,6 @@ pub struct Enrollment {
     pub addr: ControlPlaneAddr,
     /// The join token.
     pub token: JoinToken,
-    /// The node name.
     pub node_name: String,
     /// The CA pin (from the token, checked against `APP_CA_FINGERPRINT`).
     pub pin: Fingerprint,
@@ -354,7 +353,6 @@ impl ControlPlaneAddr {
         &self.host
     }
 
-    /// The port.
     pub fn port(&self) -> u16 {
         self.port
     }

@@ -111,32 +111,18 @@ pub enum AgentError {
     PinConflict,
     /// The control plane says the token was minted for another CA.
     #[error("join token {token_id} was issued for another control-plane CA")]
-    TokenWrongCa {
-        /// The token id.
-        token_id: String,
-    },
-    /// The token expired.
+    TokenWrongCa { token_id: String },
     #[error("join token {token_id} has expired; create a new one")]
-    TokenExpired {
-        /// The token id.
-        token_id: String,
-    },
+    TokenExpired { token_id: String },
     /// The token was already redeemed.
     #[error("join token {token_id} was already used")]
-    TokenUsed {
-        /// The token id.
-        token_id: String,
-    },
+    TokenUsed { token_id: String },
     /// The token was revoked.
     #[error("join token {token_id} was revoked")]
-    TokenRevoked {
-        /// The token id.
-        token_id: String,
-    },
+    TokenRevoked { token_id: String },
     /// The control plane refused the token for another reason.
     #[error("join token {token_id} was rejected: {why}")]
     TokenRejected {
-        /// The token id.
         token_id: String,
         /// Why, in words (no secret).
         why: String,
@@ -160,7 +146,6 @@ pub enum AgentError {
         identity_file.display()
     )]
     NodeRemoved {
-        /// The node id.
         node_id: String,
         /// The gRPC status seen.
         reason: String,

@@ -5,7 +5,9 @@ use crate::error::CliError;
 
 /// Every provider, in the fixed order of the API and the docs (`ProviderId::ALL`).
 fn all() -> impl Iterator<Item = Provider> {
-    levelrail_types::ProviderId::ALL.into_iter().map(Provider::from)
+    levelrail_types::ProviderId::ALL
+        .into_iter()
+        .map(Provider::from)
 }
 
 /// The message for a run without `--provider`.

@@ -35,7 +35,6 @@ struct Entry<T> {
     cell: Arc<OnceCell<T>>,
 }
 
-/// The cache.
 pub struct CatalogCache {
     ttl: CatalogTtl,
     regions: Mutex<HashMap<Key, Entry<Vec<Region>>>>,

@@ -122,7 +122,6 @@ impl Reason {
 pub struct ProviderError {
     /// The cloud.
     pub provider: ProviderId,
-    /// The kind.
     pub kind: ErrorKind,
     /// HTTP status, when there was a response.
     pub status: Option<u16>,

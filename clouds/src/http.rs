@@ -50,7 +50,6 @@ impl Default for RetryPolicy {
 pub struct ApiResponse {
     /// HTTP status.
     pub status: u16,
-    /// Headers.
     pub headers: HeaderMap,
     /// Body bytes.
     pub body: Vec<u8>,
@@ -145,7 +144,6 @@ impl ApiClient {
         })
     }
 
-    /// The base URL.
     pub fn base_url(&self) -> &str {
         &self.base_url
     }

@@ -67,7 +67,6 @@ pub struct Ownership {
     /// finds the provision's resources by. Required: every create and delete refuses an
     /// empty one ([`Ownership::provision`]).
     pub provision_id: String,
-    /// The node name.
     pub node_name: String,
 }
 
@@ -142,7 +141,6 @@ impl fmt::Debug for CreateServer {
 pub enum ServerState {
     /// Being created or booting.
     Pending,
-    /// Running.
     Running,
     /// Stopped, errored or being deleted: will not enroll.
     Failed,
@@ -153,7 +151,6 @@ pub enum ServerState {
 pub struct ServerInfo {
     /// Provider server id (opaque string).
     pub id: String,
-    /// Name.
     pub name: String,
     /// Mapped state.
     pub state: ServerState,

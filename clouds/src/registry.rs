@@ -121,7 +121,6 @@ impl Grant {
 pub struct AwsKeys {
     /// Access key id (not secret; shown in AWS's own logs).
     pub access_key_id: String,
-    /// Secret access key.
     pub secret_access_key: SecretString,
     /// Session token of temporary credentials.
     pub session_token: Option<SecretString>,
@@ -333,7 +332,6 @@ impl ProviderRegistry {
 /// A client and the life of the grant it acts with.
 #[derive(Clone)]
 pub struct LeasedClient {
-    /// The client.
     pub client: Arc<dyn CloudProvider>,
     /// The credential the grant came from.
     pub credential_id: String,

@@ -94,7 +94,6 @@ impl Scope {
     }
 }
 
-/// The OS disk's name.
 pub(super) fn os_disk_name(vm: &str) -> String {
     format!("{vm}-osdisk")
 }

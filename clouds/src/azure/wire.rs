@@ -73,7 +73,6 @@ pub(super) fn vnet(
     } })
 }
 
-/// A subnet.
 pub(super) fn subnet(prefix: &str) -> Value {
     json!({ "properties": { "addressPrefix": prefix } })
 }

@@ -15,7 +15,6 @@ pub(super) const NETWORK: &str = "global/networks/default";
 /// The user the operator's SSH keys are installed for.
 pub(super) const SSH_USER: &str = "levelrail";
 
-/// A zone.
 #[derive(Debug, Deserialize)]
 pub(super) struct Zone {
     pub(super) name: String,
@@ -25,7 +24,6 @@ pub(super) struct Zone {
     pub(super) region: String,
 }
 
-/// A machine type.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct MachineType {
@@ -43,7 +41,6 @@ pub(super) struct MachineType {
     pub(super) architecture: String,
 }
 
-/// An instance.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Instance {

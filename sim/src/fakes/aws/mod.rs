@@ -54,7 +54,6 @@ use super::{BootHook, FaultPlan};
 
 /// The access key the fake accepts by default (the documentation's example shape).
 pub const ACCESS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
-/// Its secret.
 pub const SECRET_ACCESS_KEY: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 /// The fake account.
 pub const ACCOUNT_ID: &str = "123456789012";
@@ -64,7 +63,6 @@ pub const ACCOUNT_ID: &str = "123456789012";
 pub struct FakeAwsConfig {
     /// Long-term keys accepted: (access key id, secret access key).
     pub access_keys: Vec<(String, String)>,
-    /// The account id.
     pub account_id: String,
     /// Actions refused with `UnauthorizedOperation` / `AccessDenied` (also for `DryRun`).
     pub denied_actions: Vec<String>,
@@ -139,21 +137,16 @@ pub struct AwsRequest {
 pub struct FakeInstance {
     /// `i-…`.
     pub id: String,
-    /// Region.
     pub region: String,
     /// EC2 state name.
     pub state: String,
-    /// Image.
     pub image_id: String,
-    /// Instance type.
     pub instance_type: String,
-    /// Tags.
     pub tags: BTreeMap<String, String>,
     /// Security group ids.
     pub groups: Vec<String>,
     /// Key pair name.
     pub key_name: Option<String>,
-    /// Subnet.
     pub subnet_id: String,
     /// The decoded user-data.
     pub user_data: String,
@@ -174,13 +167,9 @@ pub struct FakeInstance {
 pub struct FakeGroup {
     /// `sg-…`.
     pub id: String,
-    /// Region.
     pub region: String,
-    /// Name.
     pub name: String,
-    /// VPC.
     pub vpc_id: String,
-    /// Tags.
     pub tags: BTreeMap<String, String>,
     /// Ingress rules as `protocol from-to cidr`.
     pub ingress: Vec<String>,

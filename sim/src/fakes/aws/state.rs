@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::query::Rule;
 
-/// A VPC.
 #[derive(Debug, Clone)]
 pub(crate) struct Vpc {
     pub(crate) id: String,
@@ -15,7 +14,6 @@ pub(crate) struct Vpc {
     pub(crate) is_default: bool,
 }
 
-/// A subnet.
 #[derive(Debug, Clone)]
 pub(crate) struct Subnet {
     pub(crate) id: String,
@@ -38,7 +36,6 @@ pub(crate) struct Group {
     pub(crate) ingress: BTreeSet<Rule>,
 }
 
-/// A key pair.
 #[derive(Debug, Clone)]
 pub(crate) struct KeyPair {
     pub(crate) id: String,
@@ -49,7 +46,6 @@ pub(crate) struct KeyPair {
     pub(crate) tags: BTreeMap<String, String>,
 }
 
-/// An instance.
 #[derive(Debug, Clone)]
 pub(crate) struct Instance {
     pub(crate) id: String,

@@ -44,7 +44,6 @@ pub struct FakeAzureConfig {
     pub client_id: String,
     /// The client secret accepted.
     pub client_secret: String,
-    /// The subscription.
     pub subscription_id: String,
     /// Resource groups that exist from the start.
     pub resource_groups: Vec<String>,
@@ -176,9 +175,7 @@ impl Cloud for Shared {
 /// A VM of the fake, as a test sees it.
 #[derive(Debug, Clone)]
 pub struct FakeVm {
-    /// Name.
     pub name: String,
-    /// Tags.
     pub tags: BTreeMap<String, String>,
     /// `Creating`, `Succeeded`, `Failed`, `Deleting`.
     pub provisioning_state: String,

@@ -101,7 +101,6 @@ impl Inventory {
 pub struct FakeDroplet {
     /// Droplet id.
     pub id: u64,
-    /// Name.
     pub name: String,
     /// `new`, `active`, `off` or `archive`.
     pub status: String,
@@ -111,7 +110,6 @@ pub struct FakeDroplet {
     pub size: String,
     /// Image slug.
     pub image: String,
-    /// Tags.
     pub tags: Vec<String>,
     /// Ids of the account keys embedded at creation.
     pub ssh_key_ids: Vec<u64>,
@@ -158,7 +156,6 @@ impl From<&DropletRecord> for FakeDroplet {
 pub struct FakeFirewall {
     /// Firewall id (a UUID).
     pub id: String,
-    /// Name.
     pub name: String,
     /// Inbound rules as sent.
     pub inbound_rules: Vec<Value>,
@@ -188,7 +185,6 @@ impl From<&FirewallRecord> for FakeFirewall {
 pub struct FakeSshKey {
     /// Key id.
     pub id: u64,
-    /// Name.
     pub name: String,
     /// The public key line as uploaded.
     pub public_key: String,

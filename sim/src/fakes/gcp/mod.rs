@@ -36,7 +36,6 @@ pub const TEST_SERVICE_ACCOUNT_KEY_PEM: &str = include_str!("test-sa-key.pem");
 /// How the fake behaves.
 #[derive(Clone)]
 pub struct FakeGcpConfig {
-    /// The project.
     pub project_id: String,
     /// The service account (JWT `iss`, impersonation target).
     pub client_email: String,
@@ -200,11 +199,9 @@ impl Cloud for Shared {
 pub struct FakeInstance {
     /// `<zone>/<name>`.
     pub id: String,
-    /// Name.
     pub name: String,
     /// `PROVISIONING`, `STAGING`, `RUNNING`, `STOPPING`.
     pub status: String,
-    /// Labels.
     pub labels: BTreeMap<String, String>,
     /// The insert body as sent.
     pub body: Value,

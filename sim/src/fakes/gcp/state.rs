@@ -17,7 +17,6 @@ pub(crate) enum TokenKind {
     Impersonated,
 }
 
-/// An instance.
 #[derive(Debug, Clone)]
 pub(crate) struct Instance {
     pub(crate) id: u64,
@@ -31,7 +30,6 @@ pub(crate) struct Instance {
     pub(crate) booted: bool,
 }
 
-/// An operation.
 #[derive(Debug, Clone)]
 pub(crate) struct Operation {
     pub(crate) name: String,

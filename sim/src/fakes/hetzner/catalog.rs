@@ -3,7 +3,6 @@
 //! one only in Helsinki), images and data centers, rendered as the API renders them.
 use serde_json::{Value, json};
 
-/// A location.
 #[derive(Debug)]
 pub(crate) struct Location {
     pub(crate) id: u64,

@@ -111,13 +111,10 @@ pub struct LoggedRequest {
 /// A server in the fake project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeServer {
-    /// Id.
     pub id: u64,
-    /// Name.
     pub name: String,
     /// Hetzner status word.
     pub status: String,
-    /// Labels.
     pub labels: BTreeMap<String, String>,
     /// Location name.
     pub location: String,
@@ -138,11 +135,8 @@ pub struct FakeServer {
 /// A firewall in the fake project.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FakeFirewall {
-    /// Id.
     pub id: u64,
-    /// Name.
     pub name: String,
-    /// Labels.
     pub labels: BTreeMap<String, String>,
     /// Rules as the API renders them.
     pub rules: Vec<Value>,
@@ -153,15 +147,11 @@ pub struct FakeFirewall {
 /// An SSH key in the fake project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeSshKey {
-    /// Id.
     pub id: u64,
-    /// Name.
     pub name: String,
     /// OpenSSH public key.
     pub public_key: String,
-    /// Fingerprint.
     pub fingerprint: String,
-    /// Labels.
     pub labels: BTreeMap<String, String>,
 }
 

@@ -9,7 +9,6 @@ use time::format_description::well_known::Rfc3339;
 
 use super::catalog::{self, Location, ServerType};
 
-/// A server.
 #[derive(Debug, Clone)]
 pub(crate) struct Server {
     pub(crate) id: u64,
@@ -26,7 +25,6 @@ pub(crate) struct Server {
     pub(crate) booted: bool,
 }
 
-/// A firewall.
 #[derive(Debug, Clone)]
 pub(crate) struct Firewall {
     pub(crate) id: u64,
@@ -37,7 +35,6 @@ pub(crate) struct Firewall {
     pub(crate) created: String,
 }
 
-/// An SSH key.
 #[derive(Debug, Clone)]
 pub(crate) struct SshKey {
     pub(crate) id: u64,
