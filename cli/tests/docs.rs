@@ -107,14 +107,17 @@ fn cargo_packages(text: &str) -> Vec<(usize, String)> {
     }
     found
         .into_iter()
-        .map(|(n, name)| {
-            (
-                n,
-                name.trim_matches(['`', '"', '\'', ';', ')', ','])
-                    .to_owned(),
-            )
+        .filter(|(_, word)| !word.contains(['$', '<']))
+        .map(|(n, word)| {
+            // The name runs to the first character a package name cannot hold (a closing
+            // quote, a parenthesis, the full stop of a sentence).
+            let name = word
+                .trim_start_matches(['`', '"', '\''])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+                .collect();
+            (n, name)
         })
-        .filter(|(_, name)| !name.contains(['$', '<']))
         .collect()
 }
 
