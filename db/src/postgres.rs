@@ -1,9 +1,10 @@
 //! PostgreSQL, for several replicas: timestamps as `TIMESTAMPTZ`, and throw-away schemas
 //! that let parallel tests share one server.
+use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, RwLock};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -74,16 +75,22 @@ impl Dialect for Postgres {
         })
     }
 
-    /// PostgreSQL names the table, and the key's columns in the detail
-    /// `Key (provider, server_key)=(…) already exists.`; the values are not read.
+    /// PostgreSQL names the table and the constraint; the constraint's columns come from
+    /// the catalog, read at connect ([`load_keys`]). The detail text
+    /// (`Key (provider, server_key)=(…) already exists.`) is a fallback only: the server
+    /// translates it (`lc_messages`), and its values are never read.
     fn unique_violation(e: &sqlx::Error) -> Option<UniqueViolation> {
         let d = e.as_database_error().filter(|d| d.is_unique_violation())?;
         let pg = d.try_downcast_ref::<PgDatabaseError>()?;
-        let columns = pg.detail()?.strip_prefix("Key (")?.split_once(")=")?.0;
-        Some(UniqueViolation {
-            table: pg.table()?.to_owned(),
-            columns: columns.split(", ").map(str::to_owned).collect(),
-        })
+        let table = pg.table()?.to_owned();
+        let columns = match pg.constraint().and_then(|c| key_columns(&table, c)) {
+            Some(columns) => columns,
+            None => {
+                let listed = pg.detail()?.strip_prefix("Key (")?.split_once(")=")?.0;
+                listed.split(", ").map(str::to_owned).collect()
+            }
+        };
+        Some(UniqueViolation { table, columns })
     }
 }
 
@@ -240,6 +247,41 @@ impl Db<Postgres> {
         }
         let pool = pool.connect_with(options).await?;
         Postgres::migrate(&pool, migrations).await?;
+        load_keys(&pool).await?;
         Ok(Db::new(pool))
     }
+}
+
+/// The columns of every primary-key and unique constraint seen, by (table, constraint).
+/// Schemas migrated alike (the isolated test schemas) agree on them.
+static KEYS: LazyLock<RwLock<KeyColumns>> = LazyLock::new(Default::default);
+
+/// (table, constraint) → the constraint's columns, in key order.
+type KeyColumns = HashMap<(String, String), Vec<String>>;
+
+/// Reads the columns of the primary-key and unique constraints of the connection's schema
+/// from the catalog, so a violation is named without reading the server's (translated)
+/// message.
+async fn load_keys(pool: &PgPool) -> Result<(), sqlx::Error> {
+    const KEYS_SQL: &str = "SELECT rel.relname::text, con.conname::text, \
+         array_agg(att.attname::text ORDER BY k.ord) \
+         FROM pg_constraint con \
+         JOIN pg_class rel ON rel.oid = con.conrelid \
+         CROSS JOIN LATERAL unnest(con.conkey) WITH ORDINALITY AS k(attnum, ord) \
+         JOIN pg_attribute att ON att.attrelid = con.conrelid AND att.attnum = k.attnum \
+         WHERE con.contype IN ('p', 'u') AND con.connamespace = current_schema()::regnamespace \
+         GROUP BY rel.relname, con.conname";
+    let rows: Vec<(String, String, Vec<String>)> = sqlx::query_as(KEYS_SQL).fetch_all(pool).await?;
+    let mut keys = KEYS.write().unwrap_or_else(|e| e.into_inner());
+    for (table, constraint, columns) in rows {
+        keys.insert((table, constraint), columns);
+    }
+    Ok(())
+}
+
+/// The columns of `constraint` on `table`, when [`load_keys`] saw it.
+pub(crate) fn key_columns(table: &str, constraint: &str) -> Option<Vec<String>> {
+    let keys = KEYS.read().unwrap_or_else(|e| e.into_inner());
+    keys.get(&(table.to_owned(), constraint.to_owned()))
+        .cloned()
 }

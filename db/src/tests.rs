@@ -178,3 +178,22 @@ async fn postgres_binds_decodes_and_names_violations() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn postgres_names_a_violated_key_from_the_catalog_not_the_translated_message() {
+    Db::<Postgres>::with_isolated_schema_for_tests(
+        "postgres_names_a_violated_key_from_the_catalog_not_the_translated_message",
+        &MIGRATIONS,
+        |_db| async {
+            assert_eq!(
+                crate::postgres::key_columns("items", "items_pkey"),
+                Some(vec!["id".to_owned()])
+            );
+            assert_eq!(
+                crate::postgres::key_columns("items", "items_kind_label_key"),
+                Some(vec!["kind".to_owned(), "label".to_owned()])
+            );
+        },
+    )
+    .await;
+}

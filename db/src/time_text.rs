@@ -4,7 +4,8 @@
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
-/// `t` in UTC, truncated to microseconds; `None` outside years 1–9999.
+/// `t` in UTC, truncated to microseconds; `None` outside years 1–9999 (neither RFC 3339
+/// text nor every backend can hold them).
 pub fn to_stored_precision(t: OffsetDateTime) -> Option<OffsetDateTime> {
     let utc = t
         .checked_to_offset(UtcOffset::UTC)

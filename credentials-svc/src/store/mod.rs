@@ -1,8 +1,9 @@
 //! Persistence of encrypted credentials and API token hashes.
 //!
-//! One port (`model::ports::CredentialStore`), implemented once in SQL ([`SqlStore`], over SQLite or PostgreSQL, see
-//! `levelrail-db`), and one conformance suite (`conformance::run`) both must pass. The store never sees plaintext
-//! secrets: it holds envelopes (see `crate::crypto`) and non-secret metadata.
+//! One port (`model::ports::CredentialStore`), implemented once in SQL ([`SqlStore`], over
+//! SQLite or PostgreSQL, see `levelrail-db`), and one conformance suite (`conformance::run`)
+//! both must pass. The store never sees plaintext secrets: it holds envelopes (see
+//! `crate::crypto`) and non-secret metadata.
 use std::sync::Arc;
 
 use crate::model::ports::{CredentialStore, StoreError};
@@ -26,7 +27,12 @@ pub async fn open(dsn: &str) -> Result<Arc<dyn CredentialStore>, StoreError> {
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        StoreError::Unavailable(Box::new(e))
+        match e {
+            // A value the backend cannot hold (a timestamp outside years 1-9999): retrying
+            // cannot help. The message names the problem, never the value.
+            sqlx::Error::Encode(why) => StoreError::Corrupt(why.to_string()),
+            other => StoreError::Unavailable(Box::new(other)),
+        }
     }
 }
 

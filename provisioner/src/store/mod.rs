@@ -1,10 +1,10 @@
 //! Persistence of join tokens (hashes only), enrolled nodes and install progress, (in
 //! `provisions`) of provisions and node-name claims, and (in `orphans`) of orphaned servers.
 //!
-//! One port per table group (the traits in `model::ports`), implemented once in SQL by [`SqlStore`] over either dialect
-//! (SQLite or PostgreSQL, see `levelrail-db`), and one conformance suite per trait that
-//! both dialects must pass. The store never sees a token secret:
-//! only its SHA-256, compared in constant time. Redemption is atomic in every backend:
+//! One port per table group (the traits in `model::ports`), implemented once in SQL by
+//! [`SqlStore`] over either dialect (SQLite or PostgreSQL, see `levelrail-db`), and one
+//! conformance suite per trait that both dialects must pass. The store never sees a token
+//! secret: only its SHA-256, compared in constant time. Redemption is atomic in every backend:
 //! exactly one of any number of concurrent redemptions of a token wins.
 use std::sync::Arc;
 
@@ -31,8 +31,8 @@ pub use sql::{PostgresStore, SqlStore, SqliteStore};
 
 /// Opens the store a DSN names: `sqlite://PATH` or `sqlite:PATH` (the file is created, mode
 /// 0600, if missing), `memory` (a private in-memory SQLite database), or `postgres://…` /
-/// `postgresql://…`. Migrations are applied before it returns. Neither errors nor logs ever contain the DSN, which may hold
-/// a database password.
+/// `postgresql://…`. Migrations are applied before it returns. Neither errors nor logs ever
+/// contain the DSN, which may hold a database password.
 pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
     let store: Arc<dyn NodeStore> = open_provisioner_store(dsn).await?;
     Ok(store)
@@ -40,7 +40,12 @@ pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        StoreError::Unavailable(Box::new(e))
+        match e {
+            // A value the backend cannot hold (a timestamp outside years 1-9999): retrying
+            // cannot help. The message names the problem, never the value.
+            sqlx::Error::Encode(why) => StoreError::Corrupt(why.to_string()),
+            other => StoreError::Unavailable(Box::new(other)),
+        }
     }
 }
 
