@@ -186,15 +186,12 @@ pub fn provider_code_comparisons(src: &Path, except: &[&str]) -> Vec<String> {
     found
 }
 
-/// Whether a file under `src/` is test code: a `tests` module (`tests.rs`, `tests/…`), a
-/// store's conformance suite, or the crate's `test_support`.
+/// Whether a file under `src/` is test code: a `tests` module (`tests.rs`, `tests/…`) or the
+/// crate's `test_support`. (A store's conformance suite is library code other crates run,
+/// so it is held to its layer; an inline `#[cfg(test)] mod tests` counts as its file.)
 pub fn is_test_file(path: &str) -> bool {
-    path.split('/').any(|part| {
-        matches!(
-            part.trim_end_matches(".rs"),
-            "tests" | "conformance" | "test_support"
-        )
-    })
+    path.split('/')
+        .any(|part| matches!(part.trim_end_matches(".rs"), "tests" | "test_support"))
 }
 
 /// The lines of library (non-test) files under `dir` that name one of `needles` outside a

@@ -112,6 +112,7 @@ pub enum AgentError {
     /// The control plane says the token was minted for another CA.
     #[error("join token {token_id} was issued for another control-plane CA")]
     TokenWrongCa { token_id: String },
+    /// The token expired before it was redeemed.
     #[error("join token {token_id} has expired; create a new one")]
     TokenExpired { token_id: String },
     /// The token was already redeemed.

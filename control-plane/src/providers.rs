@@ -80,10 +80,15 @@ pub fn clients(endpoints: &Endpoints) -> Clients {
 }
 
 /// AWS: the grant carries session credentials instead of a bearer token; the base URL is
-/// the EC2 endpoint override (empty: AWS's regional endpoints).
+/// the EC2 endpoint override, or the regional endpoints' pattern.
 fn aws_spec(settings: AwsSettings) -> ProviderSpec {
     ProviderSpec {
-        base_url: settings.ec2_endpoint.clone().unwrap_or_default(),
+        // The client resolves its endpoint per region (or uses the override) from `settings`;
+        // the spec names it for logs and `Debug`.
+        base_url: settings
+            .ec2_endpoint
+            .clone()
+            .unwrap_or_else(|| "https://ec2.<region>.amazonaws.com".into()),
         construct: Arc::new(move |p: ClientParts<'_>| {
             let keys = p.access.aws(ProviderId::Aws)?;
             let client = AwsProvider::new(

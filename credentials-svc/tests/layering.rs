@@ -44,8 +44,9 @@ fn the_model_names_no_database_runtime_http_or_grpc_crate() {
     );
 }
 
-/// The crate's layers, top to bottom (grpc, startup → app → verify → broker, store → model → crypto; the crate's `lib.rs` says what each holds). A
-/// module imports only the layers below its own; test code is exempt.
+/// The crate's layers, top to bottom (grpc, startup → app → verify → broker, store → model →
+/// crypto; the crate's `lib.rs` says what each holds). A module imports only the layers below
+/// its own; test code is exempt.
 const LAYERS: &[&[&str]] = &[
     &["grpc", "startup"],
     &["app"],

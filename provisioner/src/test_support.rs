@@ -1,4 +1,4 @@
-//! Test support shared by the domain and gRPC tests: a fresh CA, a manual clock, CSRs and
+//! Test support shared by the application and gRPC tests: a fresh CA, a manual clock, CSRs and
 //! a `Nodes` on an in-memory store.
 use std::sync::{Arc, Mutex};
 

@@ -53,8 +53,9 @@ fn the_model_names_no_database_runtime_http_or_grpc_crate() {
     );
 }
 
-/// The crate's layers, top to bottom (grpc → app → store, cloudinit → enroll → model; the crate's `lib.rs` says what each holds). A
-/// module imports only the layers below its own; test code is exempt.
+/// The crate's layers, top to bottom (grpc → app → store, cloudinit → enroll → model; the
+/// crate's `lib.rs` says what each holds). A module imports only the layers below its own; test
+/// code is exempt.
 const LAYERS: &[&[&str]] = &[
     &["grpc", "test_support"],
     &["app"],

@@ -26,6 +26,16 @@ impl ProviderId {
         ProviderId::Gcp,
     ];
 
+    /// Every identifier, as a message lists them: `hetzner, digitalocean, aws, azure or gcp`.
+    pub fn choices() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|p| p.as_str()).collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
     /// The stable lowercase identifier used in storage, flags, labels and AAD.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -82,5 +92,13 @@ mod tests {
             assert_eq!(p.to_string(), p.as_str());
         }
         assert_eq!("Hetzner".parse::<ProviderId>(), Err(UnknownProvider));
+    }
+
+    #[test]
+    fn the_choices_list_every_provider_in_card_order() {
+        assert_eq!(
+            ProviderId::choices(),
+            "hetzner, digitalocean, aws, azure or gcp"
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! Proto ↔ domain conversion. Proto types stop here.
+//! Proto ↔ model conversion. Proto types stop here.
 use levelrail_proto::credentials::internal::v1 as bpb;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
@@ -16,7 +16,7 @@ fn field(field: &str, message: &str) -> FieldError {
     }
 }
 
-/// Proto provider enum value → domain provider.
+/// Proto provider enum value → model provider.
 pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderId, FieldError> {
     match pb::Provider::try_from(value) {
         Ok(pb::Provider::Unspecified) => Err(field("provider", "is required")),

@@ -1,4 +1,4 @@
-//! `levelrail.credentials.v1.CredentialsService`: destructure, convert, one domain call,
+//! `levelrail.credentials.v1.CredentialsService`: destructure, convert, one application call,
 //! convert back.
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::credentials_service_server::CredentialsService;

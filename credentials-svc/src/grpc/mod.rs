@@ -1,5 +1,5 @@
-//! Transport only: the gRPC service implementations, proto↔domain conversion and the
-//! mapping of domain errors to `tonic::Status`.
+//! Transport only: the gRPC service implementations, proto↔model conversion and the
+//! mapping of the model's errors to `tonic::Status`.
 pub mod auth;
 mod broker;
 mod convert;

@@ -1,4 +1,4 @@
-//! The one mapping of domain errors to `tonic::Status`. Internal details are logged with
+//! The one mapping of the model's errors to `tonic::Status`. Internal details are logged with
 //! their cause chain and replaced by a fixed message.
 use tonic::Status;
 use tracing::warn;

@@ -1,4 +1,4 @@
-//! The errors of the credentials domain: variants a caller acts on.
+//! The errors of the credentials service: variants a caller acts on.
 use crate::crypto::CryptoError;
 use crate::model::ports::StoreError;
 use crate::model::{FieldError, ProviderId};

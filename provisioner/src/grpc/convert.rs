@@ -1,5 +1,5 @@
-//! Conversion between proto messages and domain types. Proto types stop here: the domain
-//! and the store never see them.
+//! Conversion between proto messages and model types. Proto types stop here: the model,
+//! the application layer and the store never see them.
 use levelrail_proto::nodes::v1 as pb;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::{Duration, OffsetDateTime};

@@ -1,7 +1,7 @@
 //! Transport: the `NodesService` (operators), `EnrollmentService` (agents) and
-//! `ProvisionerService` gRPC handlers, proto↔domain conversion and the error → `Status`
+//! `ProvisionerService` gRPC handlers, proto↔model conversion and the error → `Status`
 //! mappings.
-//! Handlers destructure the request, convert, make one domain call and convert back.
+//! Handlers destructure the request, convert, make one application call and convert back.
 mod convert;
 mod enrollment;
 mod nodes;

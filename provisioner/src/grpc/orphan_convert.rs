@@ -1,4 +1,4 @@
-//! Orphan conversions between the domain and `levelrail.nodes.v1`.
+//! Orphan conversions between the model and `levelrail.nodes.v1`.
 use levelrail_proto::nodes::v1 as pb;
 use secrecy::ExposeSecret as _;
 

@@ -1,6 +1,6 @@
 //! Authentication of an agent by its client certificate: the leaf of [`PeerCertificates`]
 //! names the node (its common name is the node id) and its DER fingerprint must be the
-//! one issued at enrollment (checked by the domain).
+//! one issued at enrollment (checked by the application layer).
 use tonic::Extensions;
 
 use super::PeerCertificates;

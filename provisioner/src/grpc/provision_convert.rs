@@ -1,4 +1,4 @@
-//! Conversion between `levelrail.provisioner.v1` messages and the provisioner's domain
+//! Conversion between `levelrail.provisioner.v1` messages and the provisioner's model
 //! types. Proto types stop here.
 use levelrail_proto::credentials::v1::Provider as PbProvider;
 use levelrail_proto::provisioner::v1 as pb;
@@ -13,7 +13,7 @@ use levelrail_clouds::{ProviderId, Region, Size};
 /// The provider a request names; `None` when unspecified (the domain names the field).
 pub(super) fn provider(value: i32) -> Result<Option<ProviderId>, FieldError> {
     match PbProvider::try_from(value) {
-        // Unspecified names none (the domain then names the missing field).
+        // Unspecified names none (the model then names the missing field).
         Ok(known) => Ok(ProviderId::try_from(known).ok()),
         Err(_) => Err(FieldError::new("provider", "is not a known provider")),
     }
@@ -58,7 +58,7 @@ fn install_step_to_pb(s: Option<InstallStep>) -> pb::InstallStep {
     }
 }
 
-/// A `ProvisionRequest` as domain input (field validation is the domain's).
+/// A `ProvisionRequest` as model input (field validation is the model's).
 pub(super) fn provision_input(req: pb::ProvisionRequest) -> Result<ProvisionInput, FieldError> {
     Ok(ProvisionInput {
         provider: provider(req.provider)?,

@@ -1,5 +1,5 @@
 //! The stored shapes of join tokens and new nodes, and the single rule deciding why a
-//! token cannot be redeemed (shared by every backend, and by the domain's pre-check).
+//! token cannot be redeemed (shared by every backend, and by the in-memory test double).
 use std::fmt;
 
 use time::OffsetDateTime;

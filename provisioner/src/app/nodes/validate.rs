@@ -57,7 +57,8 @@ pub(super) fn report(addresses: &[String], agent_version: &str) -> Result<(), Fi
     version("agent_version", agent_version)
 }
 
-/// A heartbeat's Docker engine version: empty, or at most 64 printable ASCII characters.
+/// A heartbeat's Docker engine version (when an engine answered): at most 64 printable
+/// ASCII characters.
 pub(super) fn docker_version(value: &str) -> Result<(), FieldError> {
     version("docker_version", value)
 }

@@ -169,7 +169,7 @@ impl Provisioner {
 fn required(provider: Option<ProviderId>) -> Result<ProviderId, ProvisionError> {
     provider.ok_or_else(|| ProvisionError::InvalidArgument {
         field: "provider",
-        message: "is required: hetzner, digitalocean, aws, azure or gcp".into(),
+        message: format!("is required: {}", ProviderId::choices()),
     })
 }
 

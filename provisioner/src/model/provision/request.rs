@@ -108,7 +108,7 @@ impl ProvisionInput {
         let provider = self.provider.ok_or_else(|| {
             FieldError::new(
                 "provider",
-                "is required: hetzner, digitalocean, aws, azure or gcp",
+                format!("is required: {}", ProviderId::choices()),
             )
         })?;
         catalog_id("region", &self.region)?;

@@ -1,8 +1,8 @@
 //! Persistence of provisions and of node-name claims.
 //!
-//! One port (`model::ports::ProvisionStore`) implemented in SQL by the same [`super::SqlStore`] as the
-//! node store, sharing its database so one transaction can cover a provision and its name
-//! claim, and one conformance suite (`conformance::run`).
+//! One port (`model::ports::ProvisionStore`) implemented in SQL by the same [`super::SqlStore`]
+//! as the node store, sharing its database so one transaction can cover a provision and its
+//! name claim, and one conformance suite (`conformance::run`).
 //!
 //! Invariants the store keeps:
 //! - a name is claimed by at most one holder (`name_claims` primary key): an enrolled node
