@@ -12,17 +12,18 @@ use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{CloudProvider, ErrorKind, ProviderError, ProviderId};
 
-/// Non-secret settings that come with a credential (where to act).
+/// Non-secret settings that come with a credential (where to act); each applies to one
+/// provider and is `None` for the others.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrantContext {
     /// AWS default region.
-    pub region: String,
+    pub region: Option<String>,
     /// Azure subscription.
-    pub subscription_id: String,
+    pub subscription_id: Option<String>,
     /// Azure resource group.
-    pub resource_group: String,
+    pub resource_group: Option<String>,
     /// GCP project.
-    pub project_id: String,
+    pub project_id: Option<String>,
 }
 
 /// A short-lived grant for one provider, as the broker issues it.

@@ -213,7 +213,7 @@ pub async fn serve_connection<I>(
 fn extensions_of(session: &rustls::ServerConnection) -> http::Extensions {
     let mut ext = http::Extensions::new();
     if let Some(certs) = session.peer_certificates() {
-        ext.insert(levelrail_provisioner::PeerCertificates(
+        ext.insert(levelrail_provisioner::grpc::PeerCertificates(
             certs.iter().map(|c| c.clone().into_owned()).collect(),
         ));
     }

@@ -93,7 +93,7 @@ fn aws_spec(settings: AwsSettings) -> ProviderSpec {
             let keys = p.access.aws(ProviderId::Aws)?;
             let client = AwsProvider::new(
                 keys,
-                &p.context.region,
+                p.context.region.as_deref(),
                 settings.clone(),
                 p.limiter,
                 p.policy,

@@ -15,7 +15,5 @@ pub mod grpc;
 pub mod model;
 pub mod store;
 
-pub use grpc::PeerCertificates;
-
 #[cfg(test)]
 mod test_support;

@@ -77,3 +77,21 @@ fn no_modules_import_each_other_through_any_loop() {
     let cycles = graph.without_test_imports().cycles();
     assert!(cycles.is_empty(), "import loops: {cycles:#?}");
 }
+
+/// The layer checks read `crate::layer::…` paths; a re-export at the crate root would let
+/// any layer reach an item as `crate::Item` unseen, so the root re-exports nothing.
+#[test]
+fn the_crate_root_re_exports_nothing() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("src/lib.rs");
+    let re_exports: Vec<&str> = lib
+        .lines()
+        .filter(|l| {
+            l.trim_start().starts_with("pub use") || l.trim_start().starts_with("pub(crate) use")
+        })
+        .collect();
+    assert!(
+        re_exports.is_empty(),
+        "the crate root re-exports: {re_exports:?}"
+    );
+}

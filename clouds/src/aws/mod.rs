@@ -59,11 +59,12 @@ pub struct AwsProvider {
 }
 
 impl AwsProvider {
-    /// A client signing with `keys`, acting in `default_region` unless a call names
-    /// another, sharing `limiter` with every client of the same credential.
+    /// A client signing with `keys`, acting in `default_region` (`us-east-1` when the
+    /// credential names none) unless a call names another, sharing `limiter` with every
+    /// client of the same credential.
     pub fn new(
         keys: &AwsKeys,
-        default_region: &str,
+        default_region: Option<&str>,
         settings: AwsSettings,
         limiter: Arc<RateLimiter>,
         policy: RetryPolicy,
@@ -71,10 +72,10 @@ impl AwsProvider {
         if keys.access_key_id.trim().is_empty() {
             return Err(invalid("no_credentials", "the AWS grant has no access key"));
         }
-        let region = if default_region.trim().is_empty() {
-            "us-east-1"
-        } else {
-            default_region.trim()
+        let region = match default_region.map(str::trim) {
+            Some("") => return Err(invalid("invalid_region", "the grant names an empty region")),
+            Some(region) => region,
+            None => "us-east-1",
         };
         Ok(Self {
             clients: Arc::new(Clients::new(keys, region, settings, limiter, policy)),

@@ -81,19 +81,22 @@ impl AzureProvider {
                 && s.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_.()".contains(&b))
         };
-        if !safe(&context.subscription_id) || !safe(&context.resource_group) {
+        let (Some(subscription), Some(resource_group)) = (
+            context.subscription_id.as_deref().filter(|s| safe(s)),
+            context.resource_group.as_deref().filter(|s| safe(s)),
+        ) else {
             return Err(ProviderError::new(
                 ProviderId::Azure,
                 ErrorKind::InvalidRequest,
                 "invalid_context",
                 "the grant names no valid subscription and resource group",
             ));
-        }
+        };
         Ok(Self {
             arm: Arm::new(base_url, token, limiter, policy, extra_root_pem)?,
             scope: Scope {
-                subscription: context.subscription_id.clone(),
-                resource_group: context.resource_group.clone(),
+                subscription: subscription.to_owned(),
+                resource_group: resource_group.to_owned(),
             },
         })
     }

@@ -95,19 +95,24 @@ impl GcpProvider {
         policy: RetryPolicy,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
-        let project = context.project_id.as_str();
-        let ok = !project.is_empty()
-            && project.bytes().all(|b| {
-                b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b':' || b == b'.'
-            });
-        if !ok {
+        let valid = |project: &&str| {
+            !project.is_empty()
+                && project.bytes().all(|b| {
+                    b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || b == b'-'
+                        || b == b':'
+                        || b == b'.'
+                })
+        };
+        let Some(project) = context.project_id.as_deref().filter(valid) else {
             return Err(ProviderError::new(
                 ProviderId::Gcp,
                 ErrorKind::InvalidRequest,
                 "invalid_context",
                 "the grant names no valid GCP project",
             ));
-        }
+        };
         let resource_manager = ApiClient::with_extra_root(
             ProviderId::Gcp,
             resource_manager_url,

@@ -86,11 +86,13 @@ impl AccessGrant {
     /// credentials. The ambient AWS identity has no keys to hand over, so a broker must have
     /// resolved it into a session first.
     pub fn into_cloud_grant(self) -> Result<CloudGrant, CredentialsError> {
+        // The broker's context spells a field that does not apply as "".
+        let set = |v: String| Some(v).filter(|v| !v.is_empty());
         let context = CloudGrantContext {
-            region: self.context.region,
-            subscription_id: self.context.subscription_id,
-            resource_group: self.context.resource_group,
-            project_id: self.context.project_id,
+            region: set(self.context.region),
+            subscription_id: set(self.context.subscription_id),
+            resource_group: set(self.context.resource_group),
+            project_id: set(self.context.project_id),
         };
         let id = self.context.credential_id;
         let grant = match self.secret {

@@ -87,7 +87,7 @@ async fn a_long_term_key_is_exchanged_for_a_session_that_works_at_ec2() {
 
     let aws = AwsProvider::new(
         &keys,
-        REGION,
+        Some(REGION),
         settings(&fake.endpoint()),
         Arc::new(RateLimiter::unlimited()),
         fast_policy(),
@@ -125,7 +125,7 @@ async fn a_role_is_assumed_with_stored_or_ambient_base_credentials() {
             .unwrap_or_else(|e| panic!("{label}: {e}"));
         let aws = AwsProvider::new(
             &keys_of(&grant.secret),
-            REGION,
+            Some(REGION),
             settings(&fake.endpoint()),
             Arc::new(RateLimiter::unlimited()),
             fast_policy(),

@@ -76,7 +76,7 @@ pub(crate) fn client(fake: &FakeAwsHandle) -> AwsProvider {
 pub(crate) fn client_with(settings: AwsSettings, policy: RetryPolicy) -> AwsProvider {
     AwsProvider::new(
         &keys(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
-        REGION,
+        Some(REGION),
         settings,
         Arc::new(RateLimiter::unlimited()),
         policy,
@@ -170,7 +170,7 @@ impl Moto {
                 "AKIAMOTOTESTKEY00001",
                 "motoSecretAccessKey000000000000000000000",
             ),
-            REGION,
+            Some(REGION),
             settings(&self.endpoint()),
             Arc::new(RateLimiter::unlimited()),
             fast_policy(),

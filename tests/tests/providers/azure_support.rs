@@ -42,8 +42,8 @@ pub(crate) fn fast_policy() -> RetryPolicy {
 /// The grant context of the fake's subscription and group.
 pub(crate) fn context(fake: &FakeAzureHandle, group: &str) -> GrantContext {
     GrantContext {
-        subscription_id: fake.config().subscription_id.clone(),
-        resource_group: group.into(),
+        subscription_id: Some(fake.config().subscription_id.clone()),
+        resource_group: Some(group.into()),
         ..GrantContext::default()
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn client(fake: &FakeGcpHandle) -> GcpProvider {
 /// A client of `fake` with `token`.
 pub(crate) fn client_with(fake: &FakeGcpHandle, token: &str) -> GcpProvider {
     let context = GrantContext {
-        project_id: fake.config().project_id.clone(),
+        project_id: Some(fake.config().project_id.clone()),
         ..GrantContext::default()
     };
     GcpProvider::new(
