@@ -10,8 +10,8 @@ pub mod workflow;
 
 pub use error::{AuthFailure, NodesError};
 pub use nodes::{
-    Clock, DEFAULT_JOIN_TOKEN_TTL, EnrollmentListener, JoinTokenInfo, MAX_JOIN_TOKEN_TTL,
-    NodeIdentity, Nodes, PROVISION_JOIN_TOKEN_TTL, ProgressAuthority,
+    Clock, DEFAULT_JOIN_TOKEN_TTL, JoinTokenInfo, MAX_JOIN_TOKEN_TTL, NodeIdentity, Nodes,
+    PROVISION_JOIN_TOKEN_TTL, ProgressAuthority,
 };
 pub use orphans::{ADOPTION_TOKEN_TTL, Adoption, Orphans};
 pub use provisions::{

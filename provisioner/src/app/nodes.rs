@@ -1,7 +1,6 @@
 //! The `Nodes` state struct: join tokens, enrollment, heartbeats and the node registry.
 //! gRPC handlers call its methods; it holds the store, the control-plane CA and the clock.
 mod enroll;
-mod listener;
 mod progress;
 mod validate;
 
@@ -16,12 +15,11 @@ use super::error::NodesError;
 use super::teardown::ServerTeardown;
 use crate::enroll::ControlPlaneCa;
 use crate::model::JoinTokenRecord;
-use crate::model::ports::NodeStore;
+use crate::model::ports::{EnrollmentListener, NodeStore};
 use crate::model::{FieldError, NodeName};
 use crate::model::{HeartbeatReport, Node, NodeId, Role};
 use crate::model::{JoinTokenId, MintedJoinToken, constant_time_eq};
 
-pub use listener::EnrollmentListener;
 pub use progress::ProgressAuthority;
 
 /// The TTL of a join token when none is asked for (CAPI's kubeadm bootstrap uses 15 min).

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{Notify, watch};
 
-use crate::app::EnrollmentListener;
+use crate::model::ports::EnrollmentListener;
 use crate::model::provision::Provision;
 use crate::model::{InstallStep, Node};
 

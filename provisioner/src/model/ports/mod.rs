@@ -1,6 +1,8 @@
 //! The ports the application layer works over: one storage trait per table group (the
-//! store implements them in SQL; the tests also have an in-memory double), the clock, and
-//! their one error type. No database type crosses them.
+//! store implements them in SQL; the tests also have an in-memory double), the clock, the
+//! change feed (`EnrollmentListener`), and the storage error type. No database type
+//! crosses them.
+mod changes;
 mod error;
 mod nodes;
 mod orphans;
@@ -10,6 +12,7 @@ use std::sync::Arc;
 
 use time::OffsetDateTime;
 
+pub use changes::EnrollmentListener;
 pub use error::StoreError;
 pub use nodes::NodeStore;
 pub use orphans::OrphanStore;

@@ -1,6 +1,6 @@
-//! The hook through which enrollment and cloud-init progress reach the provision workflow
-//! the moment they happen (a push, not a poll): the workflow implements it, the node
-//! registry calls it after the change committed.
+//! The change feed: enrollment and cloud-init progress reach the provision workflow the
+//! moment they happen (a push, not a poll). The workflow implements it, the node registry
+//! calls it after the change committed.
 use std::fmt::Debug;
 
 use crate::model::{InstallStep, Node};
