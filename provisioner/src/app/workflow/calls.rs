@@ -15,15 +15,15 @@ impl Driver {
     /// A client whose grant stays valid for at least the configured margin: the cached
     /// one, or one built on a grant the broker issues now.
     pub(super) async fn client(&mut self) -> Result<Arc<dyn CloudProvider>, ProviderError> {
-        let now = self.shared.now();
-        let margin = self.shared.config.tuning.grant_margin;
+        let now = self.cx().now();
+        let margin = self.cx().config.tuning.grant_margin;
         if let Some(leased) = self.client.as_ref().filter(|c| c.valid_for(now, margin)) {
             return Ok(Arc::clone(&leased.client));
         }
         let provider = self.record.provider;
         let purpose = format!("provision {}", self.record.id);
         let leased = self
-            .shared
+            .cx()
             .registry
             .lease(provider, &purpose)
             .await
@@ -38,7 +38,7 @@ impl Driver {
         let provider = self.record.provider;
         let purpose = format!("provision {} (refresh)", self.record.id);
         let leased = self
-            .shared
+            .cx()
             .registry
             .lease_fresh(provider, &purpose)
             .await
@@ -87,7 +87,7 @@ impl Driver {
         F: Fn(Arc<dyn CloudProvider>) -> Fut,
         Fut: Future<Output = Result<T, ProviderError>>,
     {
-        let tuning = self.shared.config.tuning.retry.clone();
+        let tuning = self.cx().config.tuning.retry.clone();
         let mut refreshed = false;
         let mut retry = 0u32;
         let mut last: Option<ProviderError> = None;
@@ -134,7 +134,7 @@ impl Driver {
                 .map(|c| c.credential_id.clone())
                 .unwrap_or_default();
             let budget = self
-                .shared
+                .cx()
                 .budgets
                 .of(self.record.provider, &credential, &tuning);
             budget.take().await;

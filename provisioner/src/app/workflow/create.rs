@@ -88,7 +88,7 @@ impl Driver {
             return Err(Failure::cancelled(self.record.status).into());
         }
         if self.remaining().is_zero() {
-            let timeout = self.shared.config.timeout;
+            let timeout = self.cx().config.timeout;
             return Err(
                 Failure::timeout(self.record.status, timeout, self.last_poll_code.clone()).into(),
             );

@@ -7,10 +7,10 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tracing::{debug, info, warn};
 
-use super::Shared;
 use super::events::{DriverSignals, Stop};
 use super::failure::{Failure, Halt, StepError};
 use super::hooks::{HookAction, HookPoint};
+use super::{Shared, StepContext};
 use crate::model::provision::ProvisionRecord;
 use crate::model::provision::{Provision, ProvisionId, SagaStep, StageTiming};
 use levelrail_clouds::registry::LeasedClient;
@@ -117,7 +117,7 @@ async fn start(
 
 /// Renews the lease every third of its lifetime; tells the driver when it is lost.
 async fn renew_lease(shared: Arc<Shared>, id: ProvisionId) {
-    let ttl = shared.config.tuning.lease_ttl;
+    let ttl = shared.cx.config.tuning.lease_ttl;
     loop {
         tokio::time::sleep(ttl / 3).await;
         let now = shared.now();
@@ -172,7 +172,7 @@ impl Driver {
         self.hook(HookPoint::Before(step))?;
         let remaining = self.remaining();
         let mut stop = self.stop.clone();
-        let grace = self.shared.config.tuning.cancel_grace;
+        let grace = self.shared.cx.config.tuning.cancel_grace;
         let id = self.record.id.clone();
         let race = if remaining.is_zero() {
             Race::TimedOut
@@ -200,7 +200,7 @@ impl Driver {
             Race::Done(Ok(())) => self.after_step(step).await,
             Race::Done(Err(e)) => Err(e),
             Race::TimedOut => {
-                let timeout = self.shared.config.timeout;
+                let timeout = self.shared.cx.config.timeout;
                 Err(
                     Failure::timeout(self.record.status, timeout, self.last_poll_code.clone())
                         .into(),
@@ -229,7 +229,7 @@ impl Driver {
 
     /// Time left before the provision times out.
     pub(super) fn remaining(&self) -> Duration {
-        let deadline = self.record.created_at + self.shared.config.timeout;
+        let deadline = self.record.created_at + self.shared.cx.config.timeout;
         (deadline - self.shared.now())
             .try_into()
             .unwrap_or(Duration::ZERO)
@@ -301,6 +301,24 @@ impl Driver {
                 Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
             }
         }
+    }
+
+    /// Adopts a newer row (a cancel written by the API, possibly on another replica).
+    pub(super) async fn refresh(&mut self) -> Result<(), StepError> {
+        match self.shared.store.get_provision(&self.record.id).await {
+            Ok(Some(fresh)) if fresh.generation > self.record.generation => self.reload().await?,
+            Ok(_) => {}
+            Err(e) => {
+                warn!(provision = %self.record.id, error = %e, "could not re-read the provision")
+            }
+        }
+        Ok(())
+    }
+
+    /// What the steps act with (they reach the store only through `commit`, `reload` and
+    /// `refresh`).
+    pub(super) fn cx(&self) -> &StepContext {
+        &self.shared.cx
     }
 
     /// Re-reads the row; stops when another driver owns it or it finished.

@@ -43,31 +43,48 @@ use crate::model::provision::{Provision, ProvisionError, ProvisionId};
 use hooks::StepHook;
 use levelrail_clouds::registry::ProviderRegistry;
 
-/// What every driver of this process shares.
-pub(crate) struct Shared {
-    pub(crate) store: Arc<dyn ProvisionStore>,
+/// What the saga's steps act with: the provider clients and their retry budgets, the node
+/// registry (join tokens, enrollment), the orphan inventory (what an undo could not delete),
+/// the configuration and the clock. Not the provision store, the change feed or the lease:
+/// a step changes its provision only through the driver's `commit` (the step files name
+/// nothing else, which `tests::steps_see_only_their_context` holds).
+pub(crate) struct StepContext {
     pub(crate) orphans: Arc<dyn OrphanStore>,
     pub(crate) nodes: Arc<Nodes>,
     pub(crate) registry: Arc<ProviderRegistry>,
-    pub(crate) events: Arc<ProvisionEvents>,
     pub(crate) config: Arc<ProvisionerConfig>,
     pub(crate) clock: Clock,
+    /// Retry budgets per credential, shared by every driver of this process.
+    pub(crate) budgets: retry::RetryBudgets,
+}
+
+impl StepContext {
+    /// Now, by the provisioner's clock.
+    pub(crate) fn now(&self) -> OffsetDateTime {
+        (self.clock)()
+    }
+}
+
+/// What every driver of this process shares: the steps' context, and what only the
+/// driving loop, the sweeper and the watchers use.
+pub(crate) struct Shared {
+    pub(crate) cx: StepContext,
+    pub(crate) store: Arc<dyn ProvisionStore>,
+    pub(crate) events: Arc<ProvisionEvents>,
     /// This process's lease owner id.
     pub(crate) owner: String,
     pub(crate) hook: Option<Arc<dyn StepHook>>,
-    /// Retry budgets per credential, shared by every driver of this process.
-    pub(crate) budgets: retry::RetryBudgets,
 }
 
 impl Shared {
     /// Now, by the provisioner's clock.
     pub(crate) fn now(&self) -> OffsetDateTime {
-        (self.clock)()
+        self.cx.now()
     }
 
     /// When a lease taken now expires.
     pub(crate) fn lease_until(&self, now: OffsetDateTime) -> OffsetDateTime {
-        now + self.config.tuning.lease_ttl
+        now + self.cx.config.tuning.lease_ttl
     }
 }
 
@@ -98,16 +115,18 @@ impl Workflow {
     ) -> Self {
         let owner = format!("wf_{}", uuid::Uuid::new_v4().simple());
         let shared = Shared {
+            cx: StepContext {
+                orphans,
+                nodes,
+                registry,
+                config,
+                clock,
+                budgets: retry::RetryBudgets::default(),
+            },
             store,
-            orphans,
-            nodes,
-            registry,
             events,
-            config,
-            clock,
             owner,
             hook: None,
-            budgets: retry::RetryBudgets::default(),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -118,28 +137,19 @@ impl Workflow {
     #[cfg(test)]
     pub(crate) fn with_hook(self, hook: Arc<dyn StepHook>) -> Self {
         let Shared {
+            cx,
             store,
-            orphans,
-            nodes,
-            registry,
             events,
-            config,
-            clock,
             owner,
             ..
         } = Arc::into_inner(self.shared)
             .expect("with_hook is called before the workflow is shared");
         let shared = Shared {
+            cx,
             store,
-            orphans,
-            nodes,
-            registry,
             events,
-            config,
-            clock,
             owner,
             hook: Some(hook),
-            budgets: retry::RetryBudgets::default(),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -234,7 +244,7 @@ async fn follow(
     id: ProvisionId,
     sender: Arc<tokio::sync::watch::Sender<Option<Provision>>>,
 ) {
-    let interval = shared.config.tuning.follow_interval;
+    let interval = shared.cx.config.tuning.follow_interval;
     loop {
         let terminal = sender
             .borrow()

@@ -37,7 +37,7 @@ impl Driver {
             self.record.role,
         );
         let phase = self.record.status;
-        let nodes = Arc::clone(&self.shared.nodes);
+        let nodes = Arc::clone(&self.cx().nodes);
         // The store being down is no reason to fail a provision: the driver stops and the
         // provision is resumed from this step.
         let failed = |e: crate::app::NodesError| -> StepError {
@@ -63,7 +63,7 @@ impl Driver {
             .await
             .map_err(failed)?;
         let sealed = self
-            .shared
+            .cx()
             .config
             .sealing_key
             .seal(&id, &token)
@@ -105,7 +105,7 @@ impl Driver {
     /// The user-data of this provision, rendered from the sealed token.
     pub(super) fn user_data(&self) -> Result<Zeroizing<String>, StepError> {
         let r = &self.record;
-        let config = &self.shared.config;
+        let config = &self.cx().config;
         let fail = |reason: String| StepError::from(Failure::new(r.status, reason));
         let sealed = r
             .sealed_join_token
@@ -115,7 +115,7 @@ impl Driver {
             .sealing_key
             .open(&r.id, sealed)
             .map_err(|e| fail(format!("could not open the sealed join token: {e}")))?;
-        let ca = self.shared.nodes.ca();
+        let ca = self.cx().nodes.ca();
         let params = CloudInitParams {
             control_plane_addr: r.control_plane_addr.clone(),
             join_token: token,
@@ -135,7 +135,7 @@ impl Driver {
     /// The labels of this provision's resources.
     pub(super) fn ownership(&self) -> Ownership {
         Ownership {
-            control_plane: self.shared.config.control_plane_id.clone(),
+            control_plane: self.cx().config.control_plane_id.clone(),
             provision_id: self.record.id.to_string(),
             node_name: self.record.name.to_string(),
         }

@@ -86,7 +86,7 @@ impl Sweeper {
                 if report != SweepReport::default() {
                     info!(?report, "orphan sweep done");
                 }
-                tokio::time::sleep(this.shared.config.tuning.sweep_interval).await;
+                tokio::time::sleep(this.shared.cx.config.tuning.sweep_interval).await;
             }
         })
     }
@@ -120,6 +120,7 @@ impl Sweeper {
             }
         }
         self.shared
+            .cx
             .orphans
             .record_orphan_attempt(
                 &orphan.id,
@@ -131,7 +132,7 @@ impl Sweeper {
     }
 
     async fn sweep_into(&self, report: &mut SweepReport) -> Result<(), StoreError> {
-        let orphans = self.shared.orphans.list_orphans().await?;
+        let orphans = self.shared.cx.orphans.list_orphans().await?;
         let protected = self.protected(&orphans).await?;
         let mut tried = HashSet::new();
         for orphan in orphans {
@@ -141,7 +142,7 @@ impl Sweeper {
             }
         }
         for provider in ProviderId::ALL {
-            if self.shared.registry.supports(provider) {
+            if self.shared.cx.registry.supports(provider) {
                 self.sweep_provider(provider, &protected, &tried, report)
                     .await?;
             }
@@ -157,7 +158,7 @@ impl Sweeper {
         match orphan.reason {
             OrphanReason::UndoGaveUp | OrphanReason::FailedProvision => true,
             OrphanReason::UnknownProvision => {
-                self.shared.config.tuning.sweep_unknown_servers
+                self.shared.cx.config.tuning.sweep_unknown_servers
                     && self.past_grace(orphan.first_seen)
             }
         }
@@ -170,13 +171,13 @@ impl Sweeper {
         if orphan.last_error.is_none() {
             return true;
         }
-        let interval = self.shared.config.tuning.sweep_interval;
+        let interval = self.shared.cx.config.tuning.sweep_interval;
         let wait = interval * 2u32.pow(orphan.attempts.clamp(1, 5) - 1);
         self.shared.now() >= orphan.updated_at + wait
     }
 
     fn past_grace(&self, since: OffsetDateTime) -> bool {
-        self.shared.now() >= since + self.shared.config.sweep_grace()
+        self.shared.now() >= since + self.shared.cx.config.sweep_grace()
     }
 
     async fn attempt(&self, orphan: &Orphan, report: &mut SweepReport) -> Result<(), StoreError> {
@@ -192,6 +193,7 @@ impl Sweeper {
     async fn protected(&self, orphans: &[Orphan]) -> Result<Protected, StoreError> {
         let nodes = self
             .shared
+            .cx
             .nodes
             .list_nodes()
             .await
@@ -231,7 +233,7 @@ impl Sweeper {
             let Some(orphan) = self.classify(provider, server, protected).await? else {
                 continue;
             };
-            let orphan = self.shared.orphans.record_orphan(&orphan).await?;
+            let orphan = self.shared.cx.orphans.record_orphan(&orphan).await?;
             report.recorded += 1;
             if orphan.state == OrphanState::Pending
                 && !tried.contains(&orphan.id)
@@ -247,13 +249,14 @@ impl Sweeper {
     /// A listed orphan of a failed provision was already judged past its grace.
     fn due_listed(&self, orphan: &Orphan) -> bool {
         orphan.reason != OrphanReason::UnknownProvision
-            || (self.shared.config.tuning.sweep_unknown_servers
+            || (self.shared.cx.config.tuning.sweep_unknown_servers
                 && self.past_grace(orphan.first_seen))
     }
 
     async fn list_labelled(&self, provider: ProviderId) -> Result<Vec<ServerInfo>, SkipProvider> {
         let leased = match self
             .shared
+            .cx
             .registry
             .lease(provider, "sweep orphaned servers")
             .await
@@ -267,7 +270,7 @@ impl Sweeper {
         };
         leased
             .client
-            .list_servers(&self.shared.config.control_plane_id)
+            .list_servers(&self.shared.cx.config.control_plane_id)
             .await
             .map_err(SkipProvider::Failed)
     }
@@ -321,12 +324,13 @@ impl Sweeper {
         let purpose = format!("delete orphaned server {}", orphan.id);
         let leased = self
             .shared
+            .cx
             .registry
             .lease(orphan.provider, &purpose)
             .await
             .map_err(|e| e.into_provider_error(orphan.provider))?;
         let ownership = Ownership {
-            control_plane: self.shared.config.control_plane_id.clone(),
+            control_plane: self.shared.cx.config.control_plane_id.clone(),
             provision_id: orphan.provision_id.clone(),
             node_name: orphan.node_name.clone(),
         };

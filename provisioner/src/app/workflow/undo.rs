@@ -157,7 +157,7 @@ impl Driver {
     /// then the orphan sweeper's.
     /// `Err` when this driver lost the provision to another (which goes on with the undo).
     async fn undo_server(&mut self) -> Result<Result<(), String>, Halt> {
-        let tuning = self.shared.config.tuning.clone();
+        let tuning = self.cx().config.tuning.clone();
         let deadline = Instant::now() + tuning.undo_deadline;
         let mut retry = 0u32;
         loop {
@@ -187,7 +187,7 @@ impl Driver {
     /// Records what the undo could not delete as an orphan, for the sweeper to retry. A
     /// store that refuses is only logged: the sweeper's listing finds the labelled server.
     async fn record_orphan(&self, reason: &str, attempts: u32) {
-        let now = self.shared.now();
+        let now = self.cx().now();
         let orphan = Orphan {
             id: OrphanId::generate(),
             provider: self.record.provider,
@@ -202,7 +202,7 @@ impl Driver {
             state: OrphanState::Pending,
             updated_at: now,
         };
-        match self.shared.orphans.record_orphan(&orphan).await {
+        match self.cx().orphans.record_orphan(&orphan).await {
             Ok(o) => {
                 warn!(provision = %self.record.id, orphan = %o.id, "the undo gave up; the server is recorded as an orphan")
             }
@@ -228,7 +228,7 @@ impl Driver {
     /// Revokes every live token of the provision; a store that stays down halts the
     /// driver (the unwinding resumes later).
     async fn undo_token(&mut self) -> Result<(), Halt> {
-        let nodes = Arc::clone(&self.shared.nodes);
+        let nodes = Arc::clone(&self.cx().nodes);
         let mut pause = Duration::from_millis(200);
         for _ in 0..STORE_ATTEMPTS {
             match nodes

@@ -41,7 +41,7 @@ impl Driver {
     /// Waits until the saga moves to its next step (`Ok`; `ready` once the node enrolled),
     /// or fails.
     pub(super) async fn wait_for_node(&mut self) -> Result<(), StepError> {
-        let tuning = self.shared.config.tuning.clone();
+        let tuning = self.cx().config.tuning.clone();
         let entry = self.record.saga_step;
         let mut backoff = tuning.poll_initial;
         let mut next_poll = Instant::now();
@@ -100,18 +100,6 @@ impl Driver {
         Ok(())
     }
 
-    /// Adopts a newer row (a cancel written by the API, possibly on another replica).
-    async fn refresh(&mut self) -> Result<(), StepError> {
-        match self.shared.store.get_provision(&self.record.id).await {
-            Ok(Some(fresh)) if fresh.generation > self.record.generation => self.reload().await?,
-            Ok(_) => {}
-            Err(e) => {
-                warn!(provision = %self.record.id, error = %e, "could not re-read the provision")
-            }
-        }
-        Ok(())
-    }
-
     /// The provider is polled while the server has not been seen running, or has no address.
     fn needs_poll(&self) -> bool {
         self.record.provider_server_id.is_some()
@@ -123,7 +111,7 @@ impl Driver {
         let Some(token_id) = self.record.join_token_id.clone() else {
             return Ok(false);
         };
-        let node = match self.shared.nodes.node_enrolled_with_token(&token_id).await {
+        let node = match self.cx().nodes.node_enrolled_with_token(&token_id).await {
             Ok(Some(node)) => node,
             Ok(None) => return Ok(false),
             Err(e) => {
@@ -173,7 +161,7 @@ impl Driver {
     /// agent started. A report proves the server runs, so `booting` is left behind.
     async fn observe_progress(&mut self) -> Result<(), StepError> {
         let steps = match self
-            .shared
+            .cx()
             .nodes
             .install_progress(self.record.id.as_str())
             .await
@@ -311,7 +299,7 @@ impl Driver {
             .rev()
             .find(|s| s.status == ProvisionStatus::Installing)
             .map_or(self.record.updated_at, |s| s.entered_at);
-        if self.shared.now() - entered < grace {
+        if self.cx().now() - entered < grace {
             return Ok(());
         }
         let at = self.stamp();
