@@ -8,7 +8,7 @@
 //! deepest module that has its own file, so an edge joins two files. `super` inside an inline
 //! `mod x { … }` is resolved from that inline module. `main.rs` and `src/bin/` are other crate
 //! roots and are not read. Paths written through macros other than `$crate` are not seen.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_macros)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -169,21 +169,11 @@ pub fn provider_code_comparisons(src: &Path, except: &[&str]) -> Vec<String> {
         "matches!(e.code",
         "contains(&e.code",
     ];
-    let mut sources = Vec::new();
-    collect(src, src, &mut sources);
-    let mut found = Vec::new();
-    for (path, text) in sources {
-        if except.contains(&path.as_str()) {
-            continue;
-        }
-        for (n, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or_default();
-            if PATTERNS.iter().any(|p| code.contains(p)) && !code.contains("assert") {
-                found.push(format!("{path}:{}: {}", n + 1, line.trim()));
-            }
-        }
-    }
-    found
+    lines_where(src, |path, code| {
+        !except.contains(&path)
+            && PATTERNS.iter().any(|p| code.contains(p))
+            && !code.contains("assert")
+    })
 }
 
 /// Whether a file under `src/` is test code: a `tests` module (`tests.rs`, `tests/…`) or the
@@ -197,18 +187,105 @@ pub fn is_test_file(path: &str) -> bool {
 /// The lines of library (non-test) files under `dir` that name one of `needles` outside a
 /// comment, as `"file.rs:N: line"`.
 pub fn mentions(dir: &Path, needles: &[&str]) -> Vec<String> {
+    lines_where(dir, |path, code| {
+        !is_test_file(path) && needles.iter().any(|needle| code.contains(needle))
+    })
+}
+
+/// The lines under `dir` whose code (the part before a `//`) `keep(path, code)` selects, as
+/// `"file.rs:N: line"`.
+fn lines_where(dir: &Path, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
     let mut sources = Vec::new();
     collect(dir, dir, &mut sources);
     let mut found = Vec::new();
-    for (path, text) in sources.iter().filter(|(p, _)| !is_test_file(p)) {
+    for (path, text) in &sources {
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or_default();
-            if needles.iter().any(|needle| code.contains(needle)) {
+            if keep(path, code) {
                 found.push(format!("{path}:{}: {}", n + 1, line.trim()));
             }
         }
     }
     found
+}
+
+/// The `pub use` / `pub(crate) use` lines of a crate root: a re-export there would let any
+/// layer reach an item as `crate::Item`, which the layer checks cannot see.
+pub fn root_re_exports(src: &Path) -> Vec<String> {
+    let lib = fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs");
+    lib.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("pub use") || l.starts_with("pub(crate) use"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Crates a service's model must not name: databases, runtimes, HTTP, gRPC, the provider
+/// clients, and the file system.
+pub const ADAPTER_CRATES: &[&str] = &[
+    "sqlx::",
+    "tokio::",
+    "reqwest::",
+    "tonic::",
+    "levelrail_db::",
+    "levelrail_clouds::",
+    "levelrail_proto::",
+    "aws_sdk_",
+    "std::fs::",
+];
+
+/// The layering tests of a service crate whose `src/model` is its pure bottom layer: no two
+/// sibling files import each other, no import loop of any length, no import against
+/// `$layers` (top to bottom; test files exempt), no adapter crate in the model, and no
+/// re-export at the crate root.
+macro_rules! service_layering_tests {
+    ($layers:expr) => {
+        fn src() -> std::path::PathBuf {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+        }
+
+        #[test]
+        fn no_two_sibling_modules_import_each_other() {
+            let cycles = module_imports::Graph::load(&src()).sibling_cycles();
+            assert!(
+                cycles.is_empty(),
+                "sibling modules import each other: {cycles:#?}"
+            );
+        }
+
+        #[test]
+        fn no_modules_import_each_other_through_any_loop() {
+            let graph = module_imports::Graph::load(&src()).without_test_imports();
+            let cycles = graph.cycles();
+            assert!(cycles.is_empty(), "import loops: {cycles:#?}");
+        }
+
+        #[test]
+        fn no_module_imports_a_layer_above_its_own_or_beside_it() {
+            let graph = module_imports::Graph::load(&src()).without_test_imports();
+            let upward = graph.upward_imports($layers);
+            assert!(upward.is_empty(), "imports against the layers: {upward:#?}");
+        }
+
+        #[test]
+        fn the_model_names_no_database_runtime_http_or_grpc_crate() {
+            let found =
+                module_imports::mentions(&src().join("model"), module_imports::ADAPTER_CRATES);
+            assert!(
+                found.is_empty(),
+                "the model uses an adapter crate: {found:#?}"
+            );
+        }
+
+        #[test]
+        fn the_crate_root_re_exports_nothing() {
+            let re_exports = module_imports::root_re_exports(&src());
+            assert!(
+                re_exports.is_empty(),
+                "the crate root re-exports: {re_exports:?}"
+            );
+        }
+    };
 }
 
 impl Graph {
