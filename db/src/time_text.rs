@@ -1,20 +1,9 @@
 //! Timestamps as every backend stores them: UTC, to the microsecond (PostgreSQL's
 //! precision), within years 1–9999. SQLite keeps them as fixed-width text so that they
 //! sort and compare as text.
+pub use levelrail_types::to_stored_precision;
+use time::OffsetDateTime;
 use time::macros::format_description;
-use time::{OffsetDateTime, UtcOffset};
-
-/// `t` in UTC, truncated to microseconds; `None` outside years 1–9999 (neither RFC 3339
-/// text nor every backend can hold them).
-pub fn to_stored_precision(t: OffsetDateTime) -> Option<OffsetDateTime> {
-    let utc = t
-        .checked_to_offset(UtcOffset::UTC)
-        .filter(|u| (1..=9999).contains(&u.year()))?;
-    Some(
-        utc.replace_nanosecond(utc.nanosecond() / 1_000 * 1_000)
-            .unwrap_or(utc),
-    )
-}
 
 /// Fixed-width RFC 3339 (`2026-12-03T21:05:25.000000Z`); `None` outside years 1–9999.
 pub fn format_timestamp(t: OffsetDateTime) -> Option<String> {

@@ -3,12 +3,14 @@
 //! clients and the server's wiring alike, so a provider is named the same way everywhere
 //! and no layer maps one provider enum onto another; and the one node-name rule, which the
 //! server, the CLI and the web form all check; and the CPU architectures of sizes, agent
-//! binaries and nodes.
+//! binaries and nodes; and the precision every store keeps a timestamp at.
 mod arch;
 mod name;
 mod provider;
+mod stored_time;
 
 pub use arch::CpuArch;
 
 pub use name::{MAX_NODE_NAME_LEN, NameRule, check_node_name};
 pub use provider::{ProviderId, UnknownProvider};
+pub use stored_time::to_stored_precision;

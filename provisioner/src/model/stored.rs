@@ -1,16 +1,12 @@
 //! The precision every store keeps.
-use time::{OffsetDateTime, UtcOffset};
+use levelrail_types::to_stored_precision;
+use time::OffsetDateTime;
 
 use crate::model::ports::StoreError;
 
-/// `t` as every backend stores it: UTC, to the microsecond. Years outside 1..=9999 are
-/// refused (neither backend orders them as it orders the rest).
+/// `t` as every backend stores it ([`to_stored_precision`]); years outside 1..=9999 are a
+/// `Corrupt` error.
 pub fn stored_time(t: OffsetDateTime) -> Result<OffsetDateTime, StoreError> {
-    t.checked_to_offset(UtcOffset::UTC)
-        .filter(|u| (1..=9999).contains(&u.year()))
-        .map(|u| {
-            u.replace_nanosecond(u.nanosecond() / 1_000 * 1_000)
-                .unwrap_or(u)
-        })
+    to_stored_precision(t)
         .ok_or_else(|| StoreError::Corrupt("timestamp outside years 1-9999".into()))
 }
