@@ -1,7 +1,7 @@
 //! Opening a database by DSN.
 use sqlx::migrate::Migrator;
 
-use crate::{Db, Postgres, Sqlite};
+use crate::{ColumnError, Db, Postgres, Sqlite};
 
 /// A service's migrations, one set per dialect, and the table that records them.
 #[derive(Debug, Clone, Copy)]
@@ -19,13 +19,33 @@ pub enum Opened {
     Postgres(Db<Postgres>),
 }
 
-/// Failures to open a database. Never contains the DSN.
+/// A database failure as the stores report it. Never contains the DSN or a value.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     #[error("unsupported database URL: want memory, sqlite://PATH or postgres://…")]
     UnsupportedUrl,
+    /// The database could not be reached or answered with an error: worth a retry.
     #[error("database unavailable")]
-    Unavailable(#[from] sqlx::Error),
+    Unavailable(#[source] sqlx::Error),
+    /// A value the backend cannot hold (a timestamp outside years 1-9999), or a stored one
+    /// that cannot be read: retrying cannot help. Names the problem, never the value.
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+impl From<sqlx::Error> for DbError {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::Encode(why) => DbError::Corrupt(why.to_string()),
+            other => DbError::Unavailable(other),
+        }
+    }
+}
+
+impl From<ColumnError> for DbError {
+    fn from(e: ColumnError) -> Self {
+        DbError::Corrupt(e.to_string())
+    }
 }
 
 /// Opens and migrates the database a DSN names: `sqlite://PATH` or `sqlite:PATH` (the file

@@ -27,18 +27,13 @@ pub async fn open(dsn: &str) -> Result<Arc<dyn CredentialStore>, StoreError> {
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        match e {
-            // A value the backend cannot hold (a timestamp outside years 1-9999): retrying
-            // cannot help. The message names the problem, never the value.
-            sqlx::Error::Encode(why) => StoreError::Corrupt(why.to_string()),
-            other => StoreError::Unavailable(Box::new(other)),
-        }
+        levelrail_db::DbError::from(e).into()
     }
 }
 
 impl From<levelrail_db::ColumnError> for StoreError {
     fn from(e: levelrail_db::ColumnError) -> Self {
-        StoreError::Corrupt(e.to_string())
+        levelrail_db::DbError::from(e).into()
     }
 }
 
@@ -47,6 +42,7 @@ impl From<levelrail_db::DbError> for StoreError {
         match e {
             levelrail_db::DbError::UnsupportedUrl => StoreError::UnsupportedUrl,
             levelrail_db::DbError::Unavailable(e) => StoreError::Unavailable(Box::new(e)),
+            levelrail_db::DbError::Corrupt(why) => StoreError::Corrupt(why),
         }
     }
 }

@@ -40,12 +40,7 @@ pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        match e {
-            // A value the backend cannot hold (a timestamp outside years 1-9999): retrying
-            // cannot help. The message names the problem, never the value.
-            sqlx::Error::Encode(why) => StoreError::Corrupt(why.to_string()),
-            other => StoreError::Unavailable(Box::new(other)),
-        }
+        levelrail_db::DbError::from(e).into()
     }
 }
 
@@ -63,7 +58,7 @@ impl From<sqlx::Error> for InsertProvisionError {
 
 impl From<levelrail_db::ColumnError> for StoreError {
     fn from(e: levelrail_db::ColumnError) -> Self {
-        StoreError::Corrupt(e.to_string())
+        levelrail_db::DbError::from(e).into()
     }
 }
 
@@ -72,6 +67,7 @@ impl From<levelrail_db::DbError> for StoreError {
         match e {
             levelrail_db::DbError::UnsupportedUrl => StoreError::UnsupportedUrl,
             levelrail_db::DbError::Unavailable(e) => StoreError::Unavailable(Box::new(e)),
+            levelrail_db::DbError::Corrupt(why) => StoreError::Corrupt(why),
         }
     }
 }
