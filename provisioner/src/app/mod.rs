@@ -10,7 +10,7 @@ pub mod workflow;
 
 pub use error::{AuthFailure, NodesError};
 pub use nodes::{
-    Clock, DEFAULT_JOIN_TOKEN_TTL, JoinTokenInfo, MAX_JOIN_TOKEN_TTL, NodeIdentity, Nodes,
+    DEFAULT_JOIN_TOKEN_TTL, JoinTokenInfo, MAX_JOIN_TOKEN_TTL, NodeIdentity, Nodes,
     PROVISION_JOIN_TOKEN_TTL, ProgressAuthority,
 };
 pub use orphans::{ADOPTION_TOKEN_TTL, Adoption, Orphans};

@@ -15,7 +15,7 @@ use super::error::NodesError;
 use super::teardown::ServerTeardown;
 use crate::enroll::ControlPlaneCa;
 use crate::model::JoinTokenRecord;
-use crate::model::ports::{EnrollmentListener, NodeStore};
+use crate::model::ports::{Clock, EnrollmentListener, NodeStore};
 use crate::model::{FieldError, NodeName};
 use crate::model::{HeartbeatReport, Node, NodeId, Role};
 use crate::model::{JoinTokenId, MintedJoinToken, constant_time_eq};
@@ -28,9 +28,6 @@ pub const DEFAULT_JOIN_TOKEN_TTL: Duration = Duration::minutes(15);
 pub const PROVISION_JOIN_TOKEN_TTL: Duration = Duration::minutes(60);
 /// The longest TTL accepted.
 pub const MAX_JOIN_TOKEN_TTL: Duration = Duration::hours(24);
-
-/// The source of "now" (replaceable in tests).
-pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;
 
 /// The public facts of a join token (everything but its secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
