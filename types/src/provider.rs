@@ -2,6 +2,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::credential_shape::{CredentialShape, TokenChars, TokenShape};
+
 /// A cloud provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProviderId {
@@ -57,7 +59,44 @@ impl ProviderId {
             ProviderId::Gcp => "Google Cloud",
         }
     }
+
+    /// What an operator pastes to connect it.
+    pub fn credential_shape(self) -> CredentialShape {
+        match self {
+            ProviderId::Hetzner => CredentialShape::Token(&HETZNER_TOKEN),
+            ProviderId::DigitalOcean => CredentialShape::Token(&DIGITALOCEAN_TOKEN),
+            ProviderId::Aws => CredentialShape::AwsKeys,
+            ProviderId::Azure => CredentialShape::AzureServicePrincipal,
+            ProviderId::Gcp => CredentialShape::GoogleServiceAccount,
+        }
+    }
 }
+
+/// Hetzner Cloud project tokens are 64 alphanumerics; 32..=128 are accepted in case the
+/// format grows.
+static HETZNER_TOKEN: TokenShape = TokenShape {
+    prefixes: &[],
+    min_len: 32,
+    max_len: 128,
+    chars: TokenChars::Alphanumeric,
+    rule: "must be 32 to 128 ASCII letters or digits (a Hetzner Cloud API token)",
+    owner: "project",
+    placeholder: "Paste your Hetzner API token",
+    help: "A project API token with Read & Write access.",
+};
+
+/// `^(dop_v1_|doo_v1_)?[0-9a-f]{64}$`: current personal and OAuth tokens, and legacy bare hex.
+static DIGITALOCEAN_TOKEN: TokenShape = TokenShape {
+    prefixes: &["dop_v1_", "doo_v1_"],
+    min_len: 64,
+    max_len: 64,
+    chars: TokenChars::LowerHex,
+    rule: "must be 64 lowercase hexadecimal digits, optionally after dop_v1_ or doo_v1_",
+    owner: "account",
+    placeholder: "Paste your DigitalOcean API token",
+    help: "A personal access token with full access, or the custom scopes the README lists \
+           (droplet, firewall, ssh_key and tag create/read/delete…).",
+};
 
 impl fmt::Display for ProviderId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -67,7 +106,7 @@ impl fmt::Display for ProviderId {
 
 /// An unknown provider name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider, want one of hetzner, digitalocean, aws, azure, gcp")]
+#[error("unknown provider, want one of {}", ProviderId::choices())]
 pub struct UnknownProvider;
 
 impl FromStr for ProviderId {

@@ -86,7 +86,7 @@ fn identity_of(credential: &Credential) -> Kind {
         value[key].as_str().unwrap_or_default().to_owned()
     };
     match credential {
-        Credential::Hetzner(_) | Credential::Digitalocean(_) => {
+        Credential::ApiToken(_) | Credential::Hetzner(_) | Credential::Digitalocean(_) => {
             Kind::Token(TokenIdentity::default())
         }
         Credential::Aws(aws) => Kind::Aws(AwsIdentity {

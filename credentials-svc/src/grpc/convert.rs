@@ -2,6 +2,7 @@
 use levelrail_proto::credentials::internal::v1 as bpb;
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
+use levelrail_types::CredentialShape;
 use secrecy::{ExposeSecret as _, SecretString};
 use time::OffsetDateTime;
 
@@ -23,7 +24,7 @@ pub(crate) fn provider_from_proto(value: i32) -> Result<ProviderId, FieldError> 
         Ok(known) => ProviderId::try_from(known).map_err(|_| field("provider", "is required")),
         Err(_) => Err(field(
             "provider",
-            "is not a known provider (hetzner, digitalocean, aws, azure, gcp)",
+            &format!("is not a known provider ({})", ProviderId::choices()),
         )),
     }
 }
@@ -34,28 +35,29 @@ pub(crate) fn provider_to_proto(p: ProviderId) -> pb::Provider {
 }
 
 /// A SetCredential request → validated-later input. The shape must match the provider.
-pub(crate) fn input_from_proto(
-    req: pb::SetCredentialRequest,
-) -> Result<CredentialInput, FieldError> {
+pub fn input_from_proto(req: pb::SetCredentialRequest) -> Result<CredentialInput, FieldError> {
     let provider = provider_from_proto(req.provider)?;
     let credential = req
         .credential
         .ok_or_else(|| field("credential", "is required"))?;
+    let token = |provider: ProviderId, t: pb::ApiToken| CredentialInput::Token {
+        provider,
+        token: t.token.into(),
+    };
     let (shape, input) = match credential {
-        Credential::Hetzner(t) => (
-            ProviderId::Hetzner,
-            CredentialInput::Token {
-                provider: ProviderId::Hetzner,
-                token: t.token.into(),
-            },
-        ),
-        Credential::Digitalocean(t) => (
-            ProviderId::DigitalOcean,
-            CredentialInput::Token {
-                provider: ProviderId::DigitalOcean,
-                token: t.token.into(),
-            },
-        ),
+        Credential::ApiToken(t) => match provider.credential_shape() {
+            CredentialShape::Token(_) => (provider, token(provider, t)),
+            _ => {
+                return Err(field(
+                    "credential",
+                    &format!("is an api_token, which is not a {provider} credential"),
+                ));
+            }
+        },
+        Credential::Hetzner(t) => (ProviderId::Hetzner, token(ProviderId::Hetzner, t)),
+        Credential::Digitalocean(t) => {
+            (ProviderId::DigitalOcean, token(ProviderId::DigitalOcean, t))
+        }
         Credential::Aws(a) => (
             ProviderId::Aws,
             CredentialInput::Aws {

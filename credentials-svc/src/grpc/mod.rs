@@ -7,4 +7,5 @@ mod credentials;
 mod status;
 
 pub use broker::BrokerService;
+pub use convert::input_from_proto as credential_input;
 pub use credentials::CredentialsGrpc;

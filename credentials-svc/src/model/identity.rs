@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CredentialIdentity {
-    /// Hetzner / DigitalOcean API token: nothing about the token is shown.
+    /// A bare API token: nothing about the token is shown.
     Token {
         /// Project or account learnt by verification.
         #[serde(default)]

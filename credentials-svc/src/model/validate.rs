@@ -58,7 +58,7 @@ impl FieldError {
 
 /// Raw operator input, with the secrets already wrapped. Nothing here has been validated.
 pub enum CredentialInput {
-    /// A bare API token (Hetzner or DigitalOcean only).
+    /// A bare API token, for a cloud whose credential is one ([`levelrail_types::CredentialShape::Token`]).
     Token {
         /// Which provider the token is for.
         provider: ProviderId,
@@ -159,9 +159,9 @@ impl fmt::Debug for ParsedCredential {
 
 /// The validated secret payload of one credential.
 pub enum CredentialSecret {
-    /// Hetzner or DigitalOcean API token.
+    /// A bare API token ([`levelrail_types::CredentialShape::Token`]).
     Token {
-        /// Hetzner or DigitalOcean.
+        /// A cloud whose credential is a token.
         provider: ProviderId,
         /// The trimmed token.
         token: SecretString,

@@ -11,9 +11,9 @@ use super::{Api, ApiError};
 /// shows them.
 #[derive(Clone)]
 pub enum CredentialInput {
-    /// Hetzner or DigitalOcean API token.
+    /// A bare API token, for a cloud whose credential is one.
     Token {
-        /// Which of the two.
+        /// Which cloud.
         provider: Provider,
         token: String,
     },
@@ -66,11 +66,7 @@ impl CredentialInput {
     fn into_request(self) -> SetCredentialRequest {
         let provider = self.provider();
         let credential = match self {
-            Self::Token {
-                provider: Provider::Digitalocean,
-                token,
-            } => Credential::Digitalocean(ApiToken { token }),
-            Self::Token { token, .. } => Credential::Hetzner(ApiToken { token }),
+            Self::Token { token, .. } => Credential::ApiToken(ApiToken { token }),
             Self::Aws {
                 access_key_id,
                 secret_access_key,

@@ -18,7 +18,8 @@ pub enum InputKind {
 #[component]
 pub fn Field(
     /// Element id (also the test id).
-    id: &'static str,
+    #[prop(into)]
+    id: String,
     /// Visible label.
     label: &'static str,
     /// Text, password or text area.
@@ -64,8 +65,8 @@ pub fn Field(
     let control = match kind {
         InputKind::TextArea => view! {
             <textarea
-                id=id
-                name=id
+                id=id.clone()
+                name=id.clone()
                 rows="3"
                 spellcheck="false"
                 placeholder=placeholder
@@ -78,8 +79,8 @@ pub fn Field(
         .into_any(),
         InputKind::Text | InputKind::Password => view! {
             <input
-                id=id
-                name=id
+                id=id.clone()
+                name=id.clone()
                 type=if kind == InputKind::Password { "password" } else { "text" }
                 autocomplete=if kind == InputKind::Password { "new-password" } else { "off" }
                 spellcheck="false"

@@ -7,7 +7,8 @@ use crate::api::types::{Provider, ProviderStatus};
 use crate::api::{ApiError, CredentialInput, use_api};
 use crate::components::field::{Field, InputKind};
 use crate::logic::fields::field_below;
-use crate::logic::providers::{label, slug};
+use crate::logic::providers::{credential_shape, label, slug, token_path};
+use levelrail_types::CredentialShape;
 
 /// The field values of every provider shape (only those of this provider are shown).
 #[derive(Debug, Clone, Copy)]
@@ -58,12 +59,12 @@ impl Values {
     /// The request input, or `None` while a required field is empty.
     fn input(&self, provider: Provider) -> Option<CredentialInput> {
         let t = |s: RwSignal<String>| s.get().trim().to_owned();
-        match provider {
-            Provider::Hetzner | Provider::Digitalocean => {
+        match credential_shape(provider)? {
+            CredentialShape::Token(_) => {
                 let token = t(self.token);
                 (!token.is_empty()).then_some(CredentialInput::Token { provider, token })
             }
-            Provider::Aws => {
+            CredentialShape::AwsKeys => {
                 let ambient = self.ambient.get();
                 let (key, secret) = match ambient {
                     true => (String::new(), String::new()),
@@ -85,33 +86,29 @@ impl Values {
                     use_ambient_credentials: ambient,
                 })
             }
-            Provider::Azure | Provider::Gcp => {
+            CredentialShape::AzureServicePrincipal => {
                 let json = t(self.json);
-                if json.is_empty() {
-                    return None;
-                }
-                Some(match provider {
-                    Provider::Azure => CredentialInput::Azure { json },
-                    _ => CredentialInput::Gcp {
-                        json,
-                        project_id: t(self.project_id),
-                    },
+                (!json.is_empty()).then_some(CredentialInput::Azure { json })
+            }
+            CredentialShape::GoogleServiceAccount => {
+                let json = t(self.json);
+                (!json.is_empty()).then(|| CredentialInput::Gcp {
+                    json,
+                    project_id: t(self.project_id),
                 })
             }
-            Provider::Unspecified => None,
         }
     }
 }
 
 /// The field paths of the inputs a provider's form shows (for placing server errors).
-fn visible_paths(provider: Provider, ambient: bool) -> Vec<&'static str> {
-    match provider {
-        Provider::Hetzner => vec!["hetzner.token"],
-        Provider::Digitalocean => vec!["digitalocean.token"],
-        Provider::Aws if ambient => {
-            vec!["aws.use_ambient_credentials", "aws.region", "aws.role_arn"]
+fn visible_paths(provider: Provider, ambient: bool) -> Vec<String> {
+    let paths: &[&str] = match credential_shape(provider) {
+        Some(CredentialShape::Token(_)) => return vec![token_path(provider)],
+        Some(CredentialShape::AwsKeys) if ambient => {
+            &["aws.use_ambient_credentials", "aws.region", "aws.role_arn"]
         }
-        Provider::Aws => vec![
+        Some(CredentialShape::AwsKeys) => &[
             "aws.use_ambient_credentials",
             "aws.access_key_id",
             "aws.secret_access_key",
@@ -119,10 +116,11 @@ fn visible_paths(provider: Provider, ambient: bool) -> Vec<&'static str> {
             "aws.region",
             "aws.role_arn",
         ],
-        Provider::Azure => vec!["azure.json"],
-        Provider::Gcp => vec!["gcp.json", "gcp.project_id"],
-        Provider::Unspecified => vec![],
-    }
+        Some(CredentialShape::AzureServicePrincipal) => &["azure.json"],
+        Some(CredentialShape::GoogleServiceAccount) => &["gcp.json", "gcp.project_id"],
+        None => &[],
+    };
+    paths.iter().map(|p| (*p).to_owned()).collect()
 }
 
 /// The form. `on_saved` receives the card the server returned.
@@ -181,43 +179,38 @@ pub fn ProviderForm(
             error.set(None);
         }
     });
-    let stored_help = move |fresh: &'static str| {
+    let stored_help = move |fresh: String| {
         Signal::derive(move || {
             match connected.get() {
             true => "A credential is already stored. Paste a new one to replace it; it is never shown again.".to_owned(),
-            false => fresh.to_owned(),
+            false => fresh.clone(),
         }
         })
     };
-    let fields = match provider {
-        Provider::Hetzner | Provider::Digitalocean => {
-            let (id, path, help) = match provider {
-                Provider::Hetzner => ("hetzner-token", "hetzner.token", "A project API token with Read & Write access. Never echoed back once saved."),
-                _ => ("digitalocean-token", "digitalocean.token", "A personal access token with full access, or the custom scopes the README lists (droplet, firewall, ssh_key and tag create/read/delete…). Never echoed back once saved."),
-            };
-            let placeholder = match provider {
-                Provider::Hetzner => "Paste your Hetzner API token",
-                _ => "Paste your DigitalOcean API token",
-            };
+    let fields = match credential_shape(provider) {
+        Some(CredentialShape::Token(shape)) => {
+            let path = token_path(provider);
+            let error = Signal::derive(move || error.get().and_then(|e| e.message_for(&path)));
+            let help = format!("{} Never echoed back once saved.", shape.help);
             view! {
-                <Field id=id label="API token" kind=InputKind::Password value=values.token
-                    error=err(path) help=stored_help(help) placeholder=placeholder on_edit=clear/>
+                <Field id=format!("{slug}-token") label="API token" kind=InputKind::Password value=values.token
+                    error=error help=stored_help(help) placeholder=shape.placeholder on_edit=clear/>
             }
             .into_any()
         }
-        Provider::Aws => aws_fields(values, err, clear, stored_help).into_any(),
-        Provider::Azure => view! {
+        Some(CredentialShape::AwsKeys) => aws_fields(values, err, clear, stored_help).into_any(),
+        Some(CredentialShape::AzureServicePrincipal) => view! {
             <Field id="azure-json" label="Service principal (JSON)" kind=InputKind::Password value=values.json
                 error=err("azure.json") on_edit=clear
                 placeholder=r#"{"tenant_id":"…","client_id":"…","client_secret":"…","subscription_id":"…","resource_group":"…"}"#
-                help=stored_help("Single-line JSON of an app registration with Contributor on one existing resource group (and Reader on the subscription for the region and size pickers). For workload identity federation use federated_token_file instead of client_secret.")/>
+                help=stored_help("Single-line JSON of an app registration with Contributor on one existing resource group (and Reader on the subscription for the region and size pickers). For workload identity federation use federated_token_file instead of client_secret.".to_owned())/>
         }
         .into_any(),
-        Provider::Gcp | Provider::Unspecified => view! {
+        Some(CredentialShape::GoogleServiceAccount) | None => view! {
             <Field id="gcp-json" label="Service account key (JSON)" kind=InputKind::Password value=values.json
                 error=err("gcp.json") on_edit=clear
                 placeholder="Paste the service account key JSON, minified to one line"
-                help=stored_help("A service-account key with the Compute Instance Admin (v1) and Compute Security Admin roles (the deny-ingress firewall needs the latter), pasted as-is (its project_id names the project), or a workload identity federation (external_account) file. A VPC network named default must exist.")/>
+                help=stored_help("A service-account key with the Compute Instance Admin (v1) and Compute Security Admin roles (the deny-ingress firewall needs the latter), pasted as-is (its project_id names the project), or a workload identity federation (external_account) file. A VPC network named default must exist.".to_owned())/>
             <Field id="gcp-project-id" label="Project ID (federation only)" kind=InputKind::Text value=values.project_id
                 error=err("gcp.project_id") placeholder="my-project" on_edit=clear
                 help=Signal::derive(|| "Required with an external_account file, which names no project; ignored for a service-account key.".to_owned())/>
@@ -249,7 +242,7 @@ fn aws_fields(
     values: Values,
     err: impl Fn(&'static str) -> Signal<Option<String>> + Copy + Send + Sync + 'static,
     clear: Callback<()>,
-    stored_help: impl Fn(&'static str) -> Signal<String> + Copy + Send + Sync + 'static,
+    stored_help: impl Fn(String) -> Signal<String> + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let ambient_error = err("aws.use_ambient_credentials");
     view! {
@@ -270,7 +263,7 @@ fn aws_fields(
                 error=err("aws.access_key_id") placeholder="AKIA…" on_edit=clear/>
             <Field id="aws-secret-access-key" label="Secret access key" kind=InputKind::Password
                 value=values.secret_access_key error=err("aws.secret_access_key") on_edit=clear
-                help=stored_help("Never echoed back once saved.")/>
+                help=stored_help("Never echoed back once saved.".to_owned())/>
             <Field id="aws-session-token" label="Session token (optional)" kind=InputKind::Password
                 value=values.session_token error=err("aws.session_token") on_edit=clear
                 help=Signal::derive(|| "For temporary credentials (ASIA… keys).".to_owned())/>

@@ -1,6 +1,6 @@
 //! The clouds' URL-safe slugs and labels (the order of the cards is the server's).
 use levelrail_proto::credentials::v1::Provider;
-use levelrail_types::ProviderId;
+use levelrail_types::{CredentialShape, ProviderId};
 
 /// The slug used in element ids and test ids (`hetzner`, `digitalocean`, `aws`, `azure`,
 /// `gcp`).
@@ -11,6 +11,19 @@ pub fn slug(p: Provider) -> &'static str {
 /// The human label.
 pub fn label(p: Provider) -> &'static str {
     ProviderId::try_from(p).map_or("Unknown provider", ProviderId::display_name)
+}
+
+/// What the provider's credential form asks for (`None` for a provider this app does not
+/// know).
+pub fn credential_shape(p: Provider) -> Option<CredentialShape> {
+    ProviderId::try_from(p)
+        .ok()
+        .map(ProviderId::credential_shape)
+}
+
+/// The field path of a token cloud's token (`hetzner.token`), as server errors name it.
+pub fn token_path(p: Provider) -> String {
+    format!("{}.token", slug(p))
 }
 
 #[cfg(test)]

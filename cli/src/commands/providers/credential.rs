@@ -3,6 +3,7 @@
 use clap::Args;
 use levelrail_proto::credentials::v1::set_credential_request::Credential;
 use levelrail_proto::credentials::v1::{ApiToken, AwsCredential, JsonDocument, Provider};
+use levelrail_types::{CredentialShape, ProviderId};
 use secrecy::{ExposeSecret as _, SecretString};
 
 use crate::context::Context;
@@ -79,17 +80,19 @@ pub(crate) fn build(
     if args.provider_token.is_some() {
         ctx.warn(&format!("--provider-token {HISTORY_WARNING}"))?;
     }
-    match provider {
-        Provider::Hetzner => Ok(Credential::Hetzner(api_token(args, ctx)?)),
-        Provider::Digitalocean => Ok(Credential::Digitalocean(api_token(args, ctx)?)),
-        Provider::Aws => Ok(Credential::Aws(aws(args, ctx)?)),
-        Provider::Azure => Ok(Credential::Azure(json_document(
+    let Ok(id) = ProviderId::try_from(provider) else {
+        return Err(CliError::usage(crate::provider::PROVIDER_REQUIRED));
+    };
+    match id.credential_shape() {
+        CredentialShape::Token(_) => Ok(Credential::ApiToken(api_token(args, ctx)?)),
+        CredentialShape::AwsKeys => Ok(Credential::Aws(aws(args, ctx)?)),
+        CredentialShape::AzureServicePrincipal => Ok(Credential::Azure(json_document(
             args,
             ctx,
             "Service principal JSON: ",
             "service principal JSON",
         )?)),
-        Provider::Gcp => {
+        CredentialShape::GoogleServiceAccount => {
             let mut document = json_document(
                 args,
                 ctx,
@@ -99,7 +102,6 @@ pub(crate) fn build(
             document.project_id = args.project_id.clone().unwrap_or_default();
             Ok(Credential::Gcp(document))
         }
-        Provider::Unspecified => Err(CliError::usage(crate::provider::PROVIDER_REQUIRED)),
     }
 }
 

@@ -6,6 +6,7 @@ use levelrail_proto::credentials::v1::{
     AwsIdentity, AzureIdentity, CredentialIdentity, GcpIdentity, Provider, ProviderStatus,
     VerificationResult,
 };
+use levelrail_types::{CredentialShape, ProviderId};
 use serde_json::{Value, json};
 
 use crate::output::{rfc3339, rfc3339_seconds, table as render_table};
@@ -37,10 +38,17 @@ fn identity_summary(status: &ProviderStatus) -> String {
     let summary = match kind {
         None => String::new(),
         Some(Kind::Token(token)) if token.account.is_empty() => "api token".to_owned(),
-        Some(Kind::Token(token)) => match Provider::try_from(status.provider) {
-            Ok(Provider::Hetzner) => format!("project {}", token.account),
-            _ => format!("account {}", token.account),
-        },
+        Some(Kind::Token(token)) => {
+            let owner = Provider::try_from(status.provider)
+                .ok()
+                .and_then(|p| ProviderId::try_from(p).ok())
+                .and_then(|p| match p.credential_shape() {
+                    CredentialShape::Token(shape) => Some(shape.owner),
+                    _ => None,
+                })
+                .unwrap_or("account");
+            format!("{owner} {}", token.account)
+        }
         Some(Kind::Aws(aws)) => aws_summary(aws),
         Some(Kind::Azure(azure)) => azure_summary(azure),
         Some(Kind::Gcp(gcp)) => gcp_summary(gcp),

@@ -3,6 +3,7 @@
 //! fields, with `null` for an absent optional secret.
 use std::io;
 
+use levelrail_types::CredentialShape;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value};
 use zeroize::{Zeroize, Zeroizing};
@@ -135,17 +136,17 @@ pub(super) fn decode(provider: ProviderId, bytes: &[u8]) -> Result<CredentialSec
             "does not match the expected provider",
         ));
     }
-    match provider {
-        ProviderId::Hetzner | ProviderId::DigitalOcean => {
+    match provider.credential_shape() {
+        CredentialShape::Token(_) => {
             obj.deny_unknown(&["v", "provider", "token"])?;
             Ok(CredentialSecret::Token {
                 provider,
                 token: secret(&obj, "token")?,
             })
         }
-        ProviderId::Aws => decode_aws(&obj),
-        ProviderId::Azure => decode_azure(&obj),
-        ProviderId::Gcp => decode_gcp(&obj),
+        CredentialShape::AwsKeys => decode_aws(&obj),
+        CredentialShape::AzureServicePrincipal => decode_azure(&obj),
+        CredentialShape::GoogleServiceAccount => decode_gcp(&obj),
     }
 }
 

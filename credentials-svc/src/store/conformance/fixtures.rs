@@ -3,19 +3,22 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use crate::model::ports::{CredentialRecord, CredentialStore};
+use levelrail_types::CredentialShape;
+
 use crate::model::{CredentialIdentity, ProviderId, Verification};
 use crate::store::codec::to_stored_precision;
 
 /// A distinct identity per provider, covering every identity variant.
 pub(super) fn identity_for(provider: ProviderId) -> CredentialIdentity {
-    match provider {
-        ProviderId::Hetzner => CredentialIdentity::Token {
-            account: "project-42".into(),
+    match provider.credential_shape() {
+        // One token cloud with an account learnt, one without.
+        CredentialShape::Token(_) => CredentialIdentity::Token {
+            account: match provider {
+                ProviderId::DigitalOcean => String::new(),
+                _ => format!("{provider}-project-42"),
+            },
         },
-        ProviderId::DigitalOcean => CredentialIdentity::Token {
-            account: String::new(),
-        },
-        ProviderId::Aws => CredentialIdentity::Aws {
+        CredentialShape::AwsKeys => CredentialIdentity::Aws {
             mode: "static".into(),
             access_key_id_last4: "WXYZ".into(),
             region: "eu-central-1".into(),
@@ -23,7 +26,7 @@ pub(super) fn identity_for(provider: ProviderId) -> CredentialIdentity {
             has_session_token: true,
             account: "123456789012".into(),
         },
-        ProviderId::Azure => CredentialIdentity::Azure {
+        CredentialShape::AzureServicePrincipal => CredentialIdentity::Azure {
             tenant_id: "00000000-0000-0000-0000-000000000001".into(),
             client_id: "00000000-0000-0000-0000-000000000002".into(),
             subscription_id: "00000000-0000-0000-0000-000000000003".into(),
@@ -31,7 +34,7 @@ pub(super) fn identity_for(provider: ProviderId) -> CredentialIdentity {
             auth_mode: "federated_token_file".into(),
             federated_token_file: "/var/run/secrets/azure/token".into(),
         },
-        ProviderId::Gcp => CredentialIdentity::Gcp {
+        CredentialShape::GoogleServiceAccount => CredentialIdentity::Gcp {
             project_id: "levelrail-test".into(),
             client_email: "lr@levelrail-test.iam.gserviceaccount.com".into(),
             private_key_id: "0123456789abcdef".into(),
