@@ -40,8 +40,9 @@ impl ErrorKind {
 }
 
 /// What a failure means for the caller's next step, beyond its kind. It is decided once,
-/// from the provider's error code, when the error is made ([`Reason::of`], the only place
-/// provider codes are compared), so control flow never branches on a provider's strings.
+/// from the provider's error code, when the error is made ([`Reason::of`], which asks the
+/// cloud's own table: the only place provider codes are compared), so control flow never
+/// branches on a provider's strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Reason {
     /// Nothing more than the kind says.
@@ -78,41 +79,10 @@ pub enum Reason {
 impl Reason {
     /// The reason of `code` from `provider` (codes of this client's own making included).
     pub fn of(provider: ProviderId, code: &str) -> Reason {
-        use ProviderId::{Aws, Azure, DigitalOcean, Gcp, Hetzner};
-        match (provider, code) {
-            (Gcp, "alreadyExists" | "RESOURCE_ALREADY_EXISTS")
-            | (
-                Aws,
-                "InvalidKeyPair.Duplicate"
-                | "InvalidGroup.Duplicate"
-                | "InvalidPermission.Duplicate",
-            )
-            | (Hetzner, "uniqueness_error") => Reason::AlreadyExists,
-            (Aws, "IdempotentParameterMismatch") => Reason::IdempotencyMismatch,
-            (Aws, "DryRunOperation") => Reason::DryRunPassed,
-            (
-                Aws,
-                "InsufficientInstanceCapacity"
-                | "Unsupported"
-                | "InsufficientFreeAddressesInSubnet",
-            ) => Reason::ZonalCapacity,
-            (Hetzner, "invalid_input") => Reason::InvalidInput,
-            (Hetzner, "resource_in_use" | "conflict" | "locked") | (Aws, "DependencyViolation") => {
-                Reason::InUse
-            }
-            (DigitalOcean | Gcp | Hetzner | Azure | Aws, "unexpected_response") => {
-                Reason::UnexpectedResponse
-            }
-            (Aws, "ExpiredToken" | "ExpiredTokenException" | "RequestExpired")
-            | (Azure, "ExpiredAuthenticationToken" | "InvalidAuthenticationToken")
-            | (Gcp, "authError" | "UNAUTHENTICATED") => Reason::GrantExpired,
-            (
-                Azure | Gcp | Aws,
-                "missing_subscription_reader"
-                | "resource_group_missing"
-                | "missing_default_network",
-            ) => Reason::AccountSetup,
-            _ => Reason::Unspecified,
+        match code {
+            // Every client's own code for an answer it could not read.
+            "unexpected_response" => Reason::UnexpectedResponse,
+            _ => (crate::cloud_of(provider).reason)(code),
         }
     }
 }

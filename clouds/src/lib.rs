@@ -10,6 +10,7 @@ use async_trait::async_trait;
 pub mod aws;
 pub mod azure;
 pub mod catalog;
+pub mod cloud;
 pub mod digitalocean;
 pub mod error;
 pub mod gcp;
@@ -22,6 +23,33 @@ mod ssh;
 pub use error::{ErrorKind, ProviderError, Reason};
 
 pub use levelrail_types::ProviderId;
+
+use cloud::{Cloud, Settings};
+use registry::Clients;
+
+/// The description of `id`: the one table of clouds, an exhaustive `match`, so a new
+/// variant is refused until its cloud is listed here.
+pub fn cloud_of(id: ProviderId) -> &'static Cloud {
+    match id {
+        ProviderId::Hetzner => &hetzner::CLOUD,
+        ProviderId::DigitalOcean => &digitalocean::CLOUD,
+        ProviderId::Aws => &aws::CLOUD,
+        ProviderId::Azure => &azure::CLOUD,
+        ProviderId::Gcp => &gcp::CLOUD,
+    }
+}
+
+/// Every cloud, in card order.
+pub fn all_clouds() -> impl Iterator<Item = &'static Cloud> {
+    ProviderId::ALL.into_iter().map(cloud_of)
+}
+
+/// A client for every cloud, at the endpoints of `settings`.
+pub fn clients(settings: &Settings) -> Clients {
+    all_clouds().fold(Clients::default(), |clients, c| {
+        clients.with(c.id, (c.spec)(settings))
+    })
+}
 
 /// A region / location / zone.
 #[derive(Debug, Clone, PartialEq, Eq)]

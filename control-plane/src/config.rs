@@ -4,6 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
+use levelrail_clouds::ProviderId;
+use levelrail_clouds::all_clouds;
 use secrecy::SecretString;
 
 /// `levelrail serve` options.
@@ -19,7 +21,7 @@ pub struct ServeConfig {
     /// Agent listener (TLS with a certificate from the control-plane CA).
     #[arg(long, env = "LEVELRAIL_AGENT_LISTEN", default_value = "127.0.0.1:9443")]
     pub agent_listen: SocketAddr,
-    /// Run the simulated Hetzner and DigitalOcean clouds, so the wizard works without a
+    /// Run simulated clouds (every cloud Levelrail supports), so the wizard works without a
     /// cloud account.
     #[arg(long)]
     pub demo: bool,
@@ -61,28 +63,6 @@ pub struct ServeConfig {
     /// if present.
     #[arg(long, env = "LEVELRAIL_WEB_DIR")]
     pub web_dir: Option<PathBuf>,
-    /// Hetzner Cloud API base URL (proxies, tests).
-    #[arg(
-        long,
-        env = "LEVELRAIL_HETZNER_API_URL",
-        default_value = "https://api.hetzner.cloud/v1"
-    )]
-    pub hetzner_api_url: String,
-    /// DigitalOcean API base URL (proxies, tests).
-    #[arg(
-        long,
-        env = "LEVELRAIL_DIGITALOCEAN_API_URL",
-        default_value = "https://api.digitalocean.com/v2"
-    )]
-    pub digitalocean_api_url: String,
-    /// AWS EC2 endpoint for every region (proxies, VPC endpoints, tests, moto). Default:
-    /// AWS's regional endpoints.
-    #[arg(long, env = "LEVELRAIL_AWS_ENDPOINT_URL")]
-    pub aws_endpoint_url: Option<String>,
-    /// AWS STS endpoint (token exchange and identity checks). Default: AWS's regional
-    /// STS endpoint.
-    #[arg(long, env = "LEVELRAIL_AWS_STS_URL")]
-    pub aws_sts_url: Option<String>,
     /// Subnets to launch AWS instances in, per region (`eu-west-1=subnet-0abc,…`); the
     /// VPC is the subnet's. Regions not named use the default VPC's default subnet.
     #[arg(
@@ -147,83 +127,60 @@ pub struct ServeConfig {
     /// Maximum concurrent requests on the public listener.
     #[arg(long, default_value_t = 512)]
     pub max_concurrent_requests: usize,
-    /// Azure and GCP token endpoints and APIs.
+    /// The clouds' API endpoints: `--hetzner-api-url`, `--aws-endpoint-url`,
+    /// `--gcp-token-url`, … (one per endpoint a cloud declares).
     #[command(flatten)]
-    pub azure_gcp: AzureGcpEndpoints,
-}
-
-/// Where the Azure and GCP token endpoints and APIs live (proxies, sovereign clouds, private
-/// endpoints, tests). The defaults are the public clouds.
-#[derive(Debug, Clone, Args)]
-pub struct AzureGcpEndpoints {
-    /// Azure AD authority; tokens come from `<authority>/<tenant>/oauth2/v2.0/token`.
-    #[arg(
-        long,
-        env = "LEVELRAIL_AZURE_AUTHORITY_URL",
-        default_value = "https://login.microsoftonline.com"
-    )]
-    pub azure_authority_url: String,
-    /// Azure Resource Manager base URL.
-    #[arg(
-        long,
-        env = "LEVELRAIL_AZURE_ARM_URL",
-        default_value = "https://management.azure.com"
-    )]
-    pub azure_arm_url: String,
-    /// Google OAuth token endpoint (service-account keys).
-    #[arg(
-        long,
-        env = "LEVELRAIL_GCP_TOKEN_URL",
-        default_value = "https://oauth2.googleapis.com/token"
-    )]
-    pub gcp_token_url: String,
-    /// Google STS token endpoint (workload identity federation).
-    #[arg(
-        long,
-        env = "LEVELRAIL_GCP_STS_URL",
-        default_value = "https://sts.googleapis.com/v1/token"
-    )]
-    pub gcp_sts_url: String,
-    /// Google IAM Credentials base URL (service-account impersonation after federation).
-    #[arg(
-        long,
-        env = "LEVELRAIL_GCP_IAM_CREDENTIALS_URL",
-        default_value = "https://iamcredentials.googleapis.com"
-    )]
-    pub gcp_iam_credentials_url: String,
-    /// Compute Engine v1 base URL.
-    #[arg(
-        long,
-        env = "LEVELRAIL_GCP_COMPUTE_URL",
-        default_value = "https://compute.googleapis.com/compute/v1"
-    )]
-    pub gcp_compute_url: String,
-    /// Cloud Resource Manager v3 base URL (the probe's `projects.testIamPermissions`).
-    #[arg(
-        long,
-        env = "LEVELRAIL_GCP_RESOURCE_MANAGER_URL",
-        default_value = "https://cloudresourcemanager.googleapis.com/v3"
-    )]
-    pub gcp_resource_manager_url: String,
+    pub cloud_endpoints: CloudEndpoints,
     /// A PEM file of extra root certificates the Azure and GCP clients trust next to the
     /// system's (a TLS-inspecting proxy, a private endpoint).
     #[arg(long, env = "LEVELRAIL_CLOUD_CA_FILE")]
     pub cloud_ca_file: Option<PathBuf>,
 }
 
-impl Default for AzureGcpEndpoints {
-    /// The public clouds (the flags' defaults).
-    fn default() -> Self {
-        Self {
-            azure_authority_url: "https://login.microsoftonline.com".into(),
-            azure_arm_url: "https://management.azure.com".into(),
-            gcp_token_url: "https://oauth2.googleapis.com/token".into(),
-            gcp_sts_url: "https://sts.googleapis.com/v1/token".into(),
-            gcp_iam_credentials_url: "https://iamcredentials.googleapis.com".into(),
-            gcp_compute_url: "https://compute.googleapis.com/compute/v1".into(),
-            gcp_resource_manager_url: "https://cloudresourcemanager.googleapis.com/v3".into(),
-            cloud_ca_file: None,
-        }
+/// The clouds' API endpoints as given, for proxies, sovereign clouds, private endpoints and
+/// tests: one flag and environment variable for each endpoint a cloud declares
+/// ([`levelrail_clouds::cloud::Endpoint`]), with the public cloud's URL as its default.
+#[derive(Debug, Clone, Default)]
+pub struct CloudEndpoints {
+    /// The URLs, by cloud and endpoint key.
+    pub urls: Vec<(ProviderId, &'static str, String)>,
+}
+
+impl clap::FromArgMatches for CloudEndpoints {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let urls = all_clouds()
+            .flat_map(|c| c.endpoints.iter().map(move |e| (c.id, e)))
+            .filter_map(|(id, e)| {
+                let url = matches.get_one::<String>(e.flag)?;
+                Some((id, e.key, url.clone()))
+            })
+            .collect();
+        Ok(Self { urls })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for CloudEndpoints {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        all_clouds().flat_map(|c| c.endpoints).fold(cmd, |cmd, e| {
+            let arg = clap::Arg::new(e.flag)
+                .long(e.flag)
+                .env(e.env)
+                .value_name("URL")
+                .help(e.help);
+            cmd.arg(match e.default {
+                Some(default) => arg.default_value(default),
+                None => arg,
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
     }
 }
 
@@ -282,5 +239,22 @@ mod tests {
         let refused = Serve::try_parse_from(["serve", "--demo-full-regions", "fsn1"])
             .expect_err("needs --demo");
         assert!(refused.to_string().contains("--demo"), "{refused}");
+    }
+
+    #[test]
+    fn every_cloud_endpoint_has_a_flag_with_the_public_default() {
+        let parsed = Serve::try_parse_from(["serve", "--hetzner-api-url", "http://127.0.0.1:1/v1"])
+            .expect("parses");
+        let urls = &parsed.serve.cloud_endpoints.urls;
+        assert!(urls.contains(&(ProviderId::Hetzner, "api", "http://127.0.0.1:1/v1".into())));
+        assert!(urls.contains(&(
+            ProviderId::Gcp,
+            "token",
+            "https://oauth2.googleapis.com/token".into()
+        )));
+        // No default: AWS's regional endpoints are the client's own.
+        assert!(!urls.iter().any(|(id, _, _)| *id == ProviderId::Aws));
+        let flags = all_clouds().flat_map(|c| c.endpoints).count();
+        assert_eq!(flags, 11, "the endpoint flags of the five clouds");
     }
 }

@@ -1,7 +1,6 @@
-//! Demo mode (`levelrail serve --demo`): the simulated Hetzner, DigitalOcean, AWS (EC2 +
-//! STS), Azure (AAD + ARM, over HTTPS with a demo CA) and GCP (OAuth + Compute) clouds run
-//! in-process, with demo credentials stored for them, so a newcomer can run the whole Add
-//! node wizard without a cloud account. Each server that reaches `running` boots through
+//! Demo mode (`levelrail serve --demo`): a simulated cloud for every cloud Levelrail
+//! supports (`levelrail_sim::demo`) runs in-process, with demo credentials stored for them,
+//! so a newcomer can run the whole Add node wizard without a cloud account. Each server that reaches `running` boots through
 //! the boot harness (`levelrail_sim::boot`): its user-data runs as cloud-init would run
 //! it, so the node downloads the control plane's agent binary over TLS, checks its SHA-256,
 //! reports its steps with the real `report-progress` script and starts the downloaded
@@ -11,34 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use levelrail_clouds::aws::AwsSettings;
+use levelrail_clouds::cloud::Settings;
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_clouds::{CreateServer, Ownership};
 use levelrail_credentials::app::Credentials;
-use levelrail_credentials::model::{CredentialInput, ProviderId};
+use levelrail_credentials::model::ProviderId;
 use levelrail_sim::boot::{BootHarness, BootOptions};
+use levelrail_sim::demo::{DemoCloud, DemoOptions};
 use levelrail_sim::fakes::BootHook;
-use levelrail_sim::fakes::aws::{FakeAws, FakeAwsConfig, FakeAwsHandle};
-use levelrail_sim::fakes::azure::{FakeAzure, FakeAzureConfig, FakeAzureHandle};
-use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
-use levelrail_sim::fakes::gcp::{FakeGcp, FakeGcpConfig, FakeGcpHandle};
-use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
-use secrecy::SecretString;
 use tracing::info;
-
-use crate::config::AzureGcpEndpoints;
-use crate::providers::{AzureGcp, Endpoints};
-
-/// The demo Hetzner token (64 alphanumerics, accepted only by the demo cloud).
-const DEMO_HETZNER_TOKEN: &str =
-    "demo0000000000000000000000000000000000000000000000000000000hcloud";
-/// The demo DigitalOcean token.
-const DEMO_DO_TOKEN: &str =
-    "dop_v1_00000000000000000000000000000000000000000000000000000000000de770";
-
-/// The demo AWS access key (a long-term key's shape, accepted only by the demo cloud).
-const DEMO_AWS_KEY_ID: &str = "AKIALEVELRAILDEMO0001";
-const DEMO_AWS_SECRET: &str = "levelrail/demo/secret/access/key/0000000000";
 
 /// How the demo clouds behave.
 #[derive(Debug, Clone, Default)]
@@ -64,28 +44,21 @@ pub fn demo_full_regions(given: &[String]) -> Vec<String> {
 #[derive(Debug)]
 pub struct Demo {
     /// Where the provider clients should point.
-    pub endpoints: Endpoints,
-    _hetzner: FakeHetznerHandle,
-    _digitalocean: FakeDigitalOcean,
-    _aws: FakeAwsHandle,
-    azure: FakeAzureHandle,
-    gcp: FakeGcpHandle,
+    pub settings: Settings,
+    clouds: Vec<DemoCloud>,
     harness: Option<Arc<BootHarness>>,
 }
 
 impl Demo {
-    /// Starts the demo clouds; servers boot through the boot harness (nodes under
-    /// `<data dir>/demo-nodes`), or through `boot` when given (the real-boot tests).
-    /// `settings` may shorten the life of the grants and name regions that are full.
+    /// Starts a demo cloud for every cloud Levelrail supports; servers boot through the
+    /// boot harness (nodes under `<data dir>/demo-nodes`), or through `boot` when given (the
+    /// real-boot tests). `settings` may shorten the life of the grants and name regions
+    /// that are full.
     pub async fn start(
         data_dir: &Path,
         boot: Option<BootHook>,
         settings: DemoSettings,
     ) -> anyhow::Result<Self> {
-        let DemoSettings {
-            token_lifetime,
-            full_regions,
-        } = settings;
         let (hook, harness) = match boot {
             Some(hook) => (hook, None),
             None => {
@@ -93,121 +66,55 @@ impl Demo {
                 (harness.hook(), Some(harness))
             }
         };
-        let hetzner = FakeHetzner::start(FakeHetznerConfig {
-            token: DEMO_HETZNER_TOKEN.into(),
-            boot_hook: Some(hook.clone()),
-            state_step: Duration::from_secs(2),
-            full_regions: full_regions.clone(),
-            ..Default::default()
-        })
-        .await
-        .context("starting the demo Hetzner cloud")?;
-        let digitalocean = FakeDigitalOcean::start(FakeDigitalOceanConfig {
-            token: DEMO_DO_TOKEN.into(),
-            boot_hook: Some(hook.clone()),
-            state_step: Duration::from_secs(3),
-            full_regions: full_regions.clone(),
-            ..Default::default()
-        })
-        .await
-        .context("starting the demo DigitalOcean cloud")?;
-        let aws = FakeAws::start(FakeAwsConfig {
-            access_keys: vec![(DEMO_AWS_KEY_ID.into(), DEMO_AWS_SECRET.into())],
-            boot_hook: Some(hook.clone()),
-            state_step: Duration::from_secs(2),
-            session_lifetime: token_lifetime,
-            full_regions: full_regions.clone(),
-            ..Default::default()
-        })
-        .await
-        .context("starting the demo AWS cloud")?;
-        let (azure, gcp, azure_gcp) = start_azure_gcp(hook, token_lifetime, &full_regions).await?;
-        if !full_regions.is_empty() {
-            info!(full_regions = ?full_regions, "demo clouds refuse creates there for lack of capacity");
-        }
-        let endpoints = Endpoints {
-            hetzner: hetzner.base_url(),
-            digitalocean: digitalocean.base_url(),
-            aws: AwsSettings {
-                ec2_endpoint: Some(aws.endpoint()),
-                sts_endpoint: Some(aws.endpoint()),
-                release_timeout: Duration::from_secs(60),
-                poll_interval: Duration::from_secs(1),
-                ..AwsSettings::default()
-            },
-            azure_gcp,
+        let options = DemoOptions {
+            boot_hook: hook,
+            token_lifetime: settings.token_lifetime,
+            full_regions: settings.full_regions,
         };
-        info!(hetzner = %endpoints.hetzner, digitalocean = %endpoints.digitalocean, aws = %aws.endpoint(), "demo clouds running");
+        // The demo clouds answer at once: a client waiting on one checks every second.
+        let mut cloud_settings = Settings::default();
+        cloud_settings.poll_interval = Some(Duration::from_secs(1));
+        cloud_settings.wait_limit = Some(Duration::from_secs(60));
+        let mut clouds = Vec::new();
+        for id in ProviderId::ALL {
+            let cloud = levelrail_sim::demo::start(id, &options)
+                .await
+                .with_context(|| format!("starting the demo {} cloud", id.display_name()))?;
+            for (key, url) in &cloud.urls {
+                cloud_settings.set_url(id, key, url.clone())?;
+            }
+            if let Some(pem) = &cloud.ca_pem {
+                let roots = cloud_settings.extra_ca_pem.get_or_insert_with(String::new);
+                roots.push_str(pem);
+            }
+            info!(provider = %id, urls = ?cloud.urls, "demo cloud running");
+            clouds.push(cloud);
+        }
+        if !options.full_regions.is_empty() {
+            info!(full_regions = ?options.full_regions, "demo clouds refuse creates there for lack of capacity");
+        }
         Ok(Self {
-            endpoints,
-            _hetzner: hetzner,
-            _digitalocean: digitalocean,
-            _aws: aws,
-            azure,
-            gcp,
+            settings: cloud_settings,
+            clouds,
             harness,
         })
     }
 
-    /// Stores the demo credentials for the demo clouds where nothing is stored yet.
+    /// Stores each demo cloud's credential where nothing is stored yet, as a client would
+    /// send it.
     pub async fn connect(&self, credentials: &Credentials) -> anyhow::Result<()> {
         let cards = credentials.list_providers().await?;
-        for (kind, token) in [
-            (ProviderId::Hetzner, DEMO_HETZNER_TOKEN),
-            (ProviderId::DigitalOcean, DEMO_DO_TOKEN),
-        ] {
+        for cloud in &self.clouds {
             if cards
                 .iter()
-                .any(|c| c.provider == kind && c.stored.is_some())
+                .any(|c| c.provider == cloud.id && c.stored.is_some())
             {
                 continue;
             }
-            credentials
-                .set_credential(CredentialInput::Token {
-                    provider: kind,
-                    token: SecretString::from(token),
-                })
-                .await?;
-            info!(provider = %kind, "demo credential stored");
-        }
-        if !cards
-            .iter()
-            .any(|c| c.provider == ProviderId::Aws && c.stored.is_some())
-        {
-            credentials
-                .set_credential(CredentialInput::Aws {
-                    access_key_id: DEMO_AWS_KEY_ID.into(),
-                    secret_access_key: SecretString::from(DEMO_AWS_SECRET),
-                    session_token: SecretString::from(""),
-                    region: "us-east-1".into(),
-                    role_arn: String::new(),
-                    use_ambient_credentials: false,
-                })
-                .await?;
-            info!(provider = %ProviderId::Aws, "demo credential stored");
-        }
-        let azure = self.azure.config();
-        let principal = serde_json::json!({
-            "tenant_id": azure.tenant_id, "client_id": azure.client_id, "client_secret": azure.client_secret,
-            "subscription_id": azure.subscription_id, "resource_group": azure.resource_groups[0],
-        });
-        for (kind, input) in [
-            (
-                ProviderId::Azure,
-                CredentialInput::AzureJson(SecretString::from(principal.to_string())),
-            ),
-            (
-                ProviderId::Gcp,
-                CredentialInput::GcpJson(SecretString::from(self.gcp.service_account_key_json())),
-            ),
-        ] {
-            if !cards
-                .iter()
-                .any(|c| c.provider == kind && c.stored.is_some())
-            {
-                credentials.set_credential(input).await?;
-                info!(provider = %kind, "demo credential stored");
-            }
+            let input = levelrail_credentials::grpc::credential_input(cloud.credential.clone())
+                .map_err(|e| anyhow::anyhow!("the demo {} credential: {e}", cloud.id))?;
+            credentials.set_credential(input).await?;
+            info!(provider = %cloud.id, "demo credential stored");
         }
         Ok(())
     }
@@ -258,50 +165,6 @@ impl Demo {
     pub fn harness(&self) -> Option<&Arc<BootHarness>> {
         self.harness.as_ref()
     }
-}
-
-/// The demo Azure (HTTPS with its own CA) and GCP clouds, and the endpoints pointing at them.
-async fn start_azure_gcp(
-    hook: BootHook,
-    token_lifetime: Option<Duration>,
-    full_regions: &[String],
-) -> anyhow::Result<(FakeAzureHandle, FakeGcpHandle, AzureGcp)> {
-    let azure_defaults = FakeAzureConfig::default();
-    let azure = FakeAzure::start(FakeAzureConfig {
-        boot_hook: Some(hook.clone()),
-        state_step: Duration::from_secs(2),
-        token_lifetime: token_lifetime.unwrap_or(azure_defaults.token_lifetime),
-        full_regions: full_regions.to_vec(),
-        ..azure_defaults
-    })
-    .await
-    .context("starting the demo Azure cloud")?;
-    let gcp_defaults = FakeGcpConfig::default();
-    let gcp = FakeGcp::start(FakeGcpConfig {
-        boot_hook: Some(hook),
-        state_step: Duration::from_secs(2),
-        token_lifetime: token_lifetime.unwrap_or(gcp_defaults.token_lifetime),
-        full_regions: full_regions.to_vec(),
-        ..gcp_defaults
-    })
-    .await
-    .context("starting the demo GCP cloud")?;
-    let urls = AzureGcpEndpoints {
-        azure_authority_url: azure.authority_url(),
-        azure_arm_url: azure.base_url(),
-        gcp_token_url: gcp.token_url(),
-        gcp_sts_url: gcp.sts_url(),
-        gcp_iam_credentials_url: gcp.iam_credentials_url(),
-        gcp_compute_url: gcp.compute_url(),
-        gcp_resource_manager_url: gcp.resource_manager_url(),
-        cloud_ca_file: None,
-    };
-    info!(azure = %urls.azure_arm_url, gcp = %urls.gcp_compute_url, "demo Azure and GCP clouds running");
-    let endpoints = AzureGcp {
-        urls,
-        ca_pem: Some(azure.ca_pem().to_owned()),
-    };
-    Ok((azure, gcp, endpoints))
 }
 
 #[cfg(test)]

@@ -6,19 +6,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use levelrail_clouds::aws::AwsSettings;
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::app::Credentials;
-use levelrail_credentials::broker::GrantIssuers;
-use levelrail_credentials::broker::aws::AwsGrantIssuer;
-use levelrail_credentials::model::ProviderId;
 use levelrail_credentials::verify::Verifier;
 
 use crate::agent_binaries::AgentBinaries;
 use crate::bridge::InProcessBroker;
 #[cfg(feature = "demo")]
 use crate::demo::{Demo, DemoSettings, demo_full_regions};
-use crate::providers::Endpoints;
 use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
 use levelrail_credentials::startup::{self, StorageConfig};
@@ -120,19 +115,14 @@ impl App {
             .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
         let agent_addr = agent_listener.local_addr()?;
         #[cfg(feature = "demo")]
-        let endpoints = match &demo {
-            Some(d) => d.endpoints.clone(),
-            None => configured_endpoints(&cfg)?,
+        let settings = match &demo {
+            Some(d) => d.settings.clone(),
+            None => crate::providers::configured(&cfg)?,
         };
         #[cfg(not(feature = "demo"))]
-        let endpoints = configured_endpoints(&cfg)?;
-        // AWS grants are STS sessions; verification exchanges the key the same way.
-        let aws_exchange = Arc::new(AwsGrantIssuer::new(endpoints.aws.sts_endpoint.clone()));
-        // Azure (AAD) and GCP (OAuth / STS) grants are exchanged tokens too.
-        let issuers = endpoints
-            .azure_gcp
-            .issuers(GrantIssuers::default().with(ProviderId::Aws, aws_exchange))?;
-        let clients = Arc::new(crate::providers::clients(&endpoints));
+        let settings = crate::providers::configured(&cfg)?;
+        let issuers = crate::providers::issuers(&settings)?;
+        let clients = Arc::new(levelrail_clouds::clients(&settings));
         let issuers = Arc::new(issuers);
         let credentials = startup::open(
             StorageConfig {
@@ -294,21 +284,6 @@ fn prepare(cfg: &ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The clouds' API endpoints as configured (`--hetzner-api-url`, `--aws-endpoint-url`, …).
-fn configured_endpoints(cfg: &ServeConfig) -> anyhow::Result<Endpoints> {
-    Ok(Endpoints {
-        hetzner: cfg.hetzner_api_url.clone(),
-        digitalocean: cfg.digitalocean_api_url.clone(),
-        aws: AwsSettings {
-            ec2_endpoint: cfg.aws_endpoint_url.clone(),
-            sts_endpoint: cfg.aws_sts_url.clone(),
-            subnets: cfg.aws_subnet_map()?,
-            ..AwsSettings::default()
-        },
-        azure_gcp: crate::providers::AzureGcp::from_config(&cfg.azure_gcp)?,
-    })
-}
-
 fn grpc_routes(
     credentials: &Credentials,
     nodes: &Arc<Nodes>,
@@ -431,7 +406,7 @@ pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Resu
             master_key: None,
         },
         Verifier::none(),
-        Arc::new(GrantIssuers::default()),
+        Arc::new(levelrail_credentials::broker::GrantIssuers::default()),
     )
     .await?;
     let r = credentials.rotate_master_key().await?;

@@ -5,6 +5,7 @@
 //! (`levelrail serve --demo`). The harness that starts the control plane lives with the
 //! tests (`tests/tests/api/harness.rs`) so this library does not depend on the control plane.
 pub mod boot;
+pub mod demo;
 pub mod fakes;
 pub mod openapi;
 pub mod secrets;

@@ -64,7 +64,7 @@ async fn main() {
     .expect("fake");
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut cfg = harness::test_config(tmp.path());
-    cfg.hetzner_api_url = fake.base_url();
+    harness::set_endpoint(&mut cfg, ProviderId::Hetzner, "api", fake.base_url());
     let app = harness::TestApp::start(cfg).await.expect("app");
     app.credentials
         .set_credential(CredentialInput::Token {

@@ -4,7 +4,7 @@
 //! refused or dropped connections) are `Unavailable`.
 use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 
-use crate::{ErrorKind, ProviderError, ProviderId};
+use crate::{ErrorKind, ProviderError, ProviderId, Reason};
 
 /// Classifies an SDK error of any EC2 or STS operation.
 pub(crate) fn classify<E>(err: SdkError<E>) -> ProviderError
@@ -102,6 +102,23 @@ pub(crate) fn kind_of(code: &str, status: u16) -> ErrorKind {
 /// An operator mistake found before calling AWS.
 pub(crate) fn invalid(code: &str, message: &str) -> ProviderError {
     ProviderError::new(ProviderId::Aws, ErrorKind::InvalidRequest, code, message)
+}
+
+/// What an AWS error code (or one of this client's own) means beyond its kind.
+pub(super) fn reason(code: &str) -> Reason {
+    match code {
+        "InvalidKeyPair.Duplicate" | "InvalidGroup.Duplicate" | "InvalidPermission.Duplicate" => {
+            Reason::AlreadyExists
+        }
+        "IdempotentParameterMismatch" => Reason::IdempotencyMismatch,
+        "DryRunOperation" => Reason::DryRunPassed,
+        "InsufficientInstanceCapacity" | "Unsupported" | "InsufficientFreeAddressesInSubnet" => {
+            Reason::ZonalCapacity
+        }
+        "DependencyViolation" => Reason::InUse,
+        "ExpiredToken" | "ExpiredTokenException" | "RequestExpired" => Reason::GrantExpired,
+        _ => Reason::Unspecified,
+    }
 }
 
 #[cfg(test)]

@@ -15,9 +15,10 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Instance, InstanceType};
 use tokio::task::JoinSet;
 
+use super::cloud::{Cloud, Endpoint, Settings};
 use super::http::RetryPolicy;
 use super::ratelimit::{Bucket, RateLimiter};
-use super::registry::AwsKeys;
+use super::registry::{AwsKeys, ClientParts, ProviderSpec};
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
     Reason, Region, ServerInfo, ServerState, Size,
@@ -43,6 +44,63 @@ use tags::{filter, tag_filter};
 
 /// Used by the probe when no Ubuntu image is found (a `DryRun` needs some image id).
 const PROBE_IMAGE: &str = "ami-00000000000000000";
+
+/// AWS in the table of clouds.
+pub(crate) static CLOUD: Cloud = Cloud {
+    id: ProviderId::Aws,
+    endpoints: &[
+        Endpoint {
+            key: "ec2",
+            flag: "aws-endpoint-url",
+            env: "LEVELRAIL_AWS_ENDPOINT_URL",
+            default: None,
+            help: "AWS EC2 endpoint for every region (proxies, VPC endpoints, tests, moto). \
+                   Default: AWS's regional endpoints",
+        },
+        Endpoint {
+            key: "sts",
+            flag: "aws-sts-url",
+            env: "LEVELRAIL_AWS_STS_URL",
+            default: None,
+            help: "AWS STS endpoint (token exchange and identity checks). Default: AWS's \
+                   regional STS endpoint",
+        },
+    ],
+    reason: errors::reason,
+    spec,
+};
+
+/// The grant carries AWS keys instead of a bearer token; the client resolves its endpoint
+/// per region, unless `settings` names one.
+fn spec(settings: &Settings) -> ProviderSpec {
+    let defaults = AwsSettings::default();
+    let aws = AwsSettings {
+        ec2_endpoint: settings.url(ProviderId::Aws, "ec2"),
+        sts_endpoint: settings.url(ProviderId::Aws, "sts"),
+        subnets: settings.subnets.clone(),
+        release_timeout: settings.wait_limit.unwrap_or(defaults.release_timeout),
+        poll_interval: settings.poll_interval.unwrap_or(defaults.poll_interval),
+    };
+    ProviderSpec {
+        // Named for logs and `Debug`.
+        base_url: aws
+            .ec2_endpoint
+            .clone()
+            .unwrap_or_else(|| "https://ec2.<region>.amazonaws.com".into()),
+        construct: Arc::new(move |p: ClientParts<'_>| {
+            let keys = p.access.aws(ProviderId::Aws)?;
+            let client = AwsProvider::new(
+                keys,
+                p.context.region.as_deref(),
+                aws.clone(),
+                p.limiter,
+                p.policy,
+            )?;
+            Ok(Arc::new(client) as Arc<dyn CloudProvider>)
+        }),
+        limiter: rate_limiter,
+    }
+}
 
 /// EC2's own request-rate buckets for mutating calls: a burst of 50, refilling 5 a second.
 pub fn rate_limiter() -> RateLimiter {

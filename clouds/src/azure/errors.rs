@@ -3,7 +3,7 @@
 //! object); the code decides the kind, the HTTP status is the fallback.
 use serde::Deserialize;
 
-use crate::ErrorKind;
+use crate::{ErrorKind, Reason};
 
 #[derive(Deserialize)]
 struct Envelope {
@@ -101,6 +101,15 @@ fn kind_of_status(status: u16) -> ErrorKind {
         400..=499 => ErrorKind::InvalidRequest,
         500..=599 => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
+    }
+}
+
+/// What an ARM error code (or one of this client's own) means beyond its kind.
+pub(super) fn reason(code: &str) -> Reason {
+    match code {
+        "ExpiredAuthenticationToken" | "InvalidAuthenticationToken" => Reason::GrantExpired,
+        "missing_subscription_reader" | "resource_group_missing" => Reason::AccountSetup,
+        _ => Reason::Unspecified,
     }
 }
 

@@ -11,9 +11,10 @@ use async_trait::async_trait;
 use secrecy::SecretString;
 use serde_json::Value;
 
+use super::cloud::{Cloud, Endpoint, Settings};
 use super::http::RetryPolicy;
 use super::ratelimit::{Bucket, RateLimiter};
-use super::registry::GrantContext;
+use super::registry::{ClientParts, GrantContext, ProviderSpec};
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
     Region, ServerInfo, ServerState, Size,
@@ -35,6 +36,52 @@ use names::Scope;
 
 /// The public ARM endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://management.azure.com";
+/// The public Azure AD authority (the credentials service's token exchange).
+pub const DEFAULT_AUTHORITY_URL: &str = "https://login.microsoftonline.com";
+
+/// Azure in the table of clouds: an AAD access token in the grant, the subscription and
+/// resource group in its context.
+pub(crate) static CLOUD: Cloud = Cloud {
+    id: ProviderId::Azure,
+    endpoints: &[
+        Endpoint {
+            key: "authority",
+            flag: "azure-authority-url",
+            env: "LEVELRAIL_AZURE_AUTHORITY_URL",
+            default: Some(DEFAULT_AUTHORITY_URL),
+            help: "Azure AD authority; tokens come from <authority>/<tenant>/oauth2/v2.0/token",
+        },
+        Endpoint {
+            key: "arm",
+            flag: "azure-arm-url",
+            env: "LEVELRAIL_AZURE_ARM_URL",
+            default: Some(DEFAULT_BASE_URL),
+            help: "Azure Resource Manager base URL",
+        },
+    ],
+    reason: errors::reason,
+    spec,
+};
+
+fn spec(settings: &Settings) -> ProviderSpec {
+    let ca = settings.extra_ca_pem.clone();
+    ProviderSpec {
+        base_url: settings.url(ProviderId::Azure, "arm").unwrap_or_default(),
+        construct: Arc::new(move |p: ClientParts<'_>| {
+            let client = AzureProvider::new(
+                p.base_url,
+                p.access.bearer(ProviderId::Azure)?,
+                p.context,
+                p.limiter,
+                p.policy,
+                ca.as_deref(),
+            )?;
+            Ok(Arc::new(client) as Arc<dyn CloudProvider>)
+        }),
+        limiter,
+    }
+}
+
 /// api-version of Microsoft.Resources (resource groups, generic resource lists).
 pub(super) const API_RESOURCES: &str = "2021-04-01";
 /// api-version of subscription locations.

@@ -8,11 +8,12 @@ use async_trait::async_trait;
 use secrecy::SecretString;
 use tracing::instrument;
 
+use super::cloud::{Cloud, Endpoint, bearer_spec};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Region, ServerInfo, ServerState, Size,
+    Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod cleanup;
@@ -31,6 +32,27 @@ use client::Api;
 
 /// The production API (the caller may override it, e.g. for a fake cloud).
 pub const DEFAULT_BASE_URL: &str = "https://api.digitalocean.com/v2";
+
+/// DigitalOcean in the table of clouds. Its error codes mean nothing beyond their kinds.
+pub(crate) static CLOUD: Cloud = Cloud {
+    id: ProviderId::DigitalOcean,
+    endpoints: &[Endpoint {
+        key: "api",
+        flag: "digitalocean-api-url",
+        env: "LEVELRAIL_DIGITALOCEAN_API_URL",
+        default: Some(DEFAULT_BASE_URL),
+        help: "DigitalOcean API base URL (proxies, tests)",
+    }],
+    reason: |_| Reason::Unspecified,
+    spec: |settings| {
+        bearer_spec(
+            ProviderId::DigitalOcean,
+            settings,
+            DigitalOceanProvider::new,
+            RateLimiter::digitalocean,
+        )
+    },
+};
 /// The image used when a create does not name one.
 pub const DEFAULT_IMAGE: &str = "ubuntu-24-04-x64";
 

@@ -5,7 +5,7 @@
 //! `ZONE_RESOURCE_POOL_EXHAUSTED`, …), classified by [`operation_kind`].
 use serde::Deserialize;
 
-use crate::ErrorKind;
+use crate::{ErrorKind, Reason};
 
 #[derive(Deserialize)]
 struct Envelope {
@@ -119,6 +119,17 @@ fn http_kind(status: u16) -> ErrorKind {
         400..=499 => ErrorKind::InvalidRequest,
         500..=599 => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
+    }
+}
+
+/// What a Google error reason or status (or one of this client's own codes) means beyond
+/// its kind.
+pub(super) fn reason(code: &str) -> Reason {
+    match code {
+        "alreadyExists" | "RESOURCE_ALREADY_EXISTS" => Reason::AlreadyExists,
+        "authError" | "UNAUTHENTICATED" => Reason::GrantExpired,
+        "missing_default_network" => Reason::AccountSetup,
+        _ => Reason::Unspecified,
     }
 }
 

@@ -14,9 +14,10 @@ use reqwest::Method;
 use secrecy::SecretString;
 use serde_json::Value;
 
+use super::cloud::{Cloud, Endpoint, Settings};
 use super::http::{ApiClient, RetryPolicy};
 use super::ratelimit::{Bucket, RateLimiter};
-use super::registry::GrantContext;
+use super::registry::{ClientParts, GrantContext, ProviderSpec};
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
     Region, ServerInfo, ServerState, Size,
@@ -34,6 +35,75 @@ use client::Compute;
 pub const DEFAULT_BASE_URL: &str = "https://compute.googleapis.com/compute/v1";
 /// The public Cloud Resource Manager v3 endpoint (`projects/<project>:testIamPermissions`).
 pub const DEFAULT_RESOURCE_MANAGER_URL: &str = "https://cloudresourcemanager.googleapis.com/v3";
+
+/// Google Cloud in the table of clouds: an OAuth access token in the grant, the project in
+/// its context. The token endpoints are the credentials service's (its token exchange).
+pub(crate) static CLOUD: Cloud = Cloud {
+    id: ProviderId::Gcp,
+    endpoints: &[
+        Endpoint {
+            key: "token",
+            flag: "gcp-token-url",
+            env: "LEVELRAIL_GCP_TOKEN_URL",
+            default: Some("https://oauth2.googleapis.com/token"),
+            help: "Google OAuth token endpoint (service-account keys)",
+        },
+        Endpoint {
+            key: "sts",
+            flag: "gcp-sts-url",
+            env: "LEVELRAIL_GCP_STS_URL",
+            default: Some("https://sts.googleapis.com/v1/token"),
+            help: "Google STS token endpoint (workload identity federation)",
+        },
+        Endpoint {
+            key: "iam-credentials",
+            flag: "gcp-iam-credentials-url",
+            env: "LEVELRAIL_GCP_IAM_CREDENTIALS_URL",
+            default: Some("https://iamcredentials.googleapis.com"),
+            help: "Google IAM Credentials base URL (service-account impersonation after \
+                   federation)",
+        },
+        Endpoint {
+            key: "compute",
+            flag: "gcp-compute-url",
+            env: "LEVELRAIL_GCP_COMPUTE_URL",
+            default: Some(DEFAULT_BASE_URL),
+            help: "Compute Engine v1 base URL",
+        },
+        Endpoint {
+            key: "resource-manager",
+            flag: "gcp-resource-manager-url",
+            env: "LEVELRAIL_GCP_RESOURCE_MANAGER_URL",
+            default: Some(DEFAULT_RESOURCE_MANAGER_URL),
+            help: "Cloud Resource Manager v3 base URL (the probe's projects.testIamPermissions)",
+        },
+    ],
+    reason: errors::reason,
+    spec,
+};
+
+fn spec(settings: &Settings) -> ProviderSpec {
+    let ca = settings.extra_ca_pem.clone();
+    let resource_manager = settings
+        .url(ProviderId::Gcp, "resource-manager")
+        .unwrap_or_default();
+    ProviderSpec {
+        base_url: settings.url(ProviderId::Gcp, "compute").unwrap_or_default(),
+        construct: Arc::new(move |p: ClientParts<'_>| {
+            let client = GcpProvider::new(
+                p.base_url,
+                &resource_manager,
+                p.access.bearer(ProviderId::Gcp)?,
+                p.context,
+                p.limiter,
+                p.policy,
+                ca.as_deref(),
+            )?;
+            Ok(Arc::new(client) as Arc<dyn CloudProvider>)
+        }),
+        limiter,
+    }
+}
 
 /// Every IAM permission the client's calls need in the project: reading the catalog and the
 /// default network, the deny-ingress and SSH firewalls (creating a firewall also needs

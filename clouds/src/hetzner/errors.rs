@@ -3,7 +3,7 @@
 //! is the fallback when the body is not Hetzner's (a proxy's 502 page, an empty body).
 use serde::Deserialize;
 
-use crate::ErrorKind;
+use crate::{ErrorKind, Reason};
 
 #[derive(Deserialize)]
 struct Envelope {
@@ -75,6 +75,16 @@ fn kind_of_status(status: u16) -> ErrorKind {
         400..=499 => ErrorKind::InvalidRequest,
         500..=599 => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
+    }
+}
+
+/// What a Hetzner error code means beyond its kind.
+pub(super) fn reason(code: &str) -> Reason {
+    match code {
+        "uniqueness_error" => Reason::AlreadyExists,
+        "invalid_input" => Reason::InvalidInput,
+        "resource_in_use" | "conflict" | "locked" => Reason::InUse,
+        _ => Reason::Unspecified,
     }
 }
 

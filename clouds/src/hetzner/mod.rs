@@ -10,6 +10,7 @@ use levelrail_types::CpuArch;
 use async_trait::async_trait;
 use secrecy::SecretString;
 
+use super::cloud::{Cloud, Endpoint, bearer_spec};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
@@ -28,6 +29,27 @@ use client::Client;
 
 /// The public API endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://api.hetzner.cloud/v1";
+
+/// Hetzner Cloud in the table of clouds.
+pub(crate) static CLOUD: Cloud = Cloud {
+    id: ProviderId::Hetzner,
+    endpoints: &[Endpoint {
+        key: "api",
+        flag: "hetzner-api-url",
+        env: "LEVELRAIL_HETZNER_API_URL",
+        default: Some(DEFAULT_BASE_URL),
+        help: "Hetzner Cloud API base URL (proxies, tests)",
+    }],
+    reason: errors::reason,
+    spec: |settings| {
+        bearer_spec(
+            ProviderId::Hetzner,
+            settings,
+            HetznerProvider::new,
+            RateLimiter::hetzner,
+        )
+    },
+};
 /// The image used when a create names none.
 pub const DEFAULT_IMAGE: &str = "ubuntu-24.04";
 /// What a Hetzner token belongs to: the API has no endpoint naming the project.

@@ -3,6 +3,7 @@
 //! names over time, and injects faults at any call. Used by tests and by demo mode.
 pub mod aws;
 pub mod azure;
+pub mod demo;
 pub mod digitalocean;
 pub mod edge;
 pub mod faults;

@@ -15,7 +15,7 @@ use levelrail_sim::boot::{BootHarness, BootOptions, BootRecord};
 use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig, FakeHetznerHandle};
 use secrecy::SecretString;
 
-use crate::harness::{Bearer, TestApp, test_config};
+use crate::harness::{Bearer, TestApp, set_endpoint, test_config};
 
 const TOKEN: &str = "boot0000000000000000000000000000000000000000000000000000000hcloud";
 
@@ -40,7 +40,7 @@ async fn cloud(options: BootOptions, configure: impl FnOnce(&mut ServeConfig)) -
     .await
     .unwrap();
     let mut cfg = test_config(&dir.path().join("data"));
-    cfg.hetzner_api_url = hetzner.base_url();
+    set_endpoint(&mut cfg, ProviderId::Hetzner, "api", hetzner.base_url());
     configure(&mut cfg);
     let app = TestApp::start(cfg).await.expect("control plane starts");
     app.credentials

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use levelrail::config::ServeConfig;
+use levelrail::config::{CloudEndpoints, ServeConfig};
+use levelrail_clouds::ProviderId;
 use levelrail_credentials::app::Credentials;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
@@ -31,7 +32,19 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         allowed_origins: vec!["https://console.example.test".into()],
         web_dir: None,
         max_concurrent_requests: 512,
-        azure_gcp: Default::default(),
+        cloud_endpoints: CloudEndpoints {
+            urls: vec![
+                (ProviderId::Hetzner, "api", "http://127.0.0.1:9/v1".into()),
+                (
+                    ProviderId::DigitalOcean,
+                    "api",
+                    "http://127.0.0.1:9/v2".into(),
+                ),
+                (ProviderId::Aws, "ec2", "http://127.0.0.1:9".into()),
+                (ProviderId::Aws, "sts", "http://127.0.0.1:9".into()),
+            ],
+        },
+        cloud_ca_file: None,
         agent_advertise: None,
         // The nodes of these tests boot on this machine.
         allow_loopback_agent_advertise: true,
@@ -39,15 +52,18 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         agent_image: None,
         provision_timeout: None,
         sweep_unknown_servers: false,
-        hetzner_api_url: "http://127.0.0.1:9/v1".into(),
-        digitalocean_api_url: "http://127.0.0.1:9/v2".into(),
-        aws_endpoint_url: Some("http://127.0.0.1:9".into()),
-        aws_sts_url: Some("http://127.0.0.1:9".into()),
         aws_subnets: vec![],
         demo_token_lifetime: None,
         demo_stray_server: false,
         demo_full_regions: vec![],
     }
+}
+
+/// Points `cfg`'s `id` client at `url` (its endpoint `key`).
+pub(crate) fn set_endpoint(cfg: &mut ServeConfig, id: ProviderId, key: &'static str, url: String) {
+    let urls = &mut cfg.cloud_endpoints.urls;
+    urls.retain(|(i, k, _)| (*i, *k) != (id, key));
+    urls.push((id, key, url));
 }
 
 /// An in-process control plane.

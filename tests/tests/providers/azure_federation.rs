@@ -29,10 +29,10 @@ async fn a_rotated_federated_token_file_is_used_without_a_restart() {
     // every grant is a fresh exchange; AAD trusts only the first assertion.
     let fake = start_fake(|c| c.token_lifetime = Duration::from_secs(120)).await;
     let s = stack(
-        urls(|u| {
-            u.azure_authority_url = fake.authority_url();
-            u.azure_arm_url = fake.base_url();
-        }),
+        urls(&[
+            (ProviderId::Azure, "authority", fake.authority_url()),
+            (ProviderId::Azure, "arm", fake.base_url()),
+        ]),
         Some(fake.ca_pem()),
     )
     .await;
@@ -96,10 +96,10 @@ async fn a_rotated_federated_token_file_is_used_without_a_restart() {
 async fn verify_credential_reads_the_group_and_names_a_missing_subscription_reader() {
     let fake = start_fake(|_| {}).await;
     let s = stack(
-        urls(|u| {
-            u.azure_authority_url = fake.authority_url();
-            u.azure_arm_url = fake.base_url();
-        }),
+        urls(&[
+            (ProviderId::Azure, "authority", fake.authority_url()),
+            (ProviderId::Azure, "arm", fake.base_url()),
+        ]),
         Some(fake.ca_pem()),
     )
     .await;

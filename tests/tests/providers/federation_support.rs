@@ -4,11 +4,10 @@
 use std::sync::Arc;
 
 use levelrail::bridge::InProcessBroker;
-use levelrail::config::AzureGcpEndpoints;
-use levelrail::providers::{AzureGcp, Endpoints};
+use levelrail_clouds::ProviderId;
+use levelrail_clouds::cloud::Settings;
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::app::Credentials;
-use levelrail_credentials::broker::GrantIssuers;
 use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_credentials::verify::Verifier;
 
@@ -19,26 +18,23 @@ pub(crate) struct Stack {
     _dir: tempfile::TempDir,
 }
 
-/// Endpoints of the public clouds, changed by `tune`.
-pub(crate) fn urls(tune: impl FnOnce(&mut AzureGcpEndpoints)) -> AzureGcpEndpoints {
-    let mut urls = AzureGcpEndpoints::default();
-    tune(&mut urls);
-    urls
+/// The public clouds' endpoints, but for `urls` (cloud, endpoint key, URL).
+pub(crate) fn urls(urls: &[(ProviderId, &str, String)]) -> Settings {
+    let mut settings = Settings::default();
+    for (id, key, url) in urls {
+        settings
+            .set_url(*id, key, url.clone())
+            .expect("a declared endpoint");
+    }
+    settings
 }
 
-/// The stack against `urls`, trusting `ca_pem`.
-pub(crate) async fn stack(urls: AzureGcpEndpoints, ca_pem: Option<&str>) -> Stack {
+/// The stack at `settings`, trusting `ca_pem`.
+pub(crate) async fn stack(mut settings: Settings, ca_pem: Option<&str>) -> Stack {
     let dir = tempfile::tempdir().expect("tempdir");
-    let azure_gcp = AzureGcp {
-        urls,
-        ca_pem: ca_pem.map(str::to_owned),
-    };
-    let issuers = azure_gcp.issuers(GrantIssuers::default()).expect("issuers");
-    let endpoints = Endpoints {
-        azure_gcp,
-        ..Endpoints::default()
-    };
-    let clients = Arc::new(levelrail::providers::clients(&endpoints));
+    settings.extra_ca_pem = ca_pem.map(str::to_owned);
+    let issuers = levelrail::providers::issuers(&settings).expect("issuers");
+    let clients = Arc::new(levelrail_clouds::clients(&settings));
     let issuers = Arc::new(issuers);
     let credentials = startup::open(
         StorageConfig {

@@ -35,13 +35,21 @@ async fn gcp_stack(
     fake: &levelrail_sim::fakes::gcp::FakeGcpHandle,
 ) -> crate::federation_support::Stack {
     stack(
-        urls(|u| {
-            u.gcp_token_url = fake.token_url();
-            u.gcp_sts_url = fake.sts_url();
-            u.gcp_iam_credentials_url = fake.iam_credentials_url();
-            u.gcp_compute_url = fake.compute_url();
-            u.gcp_resource_manager_url = fake.resource_manager_url();
-        }),
+        urls(&[
+            (ProviderId::Gcp, "token", fake.token_url()),
+            (ProviderId::Gcp, "sts", fake.sts_url()),
+            (
+                ProviderId::Gcp,
+                "iam-credentials",
+                fake.iam_credentials_url(),
+            ),
+            (ProviderId::Gcp, "compute", fake.compute_url()),
+            (
+                ProviderId::Gcp,
+                "resource-manager",
+                fake.resource_manager_url(),
+            ),
+        ]),
         None,
     )
     .await

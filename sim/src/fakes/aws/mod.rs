@@ -32,6 +32,7 @@ use tokio::task::JoinHandle;
 
 mod api;
 mod catalog;
+mod demo;
 mod ec2;
 mod groups;
 mod instances;
@@ -42,6 +43,8 @@ mod sts;
 mod types;
 mod wire;
 mod xml;
+
+pub(crate) use demo::start_demo;
 
 pub use catalog::{CANONICAL, NEWEST_NOBLE};
 pub use groups::{EC2_TEXT_MAX, EC2_TEXT_PUNCTUATION, ec2_text_ok};

@@ -24,11 +24,14 @@ mod arm;
 mod catalog;
 mod compute;
 mod deletes;
+mod demo;
 mod network;
 mod roles;
 mod skus;
 mod state;
 mod wire;
+
+pub(crate) use demo::start_demo;
 
 use super::edge::{self, Call, Cloud, LoggedRequest, Reply, lock};
 use super::tls::TestCa;

@@ -25,6 +25,7 @@ use crate::fakes::{BootHook, FaultPlan};
 
 mod account;
 mod catalog;
+mod demo;
 mod droplets;
 mod fingerprint;
 mod firewalls;
@@ -32,6 +33,8 @@ mod gate;
 mod limits;
 mod scopes;
 mod state;
+
+pub(crate) use demo::start_demo;
 
 pub use limits::RateLimits;
 pub use scopes::ROUTE_SCOPES;

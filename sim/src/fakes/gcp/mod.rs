@@ -19,12 +19,15 @@ use tokio::task::{AbortHandle, JoinHandle};
 mod auth;
 mod catalog;
 mod compute;
+mod demo;
 mod firewalls;
 mod iam;
 mod instances;
 mod listing;
 mod state;
 mod wire;
+
+pub(crate) use demo::start_demo;
 
 use super::edge::{self, Call, Cloud, LoggedRequest, Reply, lock};
 use super::{BootHook, Fault, FaultPlan};

@@ -30,12 +30,15 @@ use tokio::task::JoinHandle;
 mod api;
 mod bucket;
 mod catalog;
+mod demo;
 mod labels;
 mod resources;
 mod routes;
 mod servers;
 mod state;
 mod wire;
+
+pub(crate) use demo::start_demo;
 
 use bucket::Bucket;
 use wire::Shared;
