@@ -125,13 +125,12 @@ fn corrupt(column: &str) -> StoreError {
 }
 
 fn read_orphan(row: &Row) -> Result<Orphan, StoreError> {
-    let provider = row.text("provider")?;
     Ok(Orphan {
         id: OrphanId::parse(&row.text("id")?).map_err(|_| corrupt("id"))?,
-        provider: ProviderId::ALL
-            .into_iter()
-            .find(|p| p.as_str() == provider)
-            .ok_or_else(|| corrupt("provider"))?,
+        provider: row
+            .text("provider")?
+            .parse::<ProviderId>()
+            .map_err(|_| corrupt("provider"))?,
         server_id: row.opt_text("server_id")?,
         provision_id: row.text("provision_id")?,
         node_name: row.text("node_name")?,

@@ -129,11 +129,6 @@ impl Encoded {
     }
 }
 
-/// The stored name of a provider.
-pub(super) fn provider_from_name(name: &str) -> Option<ProviderId> {
-    ProviderId::ALL.into_iter().find(|p| p.as_str() == name)
-}
-
 fn corrupt(column: &str) -> StoreError {
     StoreError::Corrupt(format!("provisions.{column} holds an invalid value"))
 }
@@ -180,7 +175,9 @@ pub(super) fn read_provision(row: &Row) -> Result<ProvisionRecord, StoreError> {
         serde_json::from_str(&text("ssh_public_keys")?).map_err(|_| corrupt("ssh_public_keys"))?;
     Ok(ProvisionRecord {
         id: ProvisionId::parse(&text("id")?).map_err(|_| corrupt("id"))?,
-        provider: provider_from_name(&text("provider")?).ok_or_else(|| corrupt("provider"))?,
+        provider: text("provider")?
+            .parse::<ProviderId>()
+            .map_err(|_| corrupt("provider"))?,
         region: text("region")?,
         size: text("size")?,
         name: NodeName::parse(&text("name")?).map_err(|_| corrupt("name"))?,

@@ -2,7 +2,7 @@
 //! (on the same database as its node half). It panics, naming the broken behaviour, on the
 //! first deviation.
 mod claims;
-mod fixtures;
+pub(in crate::store::provisions) mod fixtures;
 mod lease;
 
 use std::sync::Arc;

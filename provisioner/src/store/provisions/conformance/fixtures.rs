@@ -9,7 +9,8 @@ use crate::model::{JoinTokenRecord, NewNode};
 use levelrail_types::ProviderId;
 
 /// The suite's "now", with a sub-microsecond part every backend must truncate.
-pub(super) const T0: OffsetDateTime = datetime!(2031-03-01 09:00:00.654321987 UTC);
+pub(in crate::store::provisions) const T0: OffsetDateTime =
+    datetime!(2031-03-01 09:00:00.654321987 UTC);
 /// `T0` as stored.
 pub(super) const T0_STORED: OffsetDateTime = datetime!(2031-03-01 09:00:00.654321 UTC);
 /// The lease owner new records are created with.
@@ -21,7 +22,7 @@ pub(super) fn name(s: &str) -> NodeName {
 }
 
 /// A new provision named `node_name`, created at `at`, leased to [`OWNER`] for a minute.
-pub(super) fn record(node_name: &str, at: OffsetDateTime) -> ProvisionRecord {
+pub(in crate::store::provisions) fn record(node_name: &str, at: OffsetDateTime) -> ProvisionRecord {
     let spec = NewProvision {
         provider: ProviderId::Hetzner,
         region: "fsn1".into(),

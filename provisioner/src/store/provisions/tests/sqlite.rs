@@ -1,11 +1,13 @@
 //! The provision conformance suite on SQLite, and the claims migration of existing nodes.
 use std::sync::Arc;
 
+use crate::model::ports::StoreError;
 use crate::model::ports::{NodeStore as _, ProvisionStore as _};
 use crate::model::provision::ClaimHolder;
 use crate::store::SqliteStore;
 use crate::store::isolated::sqlite_store;
 use crate::store::provisions::conformance;
+use crate::store::provisions::conformance::fixtures;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_provision_conformance() {
@@ -50,4 +52,30 @@ async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
     );
     assert!(store.delete_node(&node_id).await.expect("delete"));
     assert_eq!(store.name_claim(&name).await.expect("claim"), None);
+}
+
+#[tokio::test]
+async fn the_schema_takes_any_cloud_and_the_store_refuses_to_read_one_it_does_not_know() {
+    // Arrange: a provision, then its cloud renamed behind the store's back (as a newer
+    // release with a sixth cloud could leave it).
+    let (store, _dir, path) = sqlite_store().await;
+    let r = fixtures::record("unknown-cloud", fixtures::T0);
+    store.insert_provision(&r).await.expect("insert");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("pool");
+    sqlx::query("UPDATE provisions SET provider = 'example-cloud' WHERE id = ?")
+        .bind(r.id.as_str())
+        .execute(&pool)
+        .await
+        .expect("the schema lists no clouds");
+
+    // Act
+    let read = store.get_provision(&r.id).await;
+
+    // Assert
+    match read {
+        Err(StoreError::Corrupt(m)) => assert!(m.contains("provider"), "{m}"),
+        other => panic!("read as {other:?}"),
+    }
 }
