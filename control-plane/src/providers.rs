@@ -33,14 +33,19 @@ pub fn configured(cfg: &ServeConfig) -> anyhow::Result<Settings> {
 /// keys become an STS session, an Azure service principal an AAD token, a Google key or
 /// federation file an OAuth token. Verification exchanges them the same way.
 pub fn issuers(settings: &Settings) -> anyhow::Result<GrantIssuers> {
-    let url = |id: ProviderId, key: &str| settings.url(id, key).unwrap_or_default();
+    // Each of these has a public default; a key the cloud does not declare is a bug here.
+    let url = |id: ProviderId, key: &str| {
+        settings
+            .url(id, key)
+            .with_context(|| format!("{id} declares no endpoint `{key}`"))
+    };
     let ca = settings.extra_ca_pem.as_deref();
     let aws = AwsGrantIssuer::new(settings.url(ProviderId::Aws, "sts"));
-    let azure = AzureGrantIssuer::new(&url(ProviderId::Azure, "authority"), ca)?;
+    let azure = AzureGrantIssuer::new(&url(ProviderId::Azure, "authority")?, ca)?;
     let google = GoogleEndpoints {
-        token_url: url(ProviderId::Gcp, "token"),
-        sts_url: url(ProviderId::Gcp, "sts"),
-        iam_credentials_url: url(ProviderId::Gcp, "iam-credentials"),
+        token_url: url(ProviderId::Gcp, "token")?,
+        sts_url: url(ProviderId::Gcp, "sts")?,
+        iam_credentials_url: url(ProviderId::Gcp, "iam-credentials")?,
     };
     let gcp = GcpGrantIssuer::new(google, ca)?;
     Ok(GrantIssuers::default()
