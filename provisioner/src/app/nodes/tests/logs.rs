@@ -80,5 +80,9 @@ pub(super) fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
         out: out.clone(),
         next_span: AtomicU64::new(1),
     };
-    (out, tracing::subscriber::set_default(subscriber))
+    let guard = tracing::subscriber::set_default(subscriber);
+    // Another test thread may have been registering a callsite while this subscriber was
+    // installed, caching it as disabled from before; recompute every callsite's interest.
+    tracing::callsite::rebuild_interest_cache();
+    (out, guard)
 }
