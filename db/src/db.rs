@@ -2,8 +2,9 @@
 use std::fmt;
 
 use sqlx::{Pool, Transaction};
+use time::OffsetDateTime;
 
-use crate::{Dialect, Row, UniqueViolation, Value};
+use crate::{DbError, Dialect, Row, UniqueViolation, Value};
 
 /// A connection pool of dialect `D`.
 pub struct Db<D: Dialect> {
@@ -65,6 +66,20 @@ impl<D: Dialect> Db<D> {
         Ok(Tx {
             tx: D::begin_write(&self.pool).await?,
         })
+    }
+
+    /// The database's clock, which several processes sharing the database agree on (a
+    /// lease taken by one and checked by another); `None` for SQLite, embedded in this
+    /// process alone, whose own clock then decides.
+    pub async fn now(&self) -> Result<Option<OffsetDateTime>, DbError> {
+        let Some(sql) = D::NOW else {
+            return Ok(None);
+        };
+        let row = self
+            .fetch_optional(sql, &[])
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)?;
+        Ok(Some(row.time("now")?))
     }
 
     /// The unique key `e` violated, if any.

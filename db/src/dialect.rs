@@ -20,6 +20,10 @@ pub trait Dialect: Debug + Send + Sync + Sized + 'static {
     /// `sqlite` or `postgres`, for test names and messages.
     const NAME: &'static str;
 
+    /// A query whose one row's `now` column is the database's clock; `None` when the
+    /// database's clock is this process's (SQLite, embedded in one process).
+    const NOW: Option<&'static str>;
+
     /// Connects to the database named by `dsn` and applies pending migrations.
     fn connect<'a>(
         dsn: &'a str,

@@ -32,6 +32,8 @@ impl Dialect for Postgres {
     type Db = sqlx::Postgres;
 
     const NAME: &'static str = "postgres";
+    // `clock_timestamp()`, not `now()`: the time of the call, not of the transaction.
+    const NOW: Option<&'static str> = Some("SELECT clock_timestamp() AS now");
 
     fn connect<'a>(
         dsn: &'a str,

@@ -25,6 +25,7 @@ impl Dialect for Sqlite {
     type Db = sqlx::Sqlite;
 
     const NAME: &'static str = "sqlite";
+    const NOW: Option<&'static str> = None;
 
     fn connect<'a>(
         dsn: &'a str,

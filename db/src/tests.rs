@@ -16,6 +16,15 @@ const INSERT: &str = "INSERT INTO items (id, kind, label, secret, count, flag, a
                       VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
 async fn suite<D: Dialect>(db: Db<D>) {
+    match db.now().await.expect("the database's clock") {
+        Some(clock) => assert!(
+            (clock - time::OffsetDateTime::now_utc()).abs() < time::Duration::minutes(1),
+            "the {} clock is {clock}",
+            D::NAME
+        ),
+        // Embedded in this process: its clock is the process's.
+        None => assert_eq!(D::NAME, "sqlite"),
+    }
     let at = datetime!(2026-12-03 22:05:25.123456789 +01:00);
     let inserted = db
         .execute(
