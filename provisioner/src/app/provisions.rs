@@ -160,7 +160,7 @@ impl Provisioner {
             .await?;
         let now = self.now();
         let id = ProvisionId::generate();
-        let lease_until = now + self.config.tuning.lease_ttl;
+        let lease_until = self.workflow.lease_now().await? + self.config.tuning.lease_ttl;
         let mut record = ProvisionRecord::new(
             id,
             &spec,

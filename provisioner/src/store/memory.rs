@@ -33,6 +33,9 @@ pub(crate) struct State {
     /// Join-token writes still to fail as if the database were down (tests).
     #[cfg(test)]
     token_outage: u32,
+    /// Lease takes and renewals fail as if the database were down (tests).
+    #[cfg(test)]
+    pub(crate) lease_outage: bool,
 }
 
 /// A `NodeStore` held in memory; lost when dropped.
@@ -51,6 +54,13 @@ impl MemoryStore {
     #[cfg(test)]
     pub(crate) fn fail_token_writes(&self, writes: u32) {
         self.lock().token_outage = writes;
+    }
+
+    /// Every lease take and renewal fails as if the database were unreachable, until
+    /// `failing` is `false` again.
+    #[cfg(test)]
+    pub(crate) fn fail_lease_writes(&self, failing: bool) {
+        self.lock().lease_outage = failing;
     }
 
     /// A simulated outage for a join-token write, while one is armed.

@@ -85,23 +85,29 @@ async fn start(
     signals: DriverSignals,
     registration: &mut Registration,
 ) -> Result<Option<Driver>, Halt> {
-    let now = shared.now();
     let store_halt = |e: crate::model::ports::StoreError| Halt::StoreUnavailable(e.to_string());
-    if !shared
-        .store
-        .acquire_lease(id, &shared.owner, now, shared.lease_until(now))
-        .await
-        .map_err(store_halt)?
-    {
+    let asked = tokio::time::Instant::now();
+    let Some(epoch) = take_lease(shared, id).await.map_err(store_halt)? else {
         return Ok(None);
-    }
+    };
     let record = shared
         .store
         .get_provision(id)
         .await
         .map_err(store_halt)?
         .ok_or(Halt::Finished)?;
-    registration.renewal = Some(tokio::spawn(renew_lease(Arc::clone(shared), id.clone())));
+    if record.lease_epoch != epoch {
+        // Released and taken again in between: another driver's now.
+        return Ok(None);
+    }
+    registration.renewal = Some(tokio::spawn(renew_lease(
+        Arc::clone(shared),
+        id.clone(),
+        Tenure {
+            epoch,
+            confirmed: asked,
+        },
+    )));
     let retries = record.saga.retries;
     Ok(Some(Driver {
         shared: Arc::clone(shared),
@@ -115,23 +121,56 @@ async fn start(
     }))
 }
 
-/// Renews the lease every third of its lifetime; tells the driver when it is lost.
-async fn renew_lease(shared: Arc<Shared>, id: ProvisionId) {
+/// Takes or renews the lease of `id` for this process, at the database's time; its epoch.
+async fn take_lease(
+    shared: &Shared,
+    id: &ProvisionId,
+) -> Result<Option<u64>, crate::model::ports::StoreError> {
+    let now = shared.lease_now().await?;
+    shared
+        .store
+        .acquire_lease(id, &shared.owner, now, shared.lease_until(now))
+        .await
+}
+
+/// A driver's hold on its lease: the epoch it took, and when (by this process's monotonic
+/// clock) the lease was last confirmed, measured from before the request that confirmed it.
+struct Tenure {
+    epoch: u64,
+    confirmed: tokio::time::Instant,
+}
+
+/// Renews the lease every third of its lifetime; tells the driver to stop when the lease
+/// is lost or changed hands (another epoch, even if this process took it back), or when no
+/// renewal succeeded by the time a third of the lease is left: every attempt races that
+/// deadline, so a hung database cannot keep a driver going past its lease. The driver then
+/// stops before its next provider call, before another replica may start driving.
+async fn renew_lease(shared: Arc<Shared>, id: ProvisionId, mut tenure: Tenure) {
     let ttl = shared.cx.config.tuning.lease_ttl;
     loop {
         tokio::time::sleep(ttl / 3).await;
-        let now = shared.now();
-        match shared
-            .store
-            .acquire_lease(&id, &shared.owner, now, shared.lease_until(now))
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => {
-                shared.events.stop(id.as_str(), Stop::LeaseLost);
-                return;
+        let attempt = tokio::time::Instant::now();
+        let deadline = tenure.confirmed + (ttl - ttl / 3);
+        let stop = match tokio::time::timeout_at(deadline, take_lease(&shared, &id)).await {
+            Ok(Ok(Some(epoch))) if epoch == tenure.epoch => {
+                tenure.confirmed = attempt;
+                None
             }
-            Err(e) => warn!(provision = %id, error = %e, "could not renew the provision lease"),
+            Ok(Ok(_)) => Some("the lease went to another driver"),
+            Err(_) => Some("the lease could not be renewed before it may lapse"),
+            Ok(Err(e)) if tokio::time::Instant::now() >= deadline => {
+                warn!(provision = %id, error = %e, "could not renew the provision lease");
+                Some("the lease could not be renewed before it may lapse")
+            }
+            Ok(Err(e)) => {
+                warn!(provision = %id, error = %e, "could not renew the provision lease; retrying");
+                None
+            }
+        };
+        if let Some(why) = stop {
+            warn!(provision = %id, why, "stopping the driver");
+            shared.events.stop(id.as_str(), Stop::LeaseLost);
+            return;
         }
     }
 }
@@ -179,10 +218,12 @@ impl Driver {
         } else {
             let run = self.run_step(step);
             tokio::pin!(run);
+            // The stop signal first: once the lease is lost, the step is not polled again.
             let race = tokio::select! {
-                r = &mut run => Race::Done(r),
-                () = tokio::time::sleep(remaining) => Race::TimedOut,
+                biased;
                 s = stopped(&mut stop) => Race::Stopped(s),
+                () = tokio::time::sleep(remaining) => Race::TimedOut,
+                r = &mut run => Race::Done(r),
             };
             // A create in flight is not cut midway (its server could exist with nobody
             // knowing its id): it finishes, bounded, and the undo then deletes by id.
@@ -321,7 +362,8 @@ impl Driver {
         &self.shared.cx
     }
 
-    /// Re-reads the row; stops when another driver owns it or it finished.
+    /// Re-reads the row; stops when it finished, or when its lease is another driver's or
+    /// changed hands since this driver took it (its epoch), even back to this process.
     pub(super) async fn reload(&mut self) -> Result<(), Halt> {
         let fresh = self
             .shared
@@ -334,7 +376,9 @@ impl Driver {
             self.record = fresh;
             return Err(Halt::Finished);
         }
-        if fresh.lease_owner.as_deref() != Some(self.shared.owner.as_str()) {
+        if fresh.lease_owner.as_deref() != Some(self.shared.owner.as_str())
+            || fresh.lease_epoch != self.record.lease_epoch
+        {
             return Err(Halt::LeaseLost);
         }
         self.record = fresh;

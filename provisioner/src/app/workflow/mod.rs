@@ -82,6 +82,16 @@ impl Shared {
         self.cx.now()
     }
 
+    /// The time leases are taken and compared at: the database's clock when the store has
+    /// one shared by several replicas, else the provisioner's.
+    pub(crate) async fn lease_now(&self) -> Result<OffsetDateTime, StoreError> {
+        Ok(self
+            .store
+            .database_time()
+            .await?
+            .unwrap_or_else(|| self.now()))
+    }
+
     /// When a lease taken now expires.
     pub(crate) fn lease_until(&self, now: OffsetDateTime) -> OffsetDateTime {
         now + self.cx.config.tuning.lease_ttl
@@ -170,10 +180,16 @@ impl Workflow {
         tokio::spawn(driver::drive(Arc::clone(&self.shared), id.clone()));
     }
 
+    /// The time leases are taken and compared at (see [`Shared::lease_now`]).
+    pub(crate) async fn lease_now(&self) -> Result<OffsetDateTime, StoreError> {
+        self.shared.lease_now().await
+    }
+
     /// Starts a driver for every provision in flight whose lease is free or expired (after
     /// a restart, or when another replica died). Returns how many were started.
     pub async fn resume_all(&self) -> Result<usize, StoreError> {
-        let ids = self.shared.store.list_resumable(self.shared.now()).await?;
+        let now = self.shared.lease_now().await?;
+        let ids = self.shared.store.list_resumable(now).await?;
         for id in &ids {
             info!(provision = %id, "resuming provision");
             self.start(id);

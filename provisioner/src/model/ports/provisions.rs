@@ -32,25 +32,33 @@ pub trait ProvisionStore: Send + Sync + Debug {
         limit: u32,
         after: Option<&PageCursor>,
     ) -> Result<Vec<ProvisionRecord>, StoreError>;
-    /// Writes the mutable fields of `record` if the stored generation is still
-    /// `record.generation`, and returns what was stored (generation + 1). `None` when the
-    /// generation is stale or the row is gone. A `failed` status releases the name claim.
+    /// Writes the mutable fields of `record` if the stored generation and lease epoch are
+    /// still `record.generation` and `record.lease_epoch`, and returns what was stored
+    /// (generation + 1). `None` when either is stale (the row changed, or its lease changed
+    /// hands, since it was read) or the row is gone. A `failed` status releases the name
+    /// claim.
     async fn update_provision(
         &self,
         record: &ProvisionRecord,
     ) -> Result<Option<ProvisionRecord>, StoreError>;
     /// Takes or renews the lease of a provision that is not terminal, for `owner` until
-    /// `until`, if the lease is free, expired at `now` or already `owner`'s. Does not bump
-    /// the generation. `false` when another owner holds it or the provision is terminal.
+    /// `until`, if the lease is free, expired at `now` or already `owner`'s, and returns the
+    /// lease's epoch: bumped when the lease changes hands (free or expired), kept by a
+    /// renewal of a live lease. Does not bump the generation. `None` when another owner
+    /// holds it or the provision is terminal.
     async fn acquire_lease(
         &self,
         id: &ProvisionId,
         owner: &str,
         now: OffsetDateTime,
         until: OffsetDateTime,
-    ) -> Result<bool, StoreError>;
-    /// Gives the lease up, if `owner` holds it.
+    ) -> Result<Option<u64>, StoreError>;
+    /// Gives the lease up, if `owner` holds it (bumping the epoch).
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError>;
+    /// The database's clock, where several replicas share the database: leases are taken
+    /// and compared at it, so no replica's clock decides another's lease. `None` when the
+    /// store is this process's alone (SQLite, the test double): its own clock decides.
+    async fn database_time(&self) -> Result<Option<OffsetDateTime>, StoreError>;
     /// Provisions that are not terminal and whose lease is free or expired at `now`.
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError>;
     /// Who holds `name`.

@@ -75,6 +75,10 @@ pub struct ProvisionRecord {
     pub lease_owner: Option<String>,
     /// Until when.
     pub lease_until: Option<OffsetDateTime>,
+    /// Bumped whenever the lease is taken anew (free, or expired, even by its last holder)
+    /// or released; a renewal of a live lease keeps it. Every write is conditional on it, so
+    /// a driver that lost the lease cannot write after another took over (fencing).
+    pub lease_epoch: u64,
     /// When it was requested.
     pub created_at: OffsetDateTime,
     /// When it last changed.
@@ -126,6 +130,7 @@ impl ProvisionRecord {
             generation: 1,
             lease_owner: Some(lease_owner.to_owned()),
             lease_until: Some(lease_until),
+            lease_epoch: 1,
             created_at: now,
             updated_at: now,
         }
@@ -158,8 +163,8 @@ impl ProvisionRecord {
         Ok(r)
     }
 
-    /// What an update of this record (conditional on its generation) stores: the next
-    /// generation, and for a terminal status no sealed token and no lease.
+    /// What an update of this record (conditional on its generation and lease epoch)
+    /// stores: the next generation, and for a terminal status no sealed token and no lease.
     pub(crate) fn next_version(&self) -> Result<ProvisionRecord, StoreError> {
         let mut r = self.stored()?;
         r.generation += 1;
@@ -191,6 +196,7 @@ impl fmt::Debug for ProvisionRecord {
             .field("saga_step", &self.saga_step)
             .field("generation", &self.generation)
             .field("lease_owner", &self.lease_owner)
+            .field("lease_epoch", &self.lease_epoch)
             .finish_non_exhaustive()
     }
 }

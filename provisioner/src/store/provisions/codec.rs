@@ -19,7 +19,7 @@ macro_rules! provision_columns {
          failed_phase, failure_reason, provider_error_code, provider_server_id, join_token_id, \
          sealed_join_token, request_id, keep_on_failure, cancel_requested, ssh_public_keys, \
          ssh_source_cidr, image, control_plane_addr, credential_id, saga_step, saga, stages, \
-         generation, lease_owner"
+         generation, lease_owner, lease_epoch"
     };
 }
 pub(super) use provision_columns;
@@ -30,6 +30,7 @@ pub(super) struct Encoded {
     stages: String,
     ssh_public_keys: String,
     generation: i64,
+    lease_epoch: i64,
 }
 
 impl Encoded {
@@ -50,6 +51,8 @@ impl Encoded {
             ssh_public_keys: Value::from(r.ssh_public_keys.clone()).to_string(),
             generation: i64::try_from(r.generation)
                 .map_err(|_| StoreError::Corrupt("generation out of range".into()))?,
+            lease_epoch: i64::try_from(r.lease_epoch)
+                .map_err(|_| StoreError::Corrupt("lease epoch out of range".into()))?,
         })
     }
 
@@ -100,6 +103,7 @@ impl Encoded {
             self.stages.as_str(),
             self.generation,
             r.lease_owner.as_deref(),
+            self.lease_epoch,
             r.lease_until,
             r.created_at,
             r.updated_at,
@@ -112,7 +116,7 @@ impl Encoded {
 
     /// The columns an update writes, in the order of the `UPDATE` statement: status …
     /// updated_at (16 values), whether the new status is terminal, the id, and the
-    /// generation the row must still have.
+    /// generation and lease epoch the row must still have.
     pub(super) fn update_columns(&self, r: &ProvisionRecord) -> Vec<Arg> {
         let tail = args![
             r.cancel_requested,
@@ -124,6 +128,7 @@ impl Encoded {
             r.status.is_terminal(),
             r.id.as_str(),
             self.previous_generation(),
+            self.lease_epoch,
         ];
         Self::progress_columns(r).into_iter().chain(tail).collect()
     }
@@ -213,10 +218,16 @@ pub(super) fn read_provision(row: &Row) -> Result<ProvisionRecord, StoreError> {
         stages: stages(&text("stages")?)?,
         generation: u64::try_from(row.int("generation")?).map_err(|_| corrupt("generation"))?,
         lease_owner: opt("lease_owner")?,
+        lease_epoch: lease_epoch(row)?,
         lease_until: row.opt_time("lease_until")?,
         created_at: row.time("created_at")?,
         updated_at: row.time("updated_at")?,
     })
+}
+
+/// The `lease_epoch` column of `row`.
+pub(super) fn lease_epoch(row: &Row) -> Result<u64, StoreError> {
+    u64::try_from(row.int("lease_epoch")?).map_err(|_| corrupt("lease_epoch"))
 }
 
 /// Whether an insert failed on the unique request id.

@@ -80,7 +80,7 @@ impl ProvisionStore for MemoryStore {
         let Some(current) = state.provisions.get(&record.id) else {
             return Ok(None);
         };
-        if current.generation != record.generation {
+        if current.generation != record.generation || current.lease_epoch != record.lease_epoch {
             return Ok(None);
         }
         let mut next = record.next_version()?;
@@ -96,6 +96,7 @@ impl ProvisionStore for MemoryStore {
         } else {
             current.lease_until
         };
+        next.lease_epoch = current.lease_epoch;
         next = immutable_from(&current, next);
         if next.status == ProvisionStatus::Failed {
             let ours = ClaimHolder::Provision(next.id.clone());
@@ -113,21 +114,26 @@ impl ProvisionStore for MemoryStore {
         owner: &str,
         now: OffsetDateTime,
         until: OffsetDateTime,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<u64>, StoreError> {
         let (now, until) = (stored_time(now)?, stored_time(until)?);
         let mut state = self.lock();
+        if state.lease_outage {
+            return Err(StoreError::Unavailable(Box::new(sqlx::Error::PoolTimedOut)));
+        }
         let Some(p) = state.provisions.get_mut(id) else {
-            return Ok(false);
+            return Ok(None);
         };
-        let free = p.lease_owner.is_none()
-            || p.lease_until.is_none_or(|t| t < now)
-            || p.lease_owner.as_deref() == Some(owner);
-        if p.status.is_terminal() || !free {
-            return Ok(false);
+        let expired = p.lease_until.is_none_or(|t| t < now);
+        let ours = p.lease_owner.as_deref() == Some(owner);
+        if p.status.is_terminal() || !(p.lease_owner.is_none() || expired || ours) {
+            return Ok(None);
+        }
+        if !ours || expired {
+            p.lease_epoch += 1;
         }
         p.lease_owner = Some(owner.to_owned());
         p.lease_until = Some(until);
-        Ok(true)
+        Ok(Some(p.lease_epoch))
     }
 
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {
@@ -137,8 +143,13 @@ impl ProvisionStore for MemoryStore {
         {
             p.lease_owner = None;
             p.lease_until = None;
+            p.lease_epoch += 1;
         }
         Ok(())
+    }
+
+    async fn database_time(&self) -> Result<Option<OffsetDateTime>, StoreError> {
+        Ok(None)
     }
 
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {

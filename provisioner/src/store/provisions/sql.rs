@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use levelrail_db::{Dialect, args};
 use time::OffsetDateTime;
 
-use super::codec::{Encoded, claim_holder, is_request_conflict, provision_columns, read_provision};
+use super::codec::{
+    Encoded, claim_holder, is_request_conflict, lease_epoch, provision_columns, read_provision,
+};
 use super::replayed_or_taken;
 use crate::model::NodeName;
 use crate::model::ports::ProvisionStore;
@@ -31,7 +33,7 @@ const INSERT: &str = concat!(
     provision_columns!(),
     ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
-     $29, $30, $31, $32)"
+     $29, $30, $31, $32, $33)"
 );
 
 const UPDATE: &str = "UPDATE provisions SET status = $1, install_step = $2, ip_address = $3, \
@@ -40,7 +42,8 @@ const UPDATE: &str = "UPDATE provisions SET status = $1, install_step = $2, ip_a
      cancel_requested = $11, saga_step = $12, saga = $13, stages = $14, generation = $15, \
      updated_at = $16, lease_owner = CASE WHEN $17 THEN NULL ELSE lease_owner END, \
      lease_until = CASE WHEN $17 THEN NULL ELSE lease_until END \
-     WHERE id = $18 AND generation = $19 RETURNING lease_owner, lease_until";
+     WHERE id = $18 AND generation = $19 AND lease_epoch = $20 \
+     RETURNING lease_owner, lease_until, lease_epoch";
 
 #[async_trait]
 impl<D: Dialect> ProvisionStore for SqlStore<D> {
@@ -144,6 +147,7 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         };
         next.lease_owner = row.opt_text("lease_owner")?;
         next.lease_until = row.opt_time("lease_until")?;
+        next.lease_epoch = lease_epoch(&row)?;
         if next.status == ProvisionStatus::Failed {
             tx.execute(
                 "DELETE FROM name_claims WHERE name = $1 AND holder_kind = 'provision' \
@@ -163,29 +167,37 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         owner: &str,
         now: OffsetDateTime,
         until: OffsetDateTime,
-    ) -> Result<bool, StoreError> {
-        let done = self
+    ) -> Result<Option<u64>, StoreError> {
+        // A renewal of a live lease keeps the epoch; anything else is a new holder.
+        let row = self
             .db
-            .execute(
-                "UPDATE provisions SET lease_owner = $1, lease_until = $2 \
+            .fetch_optional(
+                "UPDATE provisions SET lease_owner = $1, lease_until = $2, \
+                 lease_epoch = CASE WHEN lease_owner = $1 AND lease_until >= $4 \
+                      THEN lease_epoch ELSE lease_epoch + 1 END \
                  WHERE id = $3 AND status NOT IN ('ready', 'failed') \
                  AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < $4 \
-                      OR lease_owner = $1)",
+                      OR lease_owner = $1) \
+                 RETURNING lease_epoch",
                 &args![owner, until, id.as_str(), now],
             )
             .await?;
-        Ok(done == 1)
+        row.as_ref().map(lease_epoch).transpose()
     }
 
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {
         self.db
             .execute(
-                "UPDATE provisions SET lease_owner = NULL, lease_until = NULL \
-                 WHERE id = $1 AND lease_owner = $2",
+                "UPDATE provisions SET lease_owner = NULL, lease_until = NULL, \
+                 lease_epoch = lease_epoch + 1 WHERE id = $1 AND lease_owner = $2",
                 &args![id.as_str(), owner],
             )
             .await?;
         Ok(())
+    }
+
+    async fn database_time(&self) -> Result<Option<OffsetDateTime>, StoreError> {
+        Ok(self.db.now().await?)
     }
 
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {

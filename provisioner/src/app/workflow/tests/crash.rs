@@ -148,3 +148,39 @@ async fn the_recovery_loop_picks_up_a_provision_once_its_lease_expires() {
     assert_eq!(ready.status, ProvisionStatus::Ready);
     assert_eq!(second.fake.created(p.id.as_str()), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_driver_whose_lease_renewals_keep_failing_stops_calling_the_provider_before_it_lapses() {
+    // Arrange: the server stays booting, so the driver keeps polling the provider.
+    let memory = std::sync::Arc::new(crate::store::MemoryStore::new());
+    let h = Harness::on_memory(
+        std::sync::Arc::clone(&memory),
+        None,
+        crate::app::WorkflowTuning::default(),
+    );
+    h.fake.set_running_after(u32::MAX);
+    let p = h.provision(NAME).await;
+    h.wait_for(&p.id, |p| p.status >= ProvisionStatus::Booting)
+        .await;
+
+    // Act: the database refuses every lease renewal; the 30 s lease lapses unrenewed.
+    memory.fail_lease_writes(true);
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    let calls_when_stopped = h.fake.total_calls();
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    let calls_later = h.fake.total_calls();
+    memory.fail_lease_writes(false);
+    h.fake.set_running_after(0);
+    let resumed = h.provisioner.workflow().resume_all().await.expect("resume");
+    let ready = h.complete(&p.id, NAME).await;
+
+    // Assert: it stopped within two failed renewals (20 s, a third of the lease left) and
+    // made no provider call after; the provision was resumed, not failed.
+    assert_eq!(
+        calls_later, calls_when_stopped,
+        "the driver kept calling the provider without a lease"
+    );
+    assert_eq!(resumed, 1, "the stopped provision was not resumable");
+    assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
+    assert_eq!(h.fake.created(p.id.as_str()), 1, "servers created");
+}

@@ -15,6 +15,7 @@ const TAKERS: usize = 16;
 pub(super) async fn run(store: Arc<dyn ProvisionerStore>) {
     one_of_many_concurrent_takers_gets_a_free_lease(Arc::clone(&store)).await;
     a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(&*store).await;
+    a_stale_owner_cannot_write_after_a_take_over(&*store).await;
     only_unleased_provisions_in_flight_are_resumable(&*store).await;
 }
 
@@ -33,18 +34,27 @@ async fn one_of_many_concurrent_takers_gets_a_free_lease(store: Arc<dyn Provisio
                 .acquire_lease(&id, &owner, T0, T0 + Duration::seconds(30))
                 .await
                 .expect("acquire");
-            won.then_some(owner)
+            won.map(|epoch| (owner, epoch))
         });
     }
 
-    let winners: Vec<String> = takers.join_all().await.into_iter().flatten().collect();
+    let winners: Vec<(String, u64)> = takers.join_all().await.into_iter().flatten().collect();
 
     assert_eq!(winners.len(), 1, "lease winners: {winners:?}");
     let got = store.get_provision(&r.id).await.expect("get").expect("row");
     assert_eq!(
         got.lease_owner.as_ref(),
-        Some(&winners[0]),
+        Some(&winners[0].0),
         "the stored owner is not the winner"
+    );
+    assert_eq!(
+        got.lease_epoch, winners[0].1,
+        "the epoch returned is not stored"
+    );
+    assert_eq!(
+        got.lease_epoch,
+        r.lease_epoch + 2,
+        "a release and a take did not each bump the epoch"
     );
     assert_eq!(
         got.generation, r.generation,
@@ -82,11 +92,19 @@ async fn a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(
         .await
         .expect("old");
 
-    assert!(!stolen, "a live lease was taken by another owner");
-    assert!(renewed, "the owner could not renew its lease");
-    assert!(taken, "an expired lease could not be taken over");
-    assert!(
-        !old_owner,
+    assert_eq!(stolen, None, "a live lease was taken by another owner");
+    assert_eq!(
+        renewed,
+        Some(r.lease_epoch),
+        "the owner could not renew its lease, or renewing changed its epoch"
+    );
+    assert_eq!(
+        taken,
+        Some(r.lease_epoch + 1),
+        "an expired lease could not be taken over, or the take-over kept the epoch"
+    );
+    assert_eq!(
+        old_owner, None,
         "the previous owner got its lease back while another holds it"
     );
     let mut done = store.get_provision(&r.id).await.expect("get").expect("row");
@@ -100,7 +118,40 @@ async fn a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(
         .acquire_lease(&r.id, "replica-c", late, late + Duration::hours(1))
         .await
         .expect("c");
-    assert!(!terminal, "a terminal provision was leased");
+    assert_eq!(terminal, None, "a terminal provision was leased");
+}
+
+/// Fencing: a driver that lost its lease (paused past its expiry, say) cannot write the row
+/// once another took it over, even before the new holder wrote anything; the new holder
+/// can.
+async fn a_stale_owner_cannot_write_after_a_take_over(store: &dyn ProvisionStore) {
+    let r = store
+        .insert_provision(&record("lease-fence", T0))
+        .await
+        .expect("insert");
+    let late = r.lease_until.expect("leased") + Duration::seconds(1);
+    let old = store.get_provision(&r.id).await.expect("get").expect("row");
+    let epoch = store
+        .acquire_lease(&r.id, "replica-b", late, late + Duration::minutes(1))
+        .await
+        .expect("take")
+        .expect("the expired lease is taken over");
+
+    let mut stale = old.clone();
+    stale.provider_server_id = Some("server-of-the-old-owner".into());
+    let refused = store.update_provision(&stale).await.expect("stale write");
+    let mut current = store.get_provision(&r.id).await.expect("get").expect("row");
+    current.provider_server_id = Some("server-of-the-new-owner".into());
+    let applied = store.update_provision(&current).await.expect("new write");
+
+    assert!(refused.is_none(), "the old owner wrote after a take-over");
+    assert_eq!(current.lease_epoch, epoch);
+    let applied = applied.expect("the new owner's write is refused");
+    assert_eq!(applied.lease_epoch, epoch, "a write changed the epoch");
+    assert_eq!(
+        applied.provider_server_id.as_deref(),
+        Some("server-of-the-new-owner")
+    );
 }
 
 async fn only_unleased_provisions_in_flight_are_resumable(store: &dyn ProvisionStore) {
@@ -118,11 +169,17 @@ async fn only_unleased_provisions_in_flight_are_resumable(store: &dyn ProvisionS
         .insert_provision(&record("resume-expired", far - Duration::hours(1)))
         .await
         .expect("insert");
-    let mut over = store
+    let over = store
         .insert_provision(&record("resume-over", far))
         .await
         .expect("insert");
     store.release_lease(&over.id, OWNER).await.expect("release");
+    // The release bumped the epoch: the write is of the row as it is now.
+    let mut over = store
+        .get_provision(&over.id)
+        .await
+        .expect("get")
+        .expect("row");
     over.status = ProvisionStatus::Failed;
     store
         .update_provision(&over)
