@@ -36,6 +36,10 @@ pub(crate) struct State {
     /// Lease takes and renewals fail as if the database were down (tests).
     #[cfg(test)]
     pub(crate) lease_outage: bool,
+    /// The queries `get_provisions` made, as the SQL store would (one per
+    /// `PROVISIONS_PER_READ` ids).
+    #[cfg(test)]
+    pub(crate) batched_reads: usize,
 }
 
 /// A `NodeStore` held in memory; lost when dropped.
@@ -61,6 +65,12 @@ impl MemoryStore {
     #[cfg(test)]
     pub(crate) fn fail_lease_writes(&self, failing: bool) {
         self.lock().lease_outage = failing;
+    }
+
+    /// How many queries `get_provisions` made so far.
+    #[cfg(test)]
+    pub(crate) fn batched_reads(&self) -> usize {
+        self.lock().batched_reads
     }
 
     /// A simulated outage for a join-token write, while one is armed.

@@ -147,23 +147,49 @@ impl ProvisionEvents {
         (rx, Some(sender))
     }
 
-    /// Drops the channel of `id` if it is `sender` and nobody watches any more. `true` when
-    /// the channel is gone (dropped now, or replaced): its follower can stop.
-    pub(crate) fn forget_watch(&self, id: &str, sender: &Arc<Snapshot>) -> bool {
+    /// Drops the channel of `id` if it is `sender` and nobody watches any more (a
+    /// subscription that failed before it was handed out).
+    pub(crate) fn forget_watch(&self, id: &str, sender: &Arc<Snapshot>) {
         let mut watches = lock(&self.watches);
-        match watches.get(id) {
-            Some(s) if Arc::ptr_eq(s, sender) => {
-                let idle = s.receiver_count() == 0;
-                if idle {
-                    watches.remove(id);
-                }
-                idle
-            }
-            _ => true,
+        if watches
+            .get(id)
+            .is_some_and(|s| Arc::ptr_eq(s, sender) && s.receiver_count() == 0)
+        {
+            watches.remove(id);
         }
     }
 
     /// How many provisions have a watch channel (for tests and metrics).
+    /// Forgets `id`'s channel if `leaving` is its last receiver (a subscription being
+    /// dropped): under the same lock as [`Self::watch`], so a subscriber arriving now keeps
+    /// it.
+    fn release_watch(&self, id: &str) {
+        let mut watches = lock(&self.watches);
+        if watches.get(id).is_some_and(|s| s.receiver_count() <= 1) {
+            watches.remove(id);
+        }
+    }
+
+    /// The watched provisions whose changes this replica learns only from the store: not
+    /// terminal, and driven by no local driver (which publishes each commit itself).
+    /// Forgets channels nobody reads any more.
+    pub(crate) fn followed(&self) -> Vec<String> {
+        let candidates: Vec<String> = {
+            let mut watches = lock(&self.watches);
+            watches.retain(|_, s| s.receiver_count() > 0);
+            watches
+                .iter()
+                .filter(|(_, s)| !s.borrow().as_ref().is_some_and(|p| p.status.is_terminal()))
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        let drivers = lock(&self.drivers);
+        candidates
+            .into_iter()
+            .filter(|id| !drivers.contains_key(id))
+            .collect()
+    }
+
     pub fn watched(&self) -> usize {
         lock(&self.watches).len()
     }
@@ -188,15 +214,31 @@ pub struct Subscription {
     rx: watch::Receiver<Option<Provision>>,
     last: u64,
     done: bool,
+    /// Where `rx` came from, to forget the channel with its last subscription.
+    hub: Arc<ProvisionEvents>,
+    id: String,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.hub.release_watch(&self.id);
+    }
 }
 
 impl Subscription {
-    /// A subscription reading `rx`, which has seen nothing yet.
-    pub(crate) fn new(rx: watch::Receiver<Option<Provision>>) -> Self {
+    /// A subscription reading `rx` (from `hub`'s channel of `id`), which has seen nothing
+    /// yet.
+    pub(crate) fn new(
+        rx: watch::Receiver<Option<Provision>>,
+        hub: Arc<ProvisionEvents>,
+        id: String,
+    ) -> Self {
         Subscription {
             rx,
             last: 0,
             done: false,
+            hub,
+            id,
         }
     }
 

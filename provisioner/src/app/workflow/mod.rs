@@ -23,7 +23,8 @@ mod teardown;
 mod undo;
 mod wait;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use time::OffsetDateTime;
@@ -74,6 +75,8 @@ pub(crate) struct Shared {
     /// This process's lease owner id.
     pub(crate) owner: String,
     pub(crate) hook: Option<Arc<dyn StepHook>>,
+    /// Whether the follower of watched provisions ([`follow_all`]) was started.
+    pub(crate) following: AtomicBool,
 }
 
 impl Shared {
@@ -137,6 +140,7 @@ impl Workflow {
             events,
             owner,
             hook: None,
+            following: AtomicBool::new(false),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -160,6 +164,7 @@ impl Workflow {
             events,
             owner,
             hook: Some(hook),
+            following: AtomicBool::new(false),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -226,8 +231,8 @@ impl Workflow {
     }
 
     /// A subscription to `id`'s states: the current state first (read from the store), then
-    /// each change. One follower per watched provision keeps the channel current with
-    /// changes committed by other replicas (store reads only, never provider calls).
+    /// each change. One follower per replica keeps every channel current with changes
+    /// committed by other replicas, in batched store reads (never provider calls).
     pub async fn subscribe(&self, id: &ProvisionId) -> Result<Subscription, ProvisionError> {
         let (rx, created) = self.shared.events.watch(id.as_str());
         let current = self.shared.store.get_provision(id).await;
@@ -245,47 +250,46 @@ impl Workflow {
             }
         };
         self.publish(&Provision::from(&current));
-        if let Some(sender) = created {
-            tokio::spawn(follow(Arc::clone(&self.shared), id.clone(), sender));
+        if !self.shared.following.swap(true, Ordering::AcqRel) {
+            let interval = self.shared.cx.config.tuning.follow_interval;
+            tokio::spawn(follow_all(Arc::downgrade(&self.shared), interval));
         }
-        Ok(Subscription::new(rx))
+        Ok(Subscription::new(
+            rx,
+            Arc::clone(&self.shared.events),
+            id.as_str().to_owned(),
+        ))
     }
 }
 
-/// Keeps a watch channel current with changes committed elsewhere (read from the store
-/// while no local driver publishes them) until the provision is terminal and nobody
-/// watches, then drops it.
-async fn follow(
-    shared: Arc<Shared>,
-    id: ProvisionId,
-    sender: Arc<tokio::sync::watch::Sender<Option<Provision>>>,
-) {
-    let interval = shared.cx.config.tuning.follow_interval;
+/// Keeps this replica's watch channels current with the changes other replicas commit:
+/// every `interval`, one batched read of the watched provisions no local driver drives
+/// (one query per [`crate::model::ports::PROVISIONS_PER_READ`], however many streams watch
+/// them), for as long as the workflow exists.
+async fn follow_all(shared: Weak<Shared>, interval: Duration) {
     loop {
-        let terminal = sender
-            .borrow()
-            .as_ref()
-            .is_some_and(|p| p.status.is_terminal());
-        if terminal || sender.receiver_count() == 0 {
-            sender.closed().await;
-            if shared.events.forget_watch(id.as_str(), &sender) {
-                return;
+        tokio::time::sleep(interval).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let ids: Vec<ProvisionId> = shared
+            .events
+            .followed()
+            .iter()
+            .filter_map(|id| ProvisionId::parse(id).ok())
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        match shared.store.get_provisions(&ids).await {
+            Ok(records) => {
+                for record in &records {
+                    shared.events.publish(&Provision::from(record));
+                }
             }
-            continue;
-        }
-        tokio::select! {
-            () = sender.closed() => continue,
-            () = tokio::time::sleep(interval) => {}
-        }
-        // A local driver publishes every commit itself; the store is read only for changes
-        // another replica drives.
-        if shared.events.is_driving(id.as_str()) {
-            continue;
-        }
-        match shared.store.get_provision(&id).await {
-            Ok(Some(record)) => shared.events.publish(&Provision::from(&record)),
-            Ok(None) => {}
-            Err(e) => warn!(provision = %id, error = %e, "could not refresh a watched provision"),
+            Err(e) => {
+                warn!(watched = ids.len(), error = %e, "could not refresh the watched provisions")
+            }
         }
     }
 }

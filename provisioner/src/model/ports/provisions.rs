@@ -10,6 +10,9 @@ use crate::model::provision::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionId, ProvisionRecord,
 };
 
+/// How many provisions [`ProvisionStore::get_provisions`] reads per query.
+pub const PROVISIONS_PER_READ: usize = 32;
+
 /// The provision half of the provisioner's storage.
 #[async_trait]
 pub trait ProvisionStore: Send + Sync + Debug {
@@ -22,6 +25,11 @@ pub trait ProvisionStore: Send + Sync + Debug {
     /// A provision by id.
     async fn get_provision(&self, id: &ProvisionId) -> Result<Option<ProvisionRecord>, StoreError>;
     /// The provision created with `request_id`.
+    /// The provisions of `ids` that exist, in any order: one query per
+    /// [`PROVISIONS_PER_READ`] ids (a replica's watchers of provisions other replicas
+    /// drive are refreshed this way, in one batch).
+    async fn get_provisions(&self, ids: &[ProvisionId])
+    -> Result<Vec<ProvisionRecord>, StoreError>;
     async fn get_provision_by_request(
         &self,
         request_id: &str,

@@ -24,6 +24,7 @@ pub async fn run(store: Arc<dyn ProvisionerStore>) {
     updates_are_conditional_on_the_generation(&*store).await;
     a_terminal_write_wipes_the_sealed_token_and_the_lease(&*store).await;
     lists_are_newest_first_and_paged(&*store).await;
+    many_are_read_by_id_in_batches(&*store).await;
     claims::run(Arc::clone(&store)).await;
     lease::run(store).await;
 }
@@ -230,4 +231,34 @@ async fn lists_are_newest_first_and_paged(store: &dyn ProvisionStore) {
         all_ids.len(),
         "a provision appears on two pages"
     );
+}
+
+async fn many_are_read_by_id_in_batches(store: &dyn ProvisionStore) {
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let r = store
+            .insert_provision(&record(&format!("batch-{i}"), T0))
+            .await
+            .expect("insert");
+        ids.push(r.id);
+    }
+    // More than one batch, an unknown id, and an id twice.
+    let mut asked = ids.clone();
+    asked.push(ProvisionId::generate());
+    asked.push(ids[3].clone());
+
+    let mut got: Vec<ProvisionId> = store
+        .get_provisions(&asked)
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    got.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    got.dedup();
+    let none = store.get_provisions(&[]).await.expect("read nothing");
+
+    ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    assert_eq!(got, ids, "the provisions read by id");
+    assert!(none.is_empty());
 }

@@ -57,6 +57,18 @@ impl ProvisionStore for MemoryStore {
             .cloned())
     }
 
+    async fn get_provisions(
+        &self,
+        ids: &[ProvisionId],
+    ) -> Result<Vec<ProvisionRecord>, StoreError> {
+        let mut state = self.lock();
+        state.batched_reads += ids.len().div_ceil(crate::model::ports::PROVISIONS_PER_READ);
+        Ok(ids
+            .iter()
+            .filter_map(|id| state.provisions.get(id).cloned())
+            .collect())
+    }
+
     async fn list_provisions(
         &self,
         limit: u32,

@@ -2,7 +2,7 @@
 //! (`BEGIN IMMEDIATE` on SQLite, row locks on PostgreSQL), so concurrent requests on any
 //! replica queue, and the `name_claims` primary key decides which of them gets a name.
 use async_trait::async_trait;
-use levelrail_db::{Dialect, args};
+use levelrail_db::{Dialect, Value as Arg, args};
 use time::OffsetDateTime;
 
 use super::codec::{
@@ -10,8 +10,8 @@ use super::codec::{
 };
 use super::replayed_or_taken;
 use crate::model::NodeName;
-use crate::model::ports::ProvisionStore;
 use crate::model::ports::StoreError;
+use crate::model::ports::{PROVISIONS_PER_READ, ProvisionStore};
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::store::SqlStore;
@@ -34,6 +34,11 @@ const INSERT: &str = concat!(
     ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
      $29, $30, $31, $32, $33)"
+);
+
+/// [`PROVISIONS_PER_READ`] provisions by id.
+const GET_MANY: &str = select_provisions!(
+    "WHERE id IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)"
 );
 
 const UPDATE: &str = "UPDATE provisions SET status = $1, install_step = $2, ip_address = $3, \
@@ -86,6 +91,23 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             .fetch_optional(select_provisions!("WHERE id = $1"), &args![id.as_str()])
             .await?;
         row.as_ref().map(read_provision).transpose()
+    }
+
+    async fn get_provisions(
+        &self,
+        ids: &[ProvisionId],
+    ) -> Result<Vec<ProvisionRecord>, StoreError> {
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(PROVISIONS_PER_READ) {
+            // A fixed statement: the unused places hold an id no provision has.
+            let mut args: Vec<Arg> = chunk.iter().map(|id| Arg::from(id.as_str())).collect();
+            args.resize(PROVISIONS_PER_READ, Arg::from(""));
+            let rows = self.db.fetch_all(GET_MANY, &args).await?;
+            for row in &rows {
+                found.push(read_provision(row)?);
+            }
+        }
+        Ok(found)
     }
 
     async fn get_provision_by_request(

@@ -1,6 +1,7 @@
 //! The status engine seen from watchers: the current state first, then every change, the
 //! end after a terminal state, and one driver for any number of watchers.
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::task::JoinSet;
 
@@ -138,4 +139,52 @@ async fn a_watcher_on_a_replica_that_does_not_drive_the_provision_sees_it_throug
         2,
         "the watching replica polled the provider"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_replica_refreshes_what_it_watches_for_other_replicas_in_one_batched_read_per_tick() {
+    // Arrange: 40 provisions driven by one replica, all staying booting, each watched on
+    // another replica.
+    let memory = Arc::new(crate::store::MemoryStore::new());
+    let driving = Harness::on_memory(
+        Arc::clone(&memory),
+        None,
+        crate::app::WorkflowTuning::default(),
+    );
+    let other = driving.restart(None);
+    driving.fake.set_running_after(u32::MAX);
+    let mut watches = Vec::new();
+    for i in 0..40 {
+        let p = driving.provision(&format!("batch-{i}")).await;
+        let mut watch = other
+            .provisioner
+            .watch_provision(&p.id)
+            .await
+            .expect("watch");
+        watch.next().await.expect("the current state");
+        watches.push((p.id, watch));
+    }
+    let before = memory.batched_reads();
+
+    // Act: ten follow intervals; then one provision is cancelled on the driving replica.
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let reads = memory.batched_reads() - before;
+    let (id, watch) = &mut watches[7];
+    driving
+        .provisioner
+        .cancel_provision(id)
+        .await
+        .expect("cancel");
+    let mut last = None;
+    while let Some(state) = watch.next().await {
+        last = Some(state.status);
+    }
+
+    // Assert: two queries (32 + 8 provisions) per interval, not 40; the watcher on the
+    // other replica still saw the cancelled provision end.
+    assert!(
+        (18..=22).contains(&reads),
+        "{reads} reads in ten intervals for 40 watched provisions"
+    );
+    assert_eq!(last, Some(ProvisionStatus::Failed));
 }
