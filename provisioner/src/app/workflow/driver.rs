@@ -18,6 +18,8 @@ use levelrail_clouds::registry::LeasedClient;
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
 /// the provision is resumed).
 pub(super) const STORE_ATTEMPTS: u32 = 5;
+/// The pause before asking again after a failed lease renewal.
+const RENEWAL_RETRY: Duration = Duration::from_secs(1);
 /// Generation conflicts tolerated in a row (each reloads the row first).
 const CONFLICT_ATTEMPTS: u32 = 8;
 
@@ -44,11 +46,18 @@ struct Registration {
     renewal: Option<tokio::task::JoinHandle<()>>,
 }
 
-impl Drop for Registration {
-    fn drop(&mut self) {
+impl Registration {
+    /// Stops the lease renewal (an aborted task runs no further).
+    fn stop_renewal(&mut self) {
         if let Some(task) = self.renewal.take() {
             task.abort();
         }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.stop_renewal();
         self.shared.events.unregister_driver(self.id.as_str());
     }
 }
@@ -72,6 +81,8 @@ pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId) {
             Err(Halt::Crashed) => warn!(provision = %id, "driver stopped by a simulated crash"),
             Err(halt) => {
                 warn!(provision = %id, ?halt, "driver stopped; the provision will be resumed");
+                // The renewal first, so it cannot take the lease back once released.
+                registration.stop_renewal();
                 let _ = shared.store.release_lease(&id, &shared.owner).await;
             }
         },
@@ -147,13 +158,17 @@ struct Tenure {
 /// stops before its next provider call, before another replica may start driving.
 async fn renew_lease(shared: Arc<Shared>, id: ProvisionId, mut tenure: Tenure) {
     let ttl = shared.cx.config.tuning.lease_ttl;
+    let mut pause = ttl / 3;
     loop {
-        tokio::time::sleep(ttl / 3).await;
+        tokio::time::sleep(pause).await;
         let attempt = tokio::time::Instant::now();
         let deadline = tenure.confirmed + (ttl - ttl / 3);
+        // After a failure, ask again soon (not a third of the lease later, past the deadline).
+        pause = RENEWAL_RETRY.min(deadline.saturating_duration_since(attempt));
         let stop = match tokio::time::timeout_at(deadline, take_lease(&shared, &id)).await {
             Ok(Ok(Some(epoch))) if epoch == tenure.epoch => {
                 tenure.confirmed = attempt;
+                pause = ttl / 3;
                 None
             }
             Ok(Ok(_)) => Some("the lease went to another driver"),
@@ -379,6 +394,10 @@ impl Driver {
         if fresh.lease_owner.as_deref() != Some(self.shared.owner.as_str())
             || fresh.lease_epoch != self.record.lease_epoch
         {
+            // Every wait of this driver ends on it, not only the caller's.
+            self.shared
+                .events
+                .stop(self.record.id.as_str(), Stop::LeaseLost);
             return Err(Halt::LeaseLost);
         }
         self.record = fresh;

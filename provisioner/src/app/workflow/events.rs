@@ -98,11 +98,18 @@ impl ProvisionEvents {
         }
     }
 
-    /// Signals the driver of `id`; `false` when none runs here.
+    /// Signals the driver of `id`; `false` when none runs here. A lost lease is final: no
+    /// later signal (a cancel) replaces it, so the driver stops rather than unwinds.
     pub(crate) fn stop(&self, id: &str, signal: Stop) -> bool {
         match lock(&self.drivers).get(id) {
             Some(d) => {
-                d.stop.send_replace(signal);
+                d.stop.send_if_modified(|current| {
+                    let replace = *current != Stop::LeaseLost && *current != signal;
+                    if replace {
+                        *current = signal;
+                    }
+                    replace
+                });
                 d.kick.notify_one();
                 true
             }
@@ -159,10 +166,10 @@ impl ProvisionEvents {
         }
     }
 
-    /// How many provisions have a watch channel (for tests and metrics).
-    /// Forgets `id`'s channel if `leaving` is its last receiver (a subscription being
-    /// dropped): under the same lock as [`Self::watch`], so a subscriber arriving now keeps
-    /// it.
+    /// Forgets `id`'s channel when the subscription being dropped holds its last receiver:
+    /// under the same lock as [`Self::watch`], so a subscriber arriving now keeps it. (Two
+    /// subscriptions dropped at the same moment may each see the other: the follower's
+    /// next tick forgets the channel then.)
     fn release_watch(&self, id: &str) {
         let mut watches = lock(&self.watches);
         if watches.get(id).is_some_and(|s| s.receiver_count() <= 1) {
@@ -190,6 +197,7 @@ impl ProvisionEvents {
             .collect()
     }
 
+    /// How many provisions have a watch channel (for tests and metrics).
     pub fn watched(&self) -> usize {
         lock(&self.watches).len()
     }

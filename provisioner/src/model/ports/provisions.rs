@@ -24,12 +24,12 @@ pub trait ProvisionStore: Send + Sync + Debug {
     ) -> Result<ProvisionRecord, InsertProvisionError>;
     /// A provision by id.
     async fn get_provision(&self, id: &ProvisionId) -> Result<Option<ProvisionRecord>, StoreError>;
-    /// The provision created with `request_id`.
-    /// The provisions of `ids` that exist, in any order: one query per
-    /// [`PROVISIONS_PER_READ`] ids (a replica's watchers of provisions other replicas
-    /// drive are refreshed this way, in one batch).
+    /// The provisions of `ids` that exist, in any order (an id asked twice may be
+    /// returned once or twice): one query per [`PROVISIONS_PER_READ`] ids (a replica's
+    /// watchers of provisions other replicas drive are refreshed this way, in one batch).
     async fn get_provisions(&self, ids: &[ProvisionId])
     -> Result<Vec<ProvisionRecord>, StoreError>;
+    /// The provision created with `request_id`.
     async fn get_provision_by_request(
         &self,
         request_id: &str,

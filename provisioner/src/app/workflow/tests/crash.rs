@@ -149,9 +149,13 @@ async fn the_recovery_loop_picks_up_a_provision_once_its_lease_expires() {
     assert_eq!(second.fake.created(p.id.as_str()), 1);
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_driver_whose_lease_renewals_keep_failing_stops_calling_the_provider_before_it_lapses() {
-    // Arrange: the server stays booting, so the driver keeps polling the provider.
+/// A provision whose server stays booting (its driver keeps polling the provider), on a
+/// store the test can make refuse lease writes.
+async fn booting_on_a_failable_store() -> (
+    std::sync::Arc<crate::store::MemoryStore>,
+    Harness,
+    crate::model::provision::Provision,
+) {
     let memory = std::sync::Arc::new(crate::store::MemoryStore::new());
     let h = Harness::on_memory(
         std::sync::Arc::clone(&memory),
@@ -162,6 +166,13 @@ async fn a_driver_whose_lease_renewals_keep_failing_stops_calling_the_provider_b
     let p = h.provision(NAME).await;
     h.wait_for(&p.id, |p| p.status >= ProvisionStatus::Booting)
         .await;
+    (memory, h, p)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_driver_whose_lease_renewals_keep_failing_stops_calling_the_provider_before_it_lapses() {
+    // Arrange: the server stays booting, so the driver keeps polling the provider.
+    let (memory, h, p) = booting_on_a_failable_store().await;
 
     // Act: the database refuses every lease renewal; the 30 s lease lapses unrenewed.
     memory.fail_lease_writes(true);
@@ -181,6 +192,26 @@ async fn a_driver_whose_lease_renewals_keep_failing_stops_calling_the_provider_b
         "the driver kept calling the provider without a lease"
     );
     assert_eq!(resumed, 1, "the stopped provision was not resumable");
+    assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
+    assert_eq!(h.fake.created(p.id.as_str()), 1, "servers created");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_renewal_that_fails_once_is_retried_and_the_driver_carries_on() {
+    // Arrange
+    let (memory, h, p) = booting_on_a_failable_store().await;
+
+    // Act: lease writes fail for 11.5 s (the next renewal fails), then work again.
+    memory.fail_lease_writes(true);
+    tokio::time::sleep(Duration::from_millis(11_500)).await;
+    memory.fail_lease_writes(false);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let still_driving = h.events.is_driving(p.id.as_str());
+    h.fake.set_running_after(0);
+    let ready = h.complete(&p.id, NAME).await;
+
+    // Assert: no stop, no resume needed.
+    assert!(still_driving, "one failed renewal stopped the driver");
     assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
     assert_eq!(h.fake.created(p.id.as_str()), 1, "servers created");
 }

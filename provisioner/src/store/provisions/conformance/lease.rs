@@ -107,6 +107,16 @@ async fn a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(
         old_owner, None,
         "the previous owner got its lease back while another holds it"
     );
+    let later = late + Duration::minutes(2);
+    let back = store
+        .acquire_lease(&r.id, "replica-b", later, later + Duration::minutes(1))
+        .await
+        .expect("retake");
+    assert_eq!(
+        back,
+        Some(r.lease_epoch + 2),
+        "its holder taking an expired lease back kept the epoch"
+    );
     let mut done = store.get_provision(&r.id).await.expect("get").expect("row");
     done.status = ProvisionStatus::Ready;
     store
