@@ -43,6 +43,13 @@ pub struct Cloud {
     pub spec: fn(&Settings) -> ProviderSpec,
 }
 
+impl Cloud {
+    /// `id`'s endpoint `key`, if it declares one.
+    fn endpoint(id: ProviderId, key: &str) -> Option<&'static Endpoint> {
+        cloud_of(id).endpoints.iter().find(|e| e.key == key)
+    }
+}
+
 /// The spec of a cloud whose client takes a base URL and a bearer token: `new` builds it
 /// at endpoint `api` of `settings`, with the grant's token.
 pub fn bearer_spec<P: CloudProvider + 'static>(
@@ -82,7 +89,7 @@ impl Settings {
     /// The URL of `id`'s endpoint `key`: as set, else its public default; `None` for an
     /// endpoint without a default that was not set (or a key `id` does not declare).
     pub fn url(&self, id: ProviderId, key: &str) -> Option<String> {
-        let endpoint = cloud_of(id).endpoints.iter().find(|e| e.key == key)?;
+        let endpoint = Cloud::endpoint(id, key)?;
         self.urls
             .get(&(id, endpoint.key))
             .cloned()
@@ -96,10 +103,7 @@ impl Settings {
         key: &str,
         url: String,
     ) -> Result<(), UnknownEndpoint> {
-        let endpoint = cloud_of(id)
-            .endpoints
-            .iter()
-            .find(|e| e.key == key)
+        let endpoint = Cloud::endpoint(id, key)
             .ok_or_else(|| UnknownEndpoint(format!("{id} has no endpoint `{key}`")))?;
         self.urls.insert((id, endpoint.key), url);
         Ok(())

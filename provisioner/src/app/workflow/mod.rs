@@ -185,11 +185,6 @@ impl Workflow {
         tokio::spawn(driver::drive(Arc::clone(&self.shared), id.clone()));
     }
 
-    /// The time leases are taken and compared at (see [`Shared::lease_now`]).
-    pub(crate) async fn lease_now(&self) -> Result<OffsetDateTime, StoreError> {
-        self.shared.lease_now().await
-    }
-
     /// Starts a driver for every provision in flight whose lease is free or expired (after
     /// a restart, or when another replica died). Returns how many were started.
     pub async fn resume_all(&self) -> Result<usize, StoreError> {
