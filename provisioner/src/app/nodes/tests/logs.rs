@@ -1,5 +1,8 @@
 //! A minimal tracing subscriber that captures every event and span field as text, so tests
-//! can assert what reaches the logs.
+//! can assert what reaches the logs. It is installed once as the test binary's global
+//! subscriber and writes to the capture of the thread that logs, if any: a per-thread
+//! (`set_default`) subscriber raced other test threads registering the same callsites,
+//! which could leave a callsite cached as disabled and drop events.
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,8 +24,12 @@ impl Captured {
 
 #[derive(Debug)]
 struct CaptureSubscriber {
-    out: Captured,
     next_span: AtomicU64,
+}
+
+thread_local! {
+    /// Where this thread's logs go while a [`capture`] guard lives.
+    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
 }
 
 struct Writer<'a>(&'a mut String);
@@ -39,7 +46,10 @@ impl Visit for Writer<'_> {
 
 impl CaptureSubscriber {
     fn write(&self, f: impl FnOnce(&mut Writer<'_>)) {
-        let mut out = self.out.0.lock().expect("log lock");
+        let Some(captured) = CAPTURE.with(|c| c.borrow().clone()) else {
+            return;
+        };
+        let mut out = captured.0.lock().expect("log lock");
         f(&mut Writer(&mut out));
         out.push('\n');
     }
@@ -73,16 +83,29 @@ impl Subscriber for CaptureSubscriber {
     fn exit(&self, _: &Id) {}
 }
 
+/// Ends a capture when dropped.
+pub(super) struct CaptureGuard;
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        CAPTURE.with(|c| c.borrow_mut().take());
+    }
+}
+
 /// Captures this thread's logs until the guard drops (use a current-thread runtime).
-pub(super) fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let out = Captured::default();
-    let subscriber = CaptureSubscriber {
-        out: out.clone(),
-        next_span: AtomicU64::new(1),
-    };
-    let guard = tracing::subscriber::set_default(subscriber);
-    // Another test thread may have been registering a callsite while this subscriber was
-    // installed, caching it as disabled from before; recompute every callsite's interest.
+pub(super) fn capture() -> (Captured, CaptureGuard) {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = CaptureSubscriber {
+            next_span: AtomicU64::new(1),
+        };
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other global subscriber in this test binary");
+    });
+    // A callsite registered by another thread while the subscriber was being installed
+    // may have cached the old answer: ask every callsite again.
     tracing::callsite::rebuild_interest_cache();
-    (out, guard)
+    let out = Captured::default();
+    CAPTURE.with(|c| *c.borrow_mut() = Some(out.clone()));
+    (out, CaptureGuard)
 }
