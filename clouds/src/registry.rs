@@ -150,6 +150,10 @@ pub enum BrokerError {
     /// No credential is stored for the provider.
     #[error("no credential is stored for {0}")]
     NotConnected(ProviderId),
+    /// The broker could not be reached or could not reach the provider's token endpoint:
+    /// the same request may succeed later. The message is safe to show.
+    #[error("{0}")]
+    Unavailable(String),
     /// The broker refused or failed; the message is safe to show.
     #[error("{0}")]
     Failed(String),
@@ -375,6 +379,12 @@ impl RegistryError {
     pub fn into_provider_error(self, id: ProviderId) -> ProviderError {
         match self {
             RegistryError::Provider(e) => e,
+            RegistryError::Broker(BrokerError::Unavailable(message)) => ProviderError::new(
+                id,
+                ErrorKind::Unavailable,
+                "credentials_unavailable",
+                &message,
+            ),
             other => ProviderError::new(
                 id,
                 ErrorKind::Unauthorized,

@@ -44,6 +44,14 @@ impl AccessBroker for InProcessBroker {
 fn broker_error(provider: ProviderId, e: CredentialsError) -> BrokerError {
     match e {
         CredentialsError::NotConnected(_) => BrokerError::NotConnected(provider),
+        CredentialsError::Unavailable(m) => BrokerError::Unavailable(m),
+        CredentialsError::Store(
+            e @ levelrail_credentials::model::ports::StoreError::Unavailable(_),
+        ) => BrokerError::Unavailable(
+            tonic::Status::from(CredentialsError::Store(e))
+                .message()
+                .to_owned(),
+        ),
         other => BrokerError::Failed(tonic::Status::from(other).message().to_owned()),
     }
 }

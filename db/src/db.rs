@@ -82,6 +82,11 @@ impl<D: Dialect> Db<D> {
         Ok(Some(row.time("now")?))
     }
 
+    /// This process's listener of `channel` (see [`Dialect::listen`]).
+    pub async fn listen(&self, channel: &str) -> Result<Option<crate::Listener>, sqlx::Error> {
+        D::listen(&self.pool, channel).await
+    }
+
     /// The unique key `e` violated, if any.
     pub fn unique_violation(e: &sqlx::Error) -> Option<UniqueViolation> {
         D::unique_violation(e)

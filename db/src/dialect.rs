@@ -51,6 +51,13 @@ pub trait Dialect: Debug + Send + Sync + Sized + 'static {
         pool: &Pool<Self::Db>,
     ) -> BoxFuture<'_, Result<Transaction<'static, Self::Db>, sqlx::Error>>;
 
+    /// Opens a `LISTEN` connection of its own on `channel`; `None` when no other process
+    /// shares the database (SQLite).
+    fn listen<'a>(
+        pool: &'a Pool<Self::Db>,
+        channel: &'a str,
+    ) -> BoxFuture<'a, Result<Option<crate::Listener>, sqlx::Error>>;
+
     /// Applies pending migrations.
     fn migrate<'a>(
         pool: &'a Pool<Self::Db>,

@@ -10,6 +10,7 @@
 //! which may hold a database password.
 mod db;
 mod dialect;
+mod listen;
 mod open;
 mod postgres;
 mod row;
@@ -22,6 +23,7 @@ mod tests;
 
 pub use db::{Db, Tx};
 pub use dialect::{Dialect, UniqueViolation};
+pub use listen::{Listener, Notice};
 pub use open::{DbError, Migrations, Opened, open};
 pub use postgres::Postgres;
 pub use row::{ColumnError, Row};

@@ -64,6 +64,13 @@ impl Dialect for Postgres {
         Box::pin(pool.begin())
     }
 
+    fn listen<'a>(
+        pool: &'a PgPool,
+        channel: &'a str,
+    ) -> BoxFuture<'a, Result<Option<crate::Listener>, sqlx::Error>> {
+        Box::pin(async move { Ok(Some(crate::Listener::open(pool, channel).await?)) })
+    }
+
     fn migrate<'a>(
         pool: &'a PgPool,
         migrations: &'a Migrations,

@@ -56,6 +56,13 @@ impl Dialect for Sqlite {
         Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
     }
 
+    fn listen<'a>(
+        _pool: &'a SqlitePool,
+        _channel: &'a str,
+    ) -> BoxFuture<'a, Result<Option<crate::Listener>, sqlx::Error>> {
+        Box::pin(async { Ok(None) })
+    }
+
     fn migrate<'a>(
         pool: &'a SqlitePool,
         migrations: &'a Migrations,

@@ -137,6 +137,7 @@ async fn main() {
                 c.issue_access(bpb::IssueAccessRequest {
                     provider: pb::Provider::Hetzner as i32,
                     purpose: "bench".into(),
+                    fresh: false,
                 })
                 .await
                 .expect("issue");

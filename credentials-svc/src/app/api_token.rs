@@ -74,6 +74,16 @@ impl ApiTokenVerifier {
         }
     }
 
+    /// Replaces the whole view with `digests` (id, SHA-256 of the secret): a process that
+    /// learns the tokens from the credentials service, where a token missing from the new
+    /// set (revoked) is refused from now on.
+    pub fn replace_all(&self, digests: impl IntoIterator<Item = (String, [u8; 32])>) {
+        let fresh: HashMap<String, [u8; 32]> = digests.into_iter().collect();
+        if let Ok(mut map) = self.hashes.write() {
+            *map = fresh;
+        }
+    }
+
     /// Loads the token with id `id` from the store into the view.
     pub async fn load(&self, store: &dyn CredentialStore, id: &str) -> Result<bool, StoreError> {
         match store.get_api_token(id).await? {
@@ -111,6 +121,17 @@ mod tests {
         assert_eq!(v.verify(&SecretString::from(s)), None);
         assert_eq!(v.verify(&SecretString::from("lrt_nonsense")), None);
         assert_eq!(v.verify(&SecretString::from("")), None);
+    }
+
+    #[test]
+    fn a_token_missing_from_a_replaced_set_is_refused() {
+        let (kept, revoked) = (mint("kept"), mint("revoked"));
+        let v = ApiTokenVerifier::default();
+        v.insert(&kept.record);
+        v.insert(&revoked.record);
+        v.replace_all([(kept.record.id.clone(), kept.record.secret_sha256)]);
+        assert!(v.verify(&kept.token).is_some());
+        assert_eq!(v.verify(&revoked.token), None);
     }
 
     #[test]

@@ -64,6 +64,18 @@ struct Inner {
     issuer: Arc<dyn GrantIssuer>,
     grants: GrantCache,
     api_tokens: ApiTokenVerifier,
+    /// Bumped after every change a provisioner caches (credentials, API tokens).
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+/// What a provisioner caches from this service: which credential each provider has, and
+/// the API tokens' digests (never their secrets).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BrokerState {
+    /// Every stored credential: its provider and row id.
+    pub credentials: Vec<(ProviderId, String)>,
+    /// Every live API token: its id and the SHA-256 of its secret.
+    pub api_tokens: Vec<(String, [u8; 32])>,
 }
 
 impl Credentials {
@@ -82,6 +94,7 @@ impl Credentials {
                 issuer,
                 grants: GrantCache::default(),
                 api_tokens: ApiTokenVerifier::default(),
+                changes: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -94,6 +107,39 @@ impl Credentials {
     /// The in-memory API token verifier used by the listener's interceptor.
     pub fn api_tokens(&self) -> &ApiTokenVerifier {
         &self.inner.api_tokens
+    }
+
+    /// Changes after every change to what [`Self::broker_state`] returns.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// The stored credentials' ids and the API tokens' digests.
+    pub async fn broker_state(&self) -> Result<BrokerState, CredentialsError> {
+        let credentials = self
+            .inner
+            .store
+            .list_credentials()
+            .await?
+            .into_iter()
+            .map(|r| (r.provider, r.id))
+            .collect();
+        let api_tokens = self
+            .inner
+            .store
+            .list_api_tokens()
+            .await?
+            .into_iter()
+            .map(|t| (t.id, t.secret_sha256))
+            .collect();
+        Ok(BrokerState {
+            credentials,
+            api_tokens,
+        })
     }
 
     /// Validates and stores a credential, replacing the provider's previous one. Nothing is
@@ -123,6 +169,7 @@ impl Credentials {
         };
         self.inner.store.put_credential(&record).await?;
         self.inner.grants.invalidate(provider);
+        self.changed();
         self.ensure_on_current_key(&record, &ring).await?;
         info!(credential_id = %id, kek_id = %record.kek_id, "credential stored");
         Ok(ProviderCard::from_record(provider, Some(&record)))
@@ -166,6 +213,7 @@ impl Credentials {
         let deleted = self.inner.store.delete_credential(provider).await?;
         self.inner.grants.invalidate(provider);
         if deleted {
+            self.changed();
             info!("credential deleted");
         }
         Ok((deleted, ProviderCard::from_record(provider, None)))
@@ -312,6 +360,7 @@ impl Credentials {
             let minted = api_token::mint("admin");
             self.inner.store.put_api_token(&minted.record).await?;
             self.inner.api_tokens.insert(&minted.record);
+            self.changed();
             info!(token_id = %minted.record.id, "admin API token created");
             return Ok(Some(minted.token));
         }
@@ -326,6 +375,7 @@ impl Credentials {
         let minted = api_token::mint(label);
         self.inner.store.put_api_token(&minted.record).await?;
         self.inner.api_tokens.insert(&minted.record);
+        self.changed();
         Ok(minted.token)
     }
 }

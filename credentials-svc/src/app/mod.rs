@@ -5,4 +5,4 @@ pub mod api_token;
 pub mod credentials;
 pub mod keys;
 
-pub use credentials::Credentials;
+pub use credentials::{BrokerState, Credentials};

@@ -78,8 +78,19 @@ impl ControlPlaneCa {
     /// Loads `ca.pem`/`ca.key` from `dir`, creating both on first start. Returns the CA and
     /// whether it was created now.
     pub fn load_or_create(dir: &Path) -> Result<(Self, bool), CaError> {
-        let cert_path = dir.join("ca.pem");
-        let key_path = dir.join("ca.key");
+        Self::load_or_create_named(dir, "ca", "Levelrail control-plane CA")
+    }
+
+    /// Loads `<stem>.pem`/`<stem>.key` from `dir`, creating both (a CA named
+    /// `common_name`) when missing: the node CA, or the internal CA of a split deployment,
+    /// kept apart from each other.
+    pub fn load_or_create_named(
+        dir: &Path,
+        stem: &str,
+        common_name: &str,
+    ) -> Result<(Self, bool), CaError> {
+        let cert_path = dir.join(format!("{stem}.pem"));
+        let key_path = dir.join(format!("{stem}.key"));
         if cert_path.exists() && key_path.exists() {
             let mode = fs::metadata(&key_path)
                 .map_err(|source| CaError::Io {
@@ -95,7 +106,7 @@ impl ControlPlaneCa {
             let key_pem = read(&key_path)?;
             return Ok((Self::from_pem(&cert_pem, &key_pem)?, false));
         }
-        let (cert_pem, key_pem) = Self::generate()?;
+        let (cert_pem, key_pem) = Self::generate_named(common_name)?;
         write_private(&key_path, key_pem.as_bytes())?;
         write_file(&cert_path, cert_pem.as_bytes(), 0o644)?;
         Ok((Self::from_pem(&cert_pem, &key_pem)?, true))
@@ -115,10 +126,15 @@ impl ControlPlaneCa {
 
     /// Generates a fresh CA (PEM certificate, PEM key) without touching the disk.
     pub fn generate() -> Result<(String, String), CaError> {
+        Self::generate_named("Levelrail control-plane CA")
+    }
+
+    /// Generates a fresh CA named `common_name`.
+    pub fn generate_named(common_name: &str) -> Result<(String, String), CaError> {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::default();
         let mut dn = DistinguishedName::new();
-        dn.push(DnType::CommonName, "Levelrail control-plane CA");
+        dn.push(DnType::CommonName, common_name);
         dn.push(DnType::OrganizationName, "Levelrail");
         params.distinguished_name = dn;
         params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
@@ -158,6 +174,23 @@ impl ControlPlaneCa {
         params.subject_alt_names = hosts.iter().map(|h| san(h)).collect::<Result<_, _>>()?;
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        self.sign_leaf(params, &key)
+    }
+
+    /// Issues a TLS client certificate naming a service: common name `name`, and `uri` as
+    /// its only subject alternative name (what the peer checks).
+    pub fn issue_client_cert(&self, name: &str, uri: &str) -> Result<IssuedCert, CaError> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, name);
+        params.distinguished_name = dn;
+        params.subject_alt_names = vec![SanType::URI(
+            uri.try_into()
+                .map_err(|e: rcgen::Error| CaError::Cert(e.to_string()))?,
+        )];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
         self.sign_leaf(params, &key)
     }
 

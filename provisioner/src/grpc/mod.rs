@@ -2,6 +2,7 @@
 //! `ProvisionerService` gRPC handlers, proto↔model conversion and the error → `Status`
 //! mappings.
 //! Handlers destructure the request, convert, make one application call and convert back.
+mod broker_client;
 mod convert;
 mod enrollment;
 mod nodes;
@@ -12,6 +13,7 @@ mod provision_status;
 mod provisioner;
 mod status;
 
+pub use broker_client::{BrokerTls, GrpcBroker, TokenDigests};
 pub use enrollment::EnrollmentGrpc;
 pub use nodes::NodesGrpc;
 pub use provisioner::ProvisionerGrpc;

@@ -20,6 +20,8 @@ use crate::model::{JoinTokenRecord, NewNode, RedeemError};
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
+    /// Values every replica shares (`SharedStateStore`).
+    pub(crate) shared: BTreeMap<String, Vec<u8>>,
     tokens: BTreeMap<JoinTokenId, JoinTokenRecord>,
     nodes: BTreeMap<NodeId, Node>,
     certificates: BTreeMap<NodeId, String>,

@@ -118,6 +118,7 @@ async fn the_broker_is_not_mounted_on_the_public_listener() {
         .issue_access(bpb::IssueAccessRequest {
             provider: pb::Provider::Hetzner as i32,
             purpose: "probe".into(),
+            fresh: false,
         })
         .await
         .unwrap_err();

@@ -160,7 +160,9 @@ impl Provisioner {
             RegistryError::Broker(BrokerError::NotConnected(id)) => ProvisionError::FailedPrecondition(format!(
                 "no credential is stored for {id}: add one under Settings › Cloud node providers"
             )),
-            RegistryError::Broker(BrokerError::Failed(message)) => ProvisionError::Unavailable(message),
+            RegistryError::Broker(BrokerError::Failed(message) | BrokerError::Unavailable(message)) => {
+                ProvisionError::Unavailable(message)
+            }
             RegistryError::Provider(e) => catalog_error(&e, None),
         })
     }

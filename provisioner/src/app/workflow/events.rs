@@ -197,6 +197,16 @@ impl ProvisionEvents {
             .collect()
     }
 
+    /// The provisions a local driver drives.
+    pub(crate) fn driving(&self) -> Vec<String> {
+        lock(&self.drivers).keys().cloned().collect()
+    }
+
+    /// Whether a stream of this replica watches `id`.
+    pub(crate) fn is_watched(&self, id: &str) -> bool {
+        lock(&self.watches).contains_key(id)
+    }
+
     /// How many provisions have a watch channel (for tests and metrics).
     pub fn watched(&self) -> usize {
         lock(&self.watches).len()

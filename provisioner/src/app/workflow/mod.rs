@@ -15,6 +15,7 @@ mod create;
 mod driver;
 mod events;
 mod failure;
+mod feed;
 pub(crate) mod hooks;
 mod retry;
 mod steps;
@@ -211,6 +212,18 @@ impl Workflow {
                 tokio::time::sleep(every).await;
             }
         })
+    }
+
+    /// Follows the store's change feed (see `feed`), where several replicas share the
+    /// database; `None` when the store is this process's alone.
+    pub async fn spawn_change_feed(&self) -> Result<Option<JoinHandle<()>>, StoreError> {
+        let Some(feed) = self.shared.store.change_feed().await? else {
+            return Ok(None);
+        };
+        Ok(Some(tokio::spawn(feed::follow_feed(
+            Arc::downgrade(&self.shared),
+            feed,
+        ))))
     }
 
     /// Commits nothing; hands a snapshot to this replica's watchers.

@@ -3,6 +3,10 @@
 //! calls it after the change committed.
 use std::fmt::Debug;
 
+use async_trait::async_trait;
+
+use super::StoreError;
+
 use crate::model::{InstallStep, Node};
 
 /// Told about enrollments and install progress. Calls must return quickly (notify a task,
@@ -14,4 +18,24 @@ pub trait EnrollmentListener: Send + Sync + Debug {
     fn install_progress(&self, provision_id: &str, step: InstallStep) {
         let _ = (provision_id, step);
     }
+}
+
+/// A replica's feed of the changes every replica sharing the database commits: the id of
+/// each provision whose state changed (a status, a cancel), whose node enrolled or whose
+/// cloud-init reported a step, the moment the change commits.
+#[async_trait]
+pub trait ChangeFeed: Send + Debug {
+    /// The next change: `Some(provision id)`, or `None` when changes may have been missed
+    /// (the feed reconnected), so everything followed must be read again. An error: the
+    /// feed cannot reach the database now; call again later.
+    async fn next(&mut self) -> Result<Option<String>, StoreError>;
+}
+
+/// What every replica sharing a database must agree on, stored once by the first replica
+/// to start: the node CA (its key sealed), the control-plane id.
+#[async_trait]
+pub trait SharedStateStore: Send + Sync + Debug {
+    /// The value stored under `name`, after storing `value` there if there was none: every
+    /// replica gets the first writer's value, however many start at once.
+    async fn shared_value(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, StoreError>;
 }

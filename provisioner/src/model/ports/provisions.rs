@@ -4,7 +4,7 @@ use std::fmt::Debug;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::{NodeStore, OrphanStore, StoreError};
+use super::{ChangeFeed, NodeStore, OrphanStore, SharedStateStore, StoreError};
 use crate::model::NodeName;
 use crate::model::provision::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionId, ProvisionRecord,
@@ -67,6 +67,10 @@ pub trait ProvisionStore: Send + Sync + Debug {
     /// and compared at it, so no replica's clock decides another's lease. `None` when the
     /// store is this process's alone (SQLite, the test double): its own clock decides.
     async fn database_time(&self) -> Result<Option<OffsetDateTime>, StoreError>;
+    /// This replica's feed of the changes committed by any replica, where several share
+    /// the database; `None` when the store is this process's alone (it hears its own
+    /// changes in-process).
+    async fn change_feed(&self) -> Result<Option<Box<dyn ChangeFeed>>, StoreError>;
     /// Provisions that are not terminal and whose lease is free or expired at `now`.
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError>;
     /// Who holds `name`.
@@ -74,6 +78,6 @@ pub trait ProvisionStore: Send + Sync + Debug {
 }
 
 /// Every part of the provisioner's storage in one database.
-pub trait ProvisionerStore: NodeStore + ProvisionStore + OrphanStore {}
+pub trait ProvisionerStore: NodeStore + ProvisionStore + OrphanStore + SharedStateStore {}
 
-impl<T: NodeStore + ProvisionStore + OrphanStore> ProvisionerStore for T {}
+impl<T: NodeStore + ProvisionStore + OrphanStore + SharedStateStore> ProvisionerStore for T {}

@@ -24,15 +24,19 @@ const TAG_LEN: usize = 16;
 const KEY_LEN: usize = 32;
 /// Domain separation of the associated data.
 const AAD_PREFIX: &str = "levelrail/provision-join-token/v1:";
+/// Domain separation of secrets kept in the shared database under a name.
+const NAMED_AAD_PREFIX: &str = "levelrail/control-plane-secret/v1:";
 
 /// Why a token could not be sealed or opened, or a key not loaded. Never carries data.
 #[derive(Debug, thiserror::Error)]
 pub enum SealError {
     /// Wrong key, wrong provision, or a modified blob.
-    #[error("the sealed join token does not open with this key for this provision")]
+    #[error(
+        "the sealed secret does not open with this key for this row (wrong key, wrong row, or modified)"
+    )]
     Open,
     /// The blob is not in the sealed format.
-    #[error("the sealed join token is malformed")]
+    #[error("the sealed secret is malformed")]
     Malformed,
     /// The key file could not be read or written, or is not 32 bytes.
     #[error("sealing key file: {0}")]
@@ -45,6 +49,12 @@ pub struct SealingKey(SecretBox<[u8; KEY_LEN]>);
 impl fmt::Debug for SealingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SealingKey(<redacted>)")
+    }
+}
+
+impl Clone for SealingKey {
+    fn clone(&self) -> Self {
+        Self::from_bytes(*self.0.expose_secret())
     }
 }
 
@@ -73,23 +83,42 @@ impl SealingKey {
 
     /// Seals `token` for provision `id`.
     pub fn seal(&self, id: &ProvisionId, token: &SecretString) -> Result<Vec<u8>, SealError> {
+        self.seal_for(&aad(id), token)
+    }
+
+    /// Opens a token sealed for provision `id`.
+    pub fn open(&self, id: &ProvisionId, sealed: &[u8]) -> Result<SecretString, SealError> {
+        self.open_for(&aad(id), sealed)
+    }
+
+    /// Seals a control-plane secret kept in the shared database (the node CA's key), bound
+    /// to its `name`.
+    pub fn seal_named(&self, name: &str, secret: &SecretString) -> Result<Vec<u8>, SealError> {
+        self.seal_for(&format!("{NAMED_AAD_PREFIX}{name}"), secret)
+    }
+
+    /// Opens a secret sealed under `name`.
+    pub fn open_named(&self, name: &str, sealed: &[u8]) -> Result<SecretString, SealError> {
+        self.open_for(&format!("{NAMED_AAD_PREFIX}{name}"), sealed)
+    }
+
+    fn seal_for(&self, aad: &str, secret: &SecretString) -> Result<Vec<u8>, SealError> {
         let mut nonce = [0u8; NONCE_LEN];
         OsRng.fill_bytes(&mut nonce);
-        let plain = token.expose_secret().as_bytes();
+        let plain = secret.expose_secret().as_bytes();
         let mut buf = Vec::with_capacity(1 + NONCE_LEN + plain.len() + TAG_LEN);
         buf.push(VERSION);
         buf.extend_from_slice(&nonce);
         let mut body = Zeroizing::new(Vec::with_capacity(plain.len() + TAG_LEN));
         body.extend_from_slice(plain);
         self.cipher()
-            .encrypt_in_place(Nonce::from_slice(&nonce), aad(id).as_bytes(), &mut *body)
+            .encrypt_in_place(Nonce::from_slice(&nonce), aad.as_bytes(), &mut *body)
             .map_err(|_| SealError::Malformed)?;
         buf.extend_from_slice(&body);
         Ok(buf)
     }
 
-    /// Opens a token sealed for provision `id`.
-    pub fn open(&self, id: &ProvisionId, sealed: &[u8]) -> Result<SecretString, SealError> {
+    fn open_for(&self, aad: &str, sealed: &[u8]) -> Result<SecretString, SealError> {
         let (&version, rest) = sealed.split_first().ok_or(SealError::Malformed)?;
         if version != VERSION || rest.len() < NONCE_LEN + TAG_LEN {
             return Err(SealError::Malformed);
@@ -97,7 +126,7 @@ impl SealingKey {
         let (nonce, body) = rest.split_at(NONCE_LEN);
         let mut buf = Zeroizing::new(body.to_vec());
         self.cipher()
-            .decrypt_in_place(Nonce::from_slice(nonce), aad(id).as_bytes(), &mut *buf)
+            .decrypt_in_place(Nonce::from_slice(nonce), aad.as_bytes(), &mut *buf)
             .map_err(|_| SealError::Open)?;
         let text = std::str::from_utf8(&buf).map_err(|_| SealError::Malformed)?;
         Ok(SecretString::from(text.to_owned()))
@@ -139,6 +168,24 @@ mod tests {
             !sealed.windows(6).any(|w| w == b"secret"),
             "plaintext in the blob"
         );
+    }
+
+    #[test]
+    fn a_named_secret_opens_under_its_name_only_and_never_as_a_join_token() {
+        let key = SealingKey::generate();
+        let sealed = key.seal_named("node-ca", &token()).expect("seal");
+        assert_eq!(
+            key.open_named("node-ca", &sealed)
+                .expect("open")
+                .expose_secret(),
+            token().expose_secret()
+        );
+        assert!(matches!(
+            key.open_named("other", &sealed),
+            Err(SealError::Open)
+        ));
+        let id = ProvisionId::generate();
+        assert!(matches!(key.open(&id, &sealed), Err(SealError::Open)));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod claims;
 pub(in crate::store::provisions) mod fixtures;
 mod lease;
+mod replicas;
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ pub async fn run(store: Arc<dyn ProvisionerStore>) {
     lists_are_newest_first_and_paged(&*store).await;
     many_are_read_by_id_in_batches(&*store).await;
     claims::run(Arc::clone(&store)).await;
+    replicas::run(Arc::clone(&store)).await;
     lease::run(store).await;
 }
 

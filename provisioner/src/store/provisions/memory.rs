@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use crate::model::NodeName;
-use crate::model::ports::ProvisionStore;
 use crate::model::ports::StoreError;
+use crate::model::ports::{ChangeFeed, ProvisionStore, SharedStateStore};
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::model::stored_time;
@@ -164,6 +164,10 @@ impl ProvisionStore for MemoryStore {
         Ok(None)
     }
 
+    async fn change_feed(&self) -> Result<Option<Box<dyn ChangeFeed>>, StoreError> {
+        Ok(None)
+    }
+
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {
         let now = stored_time(now)?;
         let state = self.lock();
@@ -198,6 +202,18 @@ fn immutable_from(current: &ProvisionRecord, next: ProvisionRecord) -> Provision
         credential_id: current.credential_id.clone(),
         created_at: current.created_at,
         ..next
+    }
+}
+
+#[async_trait]
+impl SharedStateStore for MemoryStore {
+    async fn shared_value(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        Ok(self
+            .lock()
+            .shared
+            .entry(name.to_owned())
+            .or_insert_with(|| value.to_vec())
+            .clone())
     }
 }
 

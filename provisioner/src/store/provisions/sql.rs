@@ -11,7 +11,7 @@ use super::codec::{
 use super::replayed_or_taken;
 use crate::model::NodeName;
 use crate::model::ports::StoreError;
-use crate::model::ports::{PROVISIONS_PER_READ, ProvisionStore};
+use crate::model::ports::{ChangeFeed, PROVISIONS_PER_READ, ProvisionStore, SharedStateStore};
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::store::SqlStore;
@@ -222,6 +222,11 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         Ok(self.db.now().await?)
     }
 
+    async fn change_feed(&self) -> Result<Option<Box<dyn ChangeFeed>>, StoreError> {
+        let listener = self.db.listen(CHANGES_CHANNEL).await?;
+        Ok(listener.map(|listener| Box::new(Feed { listener }) as Box<dyn ChangeFeed>))
+    }
+
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError> {
         let rows = self
             .db
@@ -250,5 +255,46 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             .await?;
         row.map(|r| claim_holder(&r.text("holder_kind")?, &r.text("holder_id")?))
             .transpose()
+    }
+}
+
+/// The channel the PostgreSQL triggers of migration 0008 notify.
+const CHANGES_CHANNEL: &str = "levelrail_provisions";
+
+/// The change feed over a `LISTEN` connection.
+#[derive(Debug)]
+struct Feed {
+    listener: levelrail_db::Listener,
+}
+
+#[async_trait]
+impl ChangeFeed for Feed {
+    async fn next(&mut self) -> Result<Option<String>, StoreError> {
+        Ok(match self.listener.recv().await? {
+            levelrail_db::Notice::Payload(id) => Some(id),
+            levelrail_db::Notice::Reconnected => None,
+        })
+    }
+}
+
+#[async_trait]
+impl<D: Dialect> SharedStateStore for SqlStore<D> {
+    async fn shared_value(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.db
+            .execute(
+                "INSERT INTO shared_state (name, value) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO NOTHING",
+                &args![name, value.to_vec()],
+            )
+            .await?;
+        let row = self
+            .db
+            .fetch_optional(
+                "SELECT value FROM shared_state WHERE name = $1",
+                &args![name],
+            )
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("shared value `{name}` vanished")))?;
+        Ok(row.bytes("value")?)
     }
 }

@@ -62,9 +62,9 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
         .expect("reopens");
 
     assert_eq!(
-        applied, 7,
+        applied, 8,
         "expected exactly the node, provision, agent-binary, docker-version, orphan, \
-         any-provider and lease-epoch migrations"
+         any-provider, lease-epoch and replicas migrations"
     );
 }
 

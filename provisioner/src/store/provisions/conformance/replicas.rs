@@ -1,0 +1,99 @@
+//! Conformance of what replicas sharing a database rely on: a shared value is the first
+//! writer's, and (where the store has a change feed) every state change, cancel,
+//! enrollment-visible write is announced, a lease renewal is not.
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+
+use super::fixtures::{OWNER, T0, record};
+use crate::model::ports::{ChangeFeed, ProvisionerStore};
+
+/// Concurrent first writers.
+const WRITERS: usize = 8;
+
+pub(super) async fn run(store: Arc<dyn ProvisionerStore>) {
+    the_first_of_concurrent_writers_sets_a_shared_value(Arc::clone(&store)).await;
+    the_change_feed_names_every_changed_provision(&*store).await;
+}
+
+async fn the_first_of_concurrent_writers_sets_a_shared_value(store: Arc<dyn ProvisionerStore>) {
+    let mut writers = JoinSet::new();
+    for i in 0..WRITERS {
+        let store = Arc::clone(&store);
+        writers.spawn(async move {
+            store
+                .shared_value("conformance", format!("value-{i}").as_bytes())
+                .await
+                .expect("shared value")
+        });
+    }
+    let seen = writers.join_all().await;
+    assert!(
+        seen.iter().all(|v| v == &seen[0]),
+        "replicas see different shared values: {seen:?}"
+    );
+    let again = store
+        .shared_value("conformance", b"late")
+        .await
+        .expect("again");
+    assert_eq!(again, seen[0], "a later writer replaced the shared value");
+    let bytes: Vec<u8> = (0..=255).collect();
+    let stored = store.shared_value("binary", &bytes).await.expect("binary");
+    assert_eq!(stored, bytes, "a binary shared value did not round-trip");
+}
+
+async fn the_change_feed_names_every_changed_provision(store: &dyn ProvisionerStore) {
+    let Some(mut feed) = store.change_feed().await.expect("change feed") else {
+        // One process's store: its changes are heard in-process.
+        return;
+    };
+    let inserted = store
+        .insert_provision(&record("feed", T0))
+        .await
+        .expect("insert");
+    let id = inserted.id.to_string();
+    assert_eq!(
+        next_for(&mut *feed, &id).await,
+        Some(id.clone()),
+        "an insert was not announced"
+    );
+
+    let mut cancelled = inserted.clone();
+    cancelled.cancel_requested = true;
+    store
+        .update_provision(&cancelled)
+        .await
+        .expect("update")
+        .expect("current");
+    assert_eq!(
+        next_for(&mut *feed, &id).await,
+        Some(id.clone()),
+        "a cancel was not announced"
+    );
+
+    // A lease renewal moves no generation: nobody is told.
+    store
+        .acquire_lease(&inserted.id, OWNER, T0, T0 + time::Duration::seconds(30))
+        .await
+        .expect("renew");
+    assert_eq!(
+        next_for(&mut *feed, &id).await,
+        None,
+        "a lease renewal was announced"
+    );
+}
+
+/// The next announcement of `id` within a second (others' announcements are skipped: the
+/// database may be shared with parallel tests).
+async fn next_for(feed: &mut dyn ChangeFeed, id: &str) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        match tokio::time::timeout_at(deadline, feed.next()).await {
+            Ok(Ok(Some(got))) if got == id => return Some(got),
+            Ok(Ok(_)) => continue,
+            Ok(Err(e)) => panic!("the change feed failed: {e}"),
+            Err(_) => return None,
+        }
+    }
+}
