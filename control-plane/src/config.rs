@@ -8,27 +8,18 @@ use levelrail_clouds::ProviderId;
 use levelrail_clouds::all_clouds;
 use secrecy::SecretString;
 
-/// `levelrail serve` options.
+/// `levelrail serve` options: both services in one process.
 #[derive(Debug, Clone, Args)]
 pub struct ServeConfig {
-    /// Directory for the database, master keyring, CA and admin token (created 0700).
-    #[arg(long, env = "LEVELRAIL_DATA_DIR", default_value = "levelrail-data")]
-    pub data_dir: PathBuf,
-    /// Public listener: gRPC, gRPC-web and the web app on one port. Plaintext is allowed
-    /// only on a loopback address; anything else is served over TLS.
-    #[arg(long, env = "LEVELRAIL_LISTEN", default_value = "127.0.0.1:7443")]
-    pub listen: SocketAddr,
-    /// Agent listener (TLS with a certificate from the control-plane CA).
-    #[arg(long, env = "LEVELRAIL_AGENT_LISTEN", default_value = "127.0.0.1:9443")]
-    pub agent_listen: SocketAddr,
-    /// Run simulated clouds (every cloud Levelrail supports), so the wizard works without a
-    /// cloud account.
-    #[arg(long)]
-    pub demo: bool,
-    /// Database of the credentials service: `sqlite://PATH` (default: in the data
-    /// directory) or `postgres://…`. Never logged.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<SecretString>,
+    /// Where the state lives.
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    /// The provisioner's listeners.
+    #[command(flatten)]
+    pub front: FrontArgs,
+    /// The clouds' endpoints.
+    #[command(flatten)]
+    pub clouds: CloudArgs,
     /// Master key (base64, 32 bytes) instead of the keyring file in the data directory.
     #[arg(
         long = "master-key-from-env",
@@ -37,6 +28,99 @@ pub struct ServeConfig {
         hide = true
     )]
     pub master_key: Option<SecretString>,
+    /// Run simulated clouds (every cloud Levelrail supports), so the wizard works without a
+    /// cloud account.
+    #[arg(long)]
+    pub demo: bool,
+    /// With `--demo`: how long the demo clouds' access tokens and AWS sessions live (Go
+    /// duration, e.g. `3s`; default: an hour, as real clouds issue them). A short life shows
+    /// grants being renewed in the middle of a provision.
+    #[arg(long, env = "LEVELRAIL_DEMO_TOKEN_LIFETIME", requires = "demo")]
+    pub demo_token_lifetime: Option<String>,
+    /// With `--demo`: the demo Hetzner cloud starts with two servers that carry this
+    /// control plane's labels but belong to no provision it knows (as a restored database
+    /// leaves them), so the orphan inventory has something to show.
+    #[arg(long, env = "LEVELRAIL_DEMO_STRAY_SERVER", requires = "demo")]
+    pub demo_stray_server: bool,
+    /// With `--demo`: regions (GCP: zones, or regions for all their zones) where the demo
+    /// clouds have no capacity left, e.g. `fsn1,nyc1,us-east-1,westeurope,us-central1-a`. A
+    /// server create there fails with that provider's real capacity error, so a provision
+    /// with fallback choices (`--region fsn1,nbg1`) shows its fallback.
+    #[arg(
+        long,
+        env = "LEVELRAIL_DEMO_FULL_REGIONS",
+        value_delimiter = ',',
+        requires = "demo"
+    )]
+    pub demo_full_regions: Vec<String>,
+}
+
+/// The provisioner's listeners: the public one (operators, the web app) and the agent
+/// listener (the VMs).
+#[derive(Debug, Clone, Args)]
+pub struct FrontArgs {
+    /// Public listener: gRPC, gRPC-web and the web app on one port. Plaintext is allowed
+    /// only on a loopback address; anything else is served over TLS.
+    #[arg(long, env = "LEVELRAIL_LISTEN", default_value = "127.0.0.1:7443")]
+    pub listen: SocketAddr,
+    /// TLS and browser access of the public listener.
+    #[command(flatten)]
+    pub public: PublicArgs,
+    /// Directory of the built web app; default (`levelrail serve`): `web/dist` next to the
+    /// binary's workspace, if present.
+    #[arg(long, env = "LEVELRAIL_WEB_DIR")]
+    pub web_dir: Option<PathBuf>,
+    /// The agent listener and what new nodes run.
+    #[command(flatten)]
+    pub nodes: NodeArgs,
+}
+
+/// Where a service keeps its state.
+#[derive(Debug, Clone, Args)]
+pub struct StorageArgs {
+    /// Directory for the database, keys, CA and admin token (created 0700).
+    #[arg(long, env = "LEVELRAIL_DATA_DIR", default_value = "levelrail-data")]
+    pub data_dir: PathBuf,
+    /// The database: `sqlite://PATH` (default: in the data directory) or `postgres://…`.
+    /// Never logged.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<SecretString>,
+    /// A file holding the database URL (a mounted secret), instead of `DATABASE_URL`.
+    #[arg(
+        long,
+        env = "LEVELRAIL_DATABASE_URL_FILE",
+        conflicts_with = "database_url"
+    )]
+    pub database_url_file: Option<PathBuf>,
+}
+
+impl StorageArgs {
+    /// The database URL, from the flag, the environment or the file.
+    pub fn database_url(&self) -> anyhow::Result<Option<SecretString>> {
+        match (&self.database_url, &self.database_url_file) {
+            (Some(url), _) => Ok(Some(url.clone())),
+            (None, Some(path)) => Ok(Some(read_secret_file(path, "--database-url-file")?)),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// A secret kept in a file (trimmed): never in the process list or the environment.
+pub fn read_secret_file(path: &std::path::Path, flag: &str) -> anyhow::Result<SecretString> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))?;
+    let trimmed = text.trim();
+    anyhow::ensure!(
+        !trimmed.is_empty(),
+        "{flag} {}: the file is empty",
+        path.display()
+    );
+    Ok(SecretString::from(trimmed.to_owned()))
+}
+
+/// TLS and browser access of a public listener.
+#[derive(Debug, Clone, Args)]
+pub struct PublicArgs {
     /// TLS certificate chain (PEM) for the public listener; with `--tls-key`. Without it,
     /// a non-loopback listener gets a certificate from the control-plane CA.
     #[arg(long, env = "LEVELRAIL_TLS_CERT", requires = "tls_key")]
@@ -59,18 +143,17 @@ pub struct ServeConfig {
         value_delimiter = ','
     )]
     pub allowed_origins: Vec<String>,
-    /// Directory of the built web app; default: `web/dist` next to the binary's workspace,
-    /// if present.
-    #[arg(long, env = "LEVELRAIL_WEB_DIR")]
-    pub web_dir: Option<PathBuf>,
-    /// Subnets to launch AWS instances in, per region (`eu-west-1=subnet-0abc,…`); the
-    /// VPC is the subnet's. Regions not named use the default VPC's default subnet.
-    #[arg(
-        long = "aws-subnet",
-        env = "LEVELRAIL_AWS_SUBNETS",
-        value_delimiter = ','
-    )]
-    pub aws_subnets: Vec<String>,
+    /// Maximum concurrent requests on the public listener.
+    #[arg(long, env = "LEVELRAIL_MAX_CONCURRENT_REQUESTS", default_value_t = 512)]
+    pub max_concurrent_requests: usize,
+}
+
+/// The agent listener, and what provisioned nodes run.
+#[derive(Debug, Clone, Args)]
+pub struct NodeArgs {
+    /// Agent listener (TLS with a certificate from the control-plane CA).
+    #[arg(long, env = "LEVELRAIL_AGENT_LISTEN", default_value = "127.0.0.1:9443")]
+    pub agent_listen: SocketAddr,
     /// The address provisioned VMs dial to enroll and download the agent (`host:port` of
     /// the agent listener as seen from the VMs; a DNS name or an IP, which the listener's
     /// certificate always holds). Default: the bound agent address, which provisioning
@@ -103,30 +186,24 @@ pub struct ServeConfig {
     /// e.g. `20m`).
     #[arg(long, env = "APP_NODE_PROVISION_TIMEOUT")]
     pub provision_timeout: Option<String>,
-    /// With `--demo`: how long the demo clouds' access tokens and AWS sessions live (Go
-    /// duration, e.g. `3s`; default: an hour, as real clouds issue them). A short life shows
-    /// grants being renewed in the middle of a provision.
-    #[arg(long, env = "LEVELRAIL_DEMO_TOKEN_LIFETIME", requires = "demo")]
-    pub demo_token_lifetime: Option<String>,
-    /// With `--demo`: the demo Hetzner cloud starts with two servers that carry this
-    /// control plane's labels but belong to no provision it knows (as a restored database
-    /// leaves them), so the orphan inventory has something to show.
-    #[arg(long, env = "LEVELRAIL_DEMO_STRAY_SERVER", requires = "demo")]
-    pub demo_stray_server: bool,
-    /// With `--demo`: regions (GCP: zones, or regions for all their zones) where the demo
-    /// clouds have no capacity left, e.g. `fsn1,nyc1,us-east-1,westeurope,us-central1-a`. A
-    /// server create there fails with that provider's real capacity error, so a provision
-    /// with fallback choices (`--region fsn1,nbg1`) shows its fallback.
+    /// How long a replica's hold on a provision it drives lasts without renewal (Go
+    /// duration; renewed every third of it). When a replica dies, another takes its
+    /// provisions over within about twice this.
+    #[arg(long, env = "LEVELRAIL_LEASE_TTL", default_value = "30s")]
+    pub lease_ttl: String,
+}
+
+/// The clouds as this process reaches them.
+#[derive(Debug, Clone, Args)]
+pub struct CloudArgs {
+    /// Subnets to launch AWS instances in, per region (`eu-west-1=subnet-0abc,…`); the
+    /// VPC is the subnet's. Regions not named use the default VPC's default subnet.
     #[arg(
-        long,
-        env = "LEVELRAIL_DEMO_FULL_REGIONS",
-        value_delimiter = ',',
-        requires = "demo"
+        long = "aws-subnet",
+        env = "LEVELRAIL_AWS_SUBNETS",
+        value_delimiter = ','
     )]
-    pub demo_full_regions: Vec<String>,
-    /// Maximum concurrent requests on the public listener.
-    #[arg(long, default_value_t = 512)]
-    pub max_concurrent_requests: usize,
+    pub aws_subnets: Vec<String>,
     /// The clouds' API endpoints: `--hetzner-api-url`, `--aws-endpoint-url`,
     /// `--gcp-token-url`, … (one per endpoint a cloud declares).
     #[command(flatten)]
@@ -184,7 +261,7 @@ impl Args for CloudEndpoints {
     }
 }
 
-impl ServeConfig {
+impl CloudArgs {
     /// `--aws-subnet region=subnet-…` pairs, by region.
     pub fn aws_subnet_map(&self) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
         self.aws_subnets
@@ -203,12 +280,9 @@ impl ServeConfig {
 /// `rotate-master-key` options.
 #[derive(Debug, Clone, Args)]
 pub struct RotateConfig {
-    /// The data directory of the control plane.
-    #[arg(long, env = "LEVELRAIL_DATA_DIR", default_value = "levelrail-data")]
-    pub data_dir: PathBuf,
-    /// Database URL, when not the SQLite file in the data directory.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<SecretString>,
+    /// The data directory and database of the credentials service.
+    #[command(flatten)]
+    pub storage: StorageArgs,
 }
 
 #[cfg(test)]
@@ -245,7 +319,7 @@ mod tests {
     fn every_cloud_endpoint_has_a_flag_with_the_public_default() {
         let parsed = Serve::try_parse_from(["serve", "--hetzner-api-url", "http://127.0.0.1:1/v1"])
             .expect("parses");
-        let urls = &parsed.serve.cloud_endpoints.urls;
+        let urls = &parsed.serve.clouds.cloud_endpoints.urls;
         assert!(urls.contains(&(ProviderId::Hetzner, "api", "http://127.0.0.1:1/v1".into())));
         assert!(urls.contains(&(
             ProviderId::Gcp,

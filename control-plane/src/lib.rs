@@ -5,10 +5,13 @@ pub mod agent;
 pub mod agent_binaries;
 pub mod bridge;
 pub mod config;
+pub mod credentials_server;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod listener;
+pub mod pki;
 pub mod providers;
+pub mod provisioner_server;
 pub mod provisioning;
 pub mod startup;
 pub mod telemetry;

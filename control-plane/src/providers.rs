@@ -11,11 +11,11 @@ use levelrail_credentials::broker::azure::AzureGrantIssuer;
 use levelrail_credentials::broker::gcp::{GcpGrantIssuer, GoogleEndpoints};
 use levelrail_credentials::model::ProviderId;
 
-use crate::config::ServeConfig;
+use crate::config::CloudArgs;
 
 /// The clouds' settings as configured: the endpoint flags (public clouds by default), the
 /// extra root CA file, and the AWS subnets.
-pub fn configured(cfg: &ServeConfig) -> anyhow::Result<Settings> {
+pub fn configured(cfg: &CloudArgs) -> anyhow::Result<Settings> {
     let mut settings = Settings::default();
     if let Some(path) = &cfg.cloud_ca_file {
         let pem =

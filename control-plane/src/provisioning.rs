@@ -1,6 +1,6 @@
-//! Assembling the provisioner in all-in-one mode: one store for nodes and provisions (name
-//! claims and enrollment share transactions), the sealing key and control-plane id in the
-//! data directory, the enrollment → provision event hub, teardown for
+//! Assembling the provisioner: one store for nodes and provisions (name claims and
+//! enrollment share transactions), the CA, sealing key and control-plane id (files of the
+//! data directory all-in-one, shared through the database by replicas), the enrollment → provision event hub, teardown for
 //! `DeleteNode{destroy_server}`, the recovery loop that resumes in-flight provisions, and
 //! the orphan sweeper.
 use std::net::SocketAddr;
@@ -18,8 +18,9 @@ use levelrail_provisioner::app::{
 };
 use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
 use levelrail_provisioner::enroll::ControlPlaneCa;
-use levelrail_provisioner::enroll::sealing_key;
-use levelrail_provisioner::model::ports::{NodeStore, ProvisionStore};
+use levelrail_provisioner::enroll::{sealing_key, shared};
+use levelrail_provisioner::model::ports::{NodeStore, ProvisionStore, ProvisionerStore};
+use levelrail_provisioner::model::provision::SealingKey;
 use levelrail_provisioner::model::provision::{host_port, parse_go_duration};
 use levelrail_provisioner::store::open_provisioner_store;
 use secrecy::ExposeSecret as _;
@@ -27,7 +28,60 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 use crate::agent_binaries::AgentBinaries;
-use crate::config::ServeConfig;
+use crate::config::{NodeArgs, StorageArgs};
+
+/// The provisioner's own state: its store, and what every replica of it must share (the
+/// node CA, the sealing key of join tokens and progress credentials, the control-plane id).
+#[derive(Debug)]
+pub struct ProvisionerState {
+    /// Nodes, provisions, orphans: one database.
+    pub store: Arc<dyn ProvisionerStore>,
+    /// The node CA.
+    pub ca: Arc<ControlPlaneCa>,
+    /// Seals join tokens at rest and derives progress credentials.
+    pub sealing_key: SealingKey,
+    /// Labels everything this control plane creates at a provider.
+    pub control_plane_id: String,
+}
+
+impl ProvisionerState {
+    /// All-in-one: the database of `storage` (SQLite in the data directory by default),
+    /// the CA, sealing key and id as files of the data directory.
+    pub async fn in_data_dir(storage: &StorageArgs) -> anyhow::Result<Self> {
+        let (ca, created) = ControlPlaneCa::load_or_create(&storage.data_dir)?;
+        if created {
+            info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
+        }
+        let seal_path = storage.data_dir.join("provision-seal.key");
+        Ok(Self {
+            store: open_store(storage).await?,
+            ca: Arc::new(ca),
+            sealing_key: sealing_key::load_or_create(&seal_path)
+                .context("the provision sealing key")?,
+            control_plane_id: control_plane_id(&storage.data_dir)?,
+        })
+    }
+
+    /// A replica: the shared database, the sealing key file every replica is given (created
+    /// when missing, for the first replica), and the CA and id the first replica stored in
+    /// the database.
+    pub async fn shared(storage: &StorageArgs, sealing_key_file: &Path) -> anyhow::Result<Self> {
+        let store = open_store(storage).await?;
+        let key = sealing_key::load_or_create(sealing_key_file)
+            .with_context(|| format!("the sealing key {}", sealing_key_file.display()))?;
+        let (ca, created) = shared::node_ca(store.as_ref(), &key).await?;
+        if created {
+            info!(fingerprint = %ca.fingerprint(), "created the control-plane CA in the shared database");
+        }
+        let control_plane_id = shared::control_plane_id(store.as_ref()).await?;
+        Ok(Self {
+            store,
+            ca: Arc::new(ca),
+            sealing_key: key,
+            control_plane_id,
+        })
+    }
+}
 
 /// The assembled provisioner side.
 #[derive(Debug)]
@@ -40,21 +94,25 @@ pub struct Provisioning {
     pub recovery: JoinHandle<()>,
     /// The orphan sweeper (retries orphans' deletion, lists labelled servers).
     pub sweeper: JoinHandle<()>,
+    /// The change feed of a shared database (none for SQLite).
+    pub feed: Option<JoinHandle<()>>,
     /// The agent listener's address as new servers dial it (`host:port`).
     pub advertised: String,
 }
 
-/// Builds the provisioner side.
+/// Builds the provisioner side. `allow_loopback`: a loopback agent address is accepted
+/// (the demo, a lab).
 pub async fn build(
-    cfg: &ServeConfig,
-    ca: Arc<ControlPlaneCa>,
+    cfg: &NodeArgs,
+    allow_loopback: bool,
+    state: ProvisionerState,
     registry: Arc<ProviderRegistry>,
     agent_addr: SocketAddr,
     binaries: &AgentBinaries,
 ) -> anyhow::Result<Provisioning> {
     let advertise = advertised_agent_addr(cfg, agent_addr)?;
     let agent = agent_source(cfg, binaries, &advertise)?;
-    let policy = if cfg.demo || cfg.allow_loopback_agent_advertise {
+    let policy = if allow_loopback || cfg.allow_loopback_agent_advertise {
         AgentAddrPolicy::AllowLoopback
     } else {
         AgentAddrPolicy::Routable
@@ -62,18 +120,16 @@ pub async fn build(
     if let Err(e) = policy.check(&advertise) {
         warn!(reason = %e, "provisioning is refused until the agent address is reachable");
     }
-    let store = open_provisioner_store(&dsn(cfg))
-        .await
-        .context("opening the provisioner database")?;
+    let ProvisionerState {
+        store,
+        ca,
+        sealing_key,
+        control_plane_id,
+    } = state;
     let node_store: Arc<dyn NodeStore> = store.clone();
     let provision_store: Arc<dyn ProvisionStore> = store.clone();
-    let seal_path = cfg.data_dir.join("provision-seal.key");
-    let sealing_key =
-        sealing_key::load_or_create(&seal_path).context("the provision sealing key")?;
     // The same key again: it also derives the progress credentials the agent listener checks.
-    let progress_key =
-        sealing_key::load_or_create(&seal_path).context("the provision sealing key")?;
-    let control_plane_id = control_plane_id(&cfg.data_dir)?;
+    let progress_key = sealing_key.clone();
     let events = Arc::new(ProvisionEvents::new());
     let teardown = Arc::new(ProvisionTeardown::new(
         provision_store.clone(),
@@ -95,6 +151,12 @@ pub async fn build(
         }
         None => DEFAULT_PROVISION_TIMEOUT,
     };
+    let lease_ttl =
+        parse_go_duration(&cfg.lease_ttl).map_err(|e| anyhow::anyhow!("--lease-ttl: {e}"))?;
+    anyhow::ensure!(
+        lease_ttl >= Duration::from_secs(1),
+        "--lease-ttl: must be at least 1s"
+    );
     let provisioner = Arc::new(Provisioner::new(ProvisionerDeps {
         store: provision_store,
         orphans: store.clone(),
@@ -112,38 +174,51 @@ pub async fn build(
             progress_url: format!("https://{advertise}/v1/provision-progress"),
             sealing_key,
             tuning: WorkflowTuning {
+                lease_ttl,
                 sweep_unknown_servers: cfg.sweep_unknown_servers,
                 ..WorkflowTuning::default()
             },
         },
     }));
-    let recovery = provisioner
-        .workflow()
-        .spawn_recovery(Duration::from_secs(30));
-    let sweeper = provisioner.workflow().sweeper().spawn();
-    info!(agent_addr = %advertise, timeout_s = timeout.as_secs(), "provisioner ready");
+    let workflow = provisioner.workflow();
+    let feed = workflow
+        .spawn_change_feed()
+        .await
+        .context("opening the database's change feed")?;
+    // A dead replica's provisions are resumed once their leases expire.
+    let recovery = workflow.spawn_recovery(lease_ttl.min(Duration::from_secs(30)));
+    let sweeper = workflow.sweeper().spawn();
+    info!(agent_addr = %advertise, timeout_s = timeout.as_secs(), change_feed = feed.is_some(), "provisioner ready");
     Ok(Provisioning {
         nodes,
         provisioner,
         recovery,
         sweeper,
+        feed,
         advertised: advertise,
     })
 }
 
+/// Opens the provisioner's database.
+async fn open_store(storage: &StorageArgs) -> anyhow::Result<Arc<dyn ProvisionerStore>> {
+    open_provisioner_store(&dsn(storage)?)
+        .await
+        .context("opening the provisioner database")
+}
+
 /// The database: PostgreSQL when `DATABASE_URL` names one (each service keeps its own
 /// migration table), otherwise a SQLite file in the data directory.
-fn dsn(cfg: &ServeConfig) -> String {
-    match &cfg.database_url {
+fn dsn(cfg: &StorageArgs) -> anyhow::Result<String> {
+    Ok(match cfg.database_url()? {
         Some(url) if url.expose_secret().starts_with("postgres") => url.expose_secret().to_owned(),
         _ => format!("sqlite://{}", cfg.data_dir.join("provisioner.db").display()),
-    }
+    })
 }
 
 /// The address new VMs dial: `--agent-advertise` (validated), else the bound agent
 /// address as it is (a wildcard or loopback address is then refused per provision, naming
 /// `--agent-advertise`).
-fn advertised_agent_addr(cfg: &ServeConfig, bound: SocketAddr) -> anyhow::Result<String> {
+fn advertised_agent_addr(cfg: &NodeArgs, bound: SocketAddr) -> anyhow::Result<String> {
     match &cfg.agent_advertise {
         Some(a) => {
             host_port(a.trim()).map_err(|e| anyhow::anyhow!("--agent-advertise: {}", e.message))
@@ -155,7 +230,7 @@ fn advertised_agent_addr(cfg: &ServeConfig, bound: SocketAddr) -> anyhow::Result
 /// What the nodes run: the digest-pinned image of `--agent-image`, else the served
 /// binaries, of which there must be at least one.
 fn agent_source(
-    cfg: &ServeConfig,
+    cfg: &NodeArgs,
     binaries: &AgentBinaries,
     advertise: &str,
 ) -> anyhow::Result<AgentSource> {

@@ -17,7 +17,10 @@ use crate::demo::{Demo, DemoSettings, demo_full_regions};
 use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
 use levelrail_credentials::startup::{self, StorageConfig};
-use levelrail_proto::credentials::v1::credentials_service_server::CredentialsServiceServer;
+use levelrail_proto::credentials::v1::credentials_service_server::{
+    CredentialsService, CredentialsServiceServer,
+};
+use levelrail_proto::provisioner::v1::provisioner_service_server::ProvisionerServiceServer;
 use levelrail_provisioner::app::Nodes;
 use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::grpc::{NodesGrpc, ProvisionerGrpc};
@@ -27,30 +30,20 @@ use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
 use tracing::info;
 
-use crate::config::ServeConfig;
+use crate::config::{FrontArgs, PublicArgs, ServeConfig};
 use crate::listener::{self, CREDENTIALS_MAX_MESSAGE};
+use crate::provisioning::ProvisionerState;
 use crate::tls;
 
 /// A built, bound, not yet serving control plane.
 #[derive(Debug)]
 pub struct App {
-    listener: TcpListener,
-    local_addr: SocketAddr,
-    router: axum::Router,
-    agent_listener: TcpListener,
-    agent_addr: SocketAddr,
-    agent_router: axum::Router,
-    agent_tls: Arc<rustls::ServerConfig>,
-    nodes: Arc<Nodes>,
-    provisioning: crate::provisioning::Provisioning,
+    front: ProvisionerFront,
     registry: Arc<ProviderRegistry>,
     #[cfg(feature = "demo")]
     demo: Option<Demo>,
-    tls: Option<Arc<rustls::ServerConfig>>,
     credentials: Credentials,
-    ca: Arc<ControlPlaneCa>,
     admin_token: Option<SecretString>,
-    shutdown: watch::Sender<bool>,
 }
 
 impl App {
@@ -91,7 +84,7 @@ impl App {
                     token_lifetime: lifetime,
                     full_regions: demo_full_regions(&cfg.demo_full_regions),
                 };
-                Some(Demo::start(&cfg.data_dir, boot, settings).await?)
+                Some(Demo::start(&cfg.storage.data_dir, boot, settings).await?)
             }
             false => None,
         };
@@ -104,30 +97,24 @@ impl App {
         cfg: ServeConfig,
         #[cfg(feature = "demo")] demo: Option<Demo>,
     ) -> anyhow::Result<Self> {
-        let (ca, created) = ControlPlaneCa::load_or_create(&cfg.data_dir)?;
-        if created {
-            info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
-        }
-        let ca = Arc::new(ca);
+        let state = ProvisionerState::in_data_dir(&cfg.storage).await?;
         // Bound first: the agent address goes into every provision's user-data.
-        let agent_listener = TcpListener::bind(cfg.agent_listen)
-            .await
-            .with_context(|| format!("binding the agent listener {}", cfg.agent_listen))?;
-        let agent_addr = agent_listener.local_addr()?;
+        let agent_listener = bind(cfg.front.nodes.agent_listen, "the agent listener").await?;
         #[cfg(feature = "demo")]
         let settings = match &demo {
             Some(d) => d.settings.clone(),
-            None => crate::providers::configured(&cfg)?,
+            None => crate::providers::configured(&cfg.clouds)?,
         };
         #[cfg(not(feature = "demo"))]
-        let settings = crate::providers::configured(&cfg)?;
+        let settings = crate::providers::configured(&cfg.clouds)?;
         let issuers = crate::providers::issuers(&settings)?;
         let clients = Arc::new(levelrail_clouds::clients(&settings));
         let issuers = Arc::new(issuers);
+        let database_url = cfg.storage.database_url()?;
         let credentials = startup::open(
             StorageConfig {
-                data_dir: &cfg.data_dir,
-                database_url: cfg.database_url.as_ref(),
+                data_dir: &cfg.storage.data_dir,
+                database_url: database_url.as_ref(),
                 master_key: cfg.master_key.as_ref(),
             },
             Verifier::new(clients.clone(), issuers.clone()),
@@ -142,70 +129,47 @@ impl App {
         if let Some(d) = &demo {
             d.connect(&credentials).await?;
             if cfg.demo_stray_server {
-                let id = crate::provisioning::control_plane_id(&cfg.data_dir)?;
-                d.plant_stray_server(&registry, &id).await?;
+                d.plant_stray_server(&registry, &state.control_plane_id)
+                    .await?;
             }
         }
         let admin_token = credentials.bootstrap_api_tokens().await?;
         if let Some(token) = &admin_token {
-            write_admin_token(&cfg.data_dir, token)?;
+            write_admin_token(&cfg.storage.data_dir, token)?;
         }
-        let binaries = AgentBinaries::load(&cfg.agent_binaries)?;
-        let provisioning =
-            crate::provisioning::build(&cfg, ca.clone(), registry.clone(), agent_addr, &binaries)
-                .await?;
-        let nodes = provisioning.nodes.clone();
-        let grpc = grpc_routes(&credentials, &nodes, &provisioning.provisioner);
-        let web_dir = cfg.web_dir.clone().or_else(default_web_dir);
-        let router = listener::assemble(
-            grpc,
-            web_dir,
-            &cfg.allowed_origins,
-            cfg.max_concurrent_requests,
-        )?;
-        let tls = tls_config(&cfg, &ca)?;
-        let listener = TcpListener::bind(cfg.listen)
-            .await
-            .with_context(|| format!("binding the public listener {}", cfg.listen))?;
-        let local_addr = listener.local_addr()?;
-        let mut agent_hosts = server_hosts(&cfg, cfg.agent_listen);
-        // curl on the node checks the advertised host against the certificate.
-        let advertised_host = host_of(&provisioning.advertised);
-        if !agent_hosts.iter().any(|h| h == advertised_host) {
-            agent_hosts.push(advertised_host.to_owned());
-        }
-        let agent_tls = crate::agent::tls(&ca, &agent_hosts)?;
-        let agent_router = crate::agent::router(nodes.clone()).merge(binaries.router());
-        let (shutdown, _) = watch::channel(false);
-        Ok(Self {
-            listener,
-            local_addr,
-            router,
+        let front = ProvisionerFront::build(
+            FrontConfig {
+                args: &cfg.front,
+                web_dir: cfg.front.web_dir.clone().or_else(default_web_dir),
+                allow_loopback: cfg.demo,
+            },
+            state,
+            registry.clone(),
             agent_listener,
-            agent_addr,
-            agent_router,
-            agent_tls,
-            nodes,
-            provisioning,
+            Some(CredentialsServiceServer::new(CredentialsGrpc::new(
+                credentials.clone(),
+            ))),
+            BearerAuth::new(credentials.api_tokens().clone()),
+        )
+        .await?;
+        Ok(Self {
+            front,
             registry,
             #[cfg(feature = "demo")]
             demo,
-            tls,
             credentials,
-            ca,
             admin_token,
-            shutdown,
         })
     }
 
     /// The bound public address.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.front.public.addr
     }
 
     /// The bound agent listener address.
     pub fn agent_addr(&self) -> SocketAddr {
-        self.agent_addr
+        self.front.agent.addr
     }
 
     /// The provider registry.
@@ -221,17 +185,17 @@ impl App {
 
     /// The provisioner state (provisions and their workflow).
     pub fn provisioner(&self) -> &Arc<levelrail_provisioner::app::Provisioner> {
-        &self.provisioning.provisioner
+        &self.front.provisioning.provisioner
     }
 
     /// The node registry.
     pub fn nodes(&self) -> &Arc<Nodes> {
-        &self.nodes
+        &self.front.provisioning.nodes
     }
 
     /// Whether the public listener speaks TLS.
     pub fn is_tls(&self) -> bool {
-        self.tls.is_some()
+        self.front.public.tls.is_some()
     }
 
     /// The admin token, when this start created it (first start only).
@@ -246,32 +210,192 @@ impl App {
 
     /// The control-plane CA.
     pub fn ca(&self) -> &Arc<ControlPlaneCa> {
-        &self.ca
+        &self.front.ca
     }
 
     /// A handle that stops the server when sent `true`.
     pub fn stopper(&self) -> watch::Sender<bool> {
-        self.shutdown.clone()
+        self.front.shutdown.clone()
     }
 
     /// Serves until stopped (Ctrl-C, SIGTERM, or the stopper).
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let rx = self.shutdown.subscribe();
-        let stop = self.shutdown.clone();
-        tokio::spawn(async move {
-            shutdown_signal().await;
-            let _ = stop.send(true);
-        });
-        info!(addr = %self.local_addr, tls = self.tls.is_some(), "public listener ready");
-        info!(addr = %self.agent_addr, fingerprint = %self.ca.fingerprint(), "agent listener ready");
-        let agent = tokio::spawn(listener::serve(
-            self.agent_listener,
-            self.agent_router,
-            Some(self.agent_tls),
-            rx.clone(),
-        ));
-        listener::serve(self.listener, self.router, self.tls, rx).await;
-        let _ = agent.await;
+        self.front.run_until_stopped(Vec::new()).await
+    }
+}
+
+/// A bound listener and what it serves.
+#[derive(Debug)]
+pub struct Bound {
+    /// What it is, for the log.
+    pub name: &'static str,
+    /// The socket.
+    pub listener: TcpListener,
+    /// Its address.
+    pub addr: SocketAddr,
+    /// What it serves.
+    pub router: axum::Router,
+    /// Its TLS, when not plaintext.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Bound {
+    /// Binds `addr` for `router`.
+    pub async fn bind(
+        name: &'static str,
+        addr: SocketAddr,
+        router: axum::Router,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> anyhow::Result<Self> {
+        let listener = bind(addr, name).await?;
+        Ok(Self {
+            name,
+            addr: listener.local_addr()?,
+            listener,
+            router,
+            tls,
+        })
+    }
+}
+
+/// Serves every listener of `bound` until `shutdown` turns true (Ctrl-C and SIGTERM turn
+/// it).
+pub async fn serve_all(bound: Vec<Bound>, shutdown: watch::Sender<bool>) {
+    let rx = shutdown.subscribe();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = shutdown.send(true);
+    });
+    let tasks: Vec<_> = bound
+        .into_iter()
+        .map(|b| {
+            info!(listener = b.name, addr = %b.addr, tls = b.tls.is_some(), "listening");
+            tokio::spawn(listener::serve(b.listener, b.router, b.tls, rx.clone()))
+        })
+        .collect();
+    for task in tasks {
+        let _ = task.await;
+    }
+}
+
+/// A plaintext listener on `addr` answering only `grpc.health.v1`, `S` reported serving:
+/// for probes that speak no TLS (Kubernetes' gRPC probes).
+pub async fn health_listener<S: tonic::server::NamedService>(
+    addr: SocketAddr,
+) -> anyhow::Result<Bound> {
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter.set_serving::<S>().await;
+    let router = tonic::service::Routes::new(health)
+        .prepare()
+        .into_axum_router();
+    Bound::bind("health", addr, router, None).await
+}
+
+pub(crate) async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {what} {addr}"))
+}
+
+/// What the provisioner's listeners are configured with.
+#[derive(Debug)]
+pub struct FrontConfig<'a> {
+    /// The listeners' settings.
+    pub args: &'a FrontArgs,
+    /// The web app to serve, if any.
+    pub web_dir: Option<PathBuf>,
+    /// A loopback agent address is accepted (the demo).
+    pub allow_loopback: bool,
+}
+
+/// The provisioner's side of a process, bound: the public listener (provisions, nodes,
+/// orphans, health, reflection; all-in-one also the credentials API) and the agent
+/// listener, over the assembled provisioner.
+#[derive(Debug)]
+pub struct ProvisionerFront {
+    /// Nodes, provisions and their workflow.
+    pub provisioning: crate::provisioning::Provisioning,
+    /// The node CA.
+    pub ca: Arc<ControlPlaneCa>,
+    /// The public listener.
+    pub public: Bound,
+    /// The agent listener.
+    pub agent: Bound,
+    /// Stops both when sent `true`.
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl ProvisionerFront {
+    /// Assembles the provisioner over `state` and `registry` and binds its listeners (the
+    /// agent listener is bound already: its address goes into the user-data). `credentials`
+    /// adds the credentials API to the public listener; `auth` checks every operator call.
+    pub async fn build<C: CredentialsService>(
+        cfg: FrontConfig<'_>,
+        state: ProvisionerState,
+        registry: Arc<ProviderRegistry>,
+        agent_listener: TcpListener,
+        credentials: Option<CredentialsServiceServer<C>>,
+        auth: BearerAuth,
+    ) -> anyhow::Result<Self> {
+        let FrontArgs {
+            listen,
+            public,
+            nodes,
+            ..
+        } = cfg.args;
+        let agent_addr = agent_listener.local_addr()?;
+        let ca = Arc::clone(&state.ca);
+        let binaries = AgentBinaries::load(&nodes.agent_binaries)?;
+        let provisioning = crate::provisioning::build(
+            nodes,
+            cfg.allow_loopback,
+            state,
+            registry,
+            agent_addr,
+            &binaries,
+        )
+        .await?;
+        let grpc = grpc_routes(auth, credentials, &provisioning);
+        let router = listener::assemble(
+            grpc,
+            cfg.web_dir,
+            &public.allowed_origins,
+            public.max_concurrent_requests,
+        )?;
+        let tls = tls_config(public, *listen, &ca)?;
+        let public = Bound::bind("public", *listen, router, tls).await?;
+        let mut agent_hosts = server_hosts(&cfg.args.public, nodes.agent_listen);
+        // curl on the node checks the advertised host against the certificate.
+        let advertised_host = host_of(&provisioning.advertised);
+        if !agent_hosts.iter().any(|h| h == advertised_host) {
+            agent_hosts.push(advertised_host.to_owned());
+        }
+        let agent_tls = crate::agent::tls(&ca, &agent_hosts)?;
+        let agent_router =
+            crate::agent::router(provisioning.nodes.clone()).merge(binaries.router());
+        info!(fingerprint = %ca.fingerprint(), "node CA");
+        let agent = Bound {
+            name: "agent",
+            listener: agent_listener,
+            addr: agent_addr,
+            router: agent_router,
+            tls: Some(agent_tls),
+        };
+        let (shutdown, _) = watch::channel(false);
+        Ok(Self {
+            provisioning,
+            ca,
+            public,
+            agent,
+            shutdown,
+        })
+    }
+
+    /// Serves both listeners and `more` until stopped (Ctrl-C, SIGTERM, or the stopper).
+    pub async fn run_until_stopped(self, more: Vec<Bound>) -> anyhow::Result<()> {
+        let mut bound = vec![self.public, self.agent];
+        bound.extend(more);
+        serve_all(bound, self.shutdown).await;
         Ok(())
     }
 }
@@ -280,64 +404,74 @@ impl App {
 /// and the services both need first.
 fn prepare(cfg: &ServeConfig) -> anyhow::Result<()> {
     tls::install_crypto_provider();
-    startup::ensure_data_dir(&cfg.data_dir)?;
+    startup::ensure_data_dir(&cfg.storage.data_dir)?;
     Ok(())
 }
 
-fn grpc_routes(
-    credentials: &Credentials,
-    nodes: &Arc<Nodes>,
-    provisioner: &Arc<levelrail_provisioner::app::Provisioner>,
+fn grpc_routes<C: CredentialsService>(
+    auth: BearerAuth,
+    credentials: Option<CredentialsServiceServer<C>>,
+    provisioning: &crate::provisioning::Provisioning,
 ) -> axum::Router {
-    let auth = BearerAuth::new(credentials.api_tokens().clone());
-    let creds = CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))
-        .max_decoding_message_size(CREDENTIALS_MAX_MESSAGE);
     let (health_reporter, health) = tonic_health::server::health_reporter();
+    let with_credentials = credentials.is_some();
     tokio::spawn(async move {
         health_reporter
-            .set_serving::<CredentialsServiceServer<CredentialsGrpc>>()
+            .set_serving::<ProvisionerServiceServer<ProvisionerGrpc>>()
             .await;
+        if with_credentials {
+            health_reporter
+                .set_serving::<CredentialsServiceServer<C>>()
+                .await;
+        }
     });
-    let reflection = tonic_reflection::server::Builder::configure()
+    let mut reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(levelrail_proto::FILE_DESCRIPTOR_SET)
-        .with_service_name("levelrail.credentials.v1.CredentialsService")
         .with_service_name("levelrail.provisioner.v1.ProvisionerService")
-        .with_service_name("levelrail.nodes.v1.NodesService")
-        .build_v1();
-    let nodes_svc = NodesGrpc::new(nodes.clone())
-        .with_orphans(provisioner.orphans())
+        .with_service_name("levelrail.nodes.v1.NodesService");
+    if with_credentials {
+        reflection = reflection.with_service_name("levelrail.credentials.v1.CredentialsService");
+    }
+    let nodes_svc = NodesGrpc::new(provisioning.nodes.clone())
+        .with_orphans(provisioning.provisioner.orphans())
         .into_server()
         .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE);
     let mut routes = tonic::service::Routes::new(health)
-        .add_service(InterceptedService::new(creds, auth.clone()))
         .add_service(InterceptedService::new(nodes_svc, auth.clone()))
         .add_service(InterceptedService::new(
-            ProvisionerGrpc::new(provisioner.clone())
+            ProvisionerGrpc::new(provisioning.provisioner.clone())
                 .into_server()
                 .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE),
             auth.clone(),
         ));
-    if let Ok(reflection) = reflection {
+    if let Some(creds) = credentials {
+        routes = routes.add_service(InterceptedService::new(
+            creds.max_decoding_message_size(CREDENTIALS_MAX_MESSAGE),
+            auth.clone(),
+        ));
+    }
+    if let Ok(reflection) = reflection.build_v1() {
         routes = routes.add_service(InterceptedService::new(reflection, auth));
     }
     routes.prepare().into_axum_router()
 }
 
 fn tls_config(
-    cfg: &ServeConfig,
+    cfg: &PublicArgs,
+    listen: SocketAddr,
     ca: &ControlPlaneCa,
 ) -> anyhow::Result<Option<Arc<rustls::ServerConfig>>> {
     if let (Some(cert), Some(key)) = (&cfg.tls_cert, &cfg.tls_key) {
         return Ok(Some(tls::from_files(cert, key)?));
     }
-    if cfg.tls || !cfg.listen.ip().is_loopback() {
-        return Ok(Some(tls::from_ca(ca, &server_hosts(cfg, cfg.listen))?));
+    if cfg.tls || !listen.ip().is_loopback() {
+        return Ok(Some(tls::from_ca(ca, &server_hosts(cfg, listen))?));
     }
     Ok(None)
 }
 
 /// Names for a CA-issued server certificate: loopback, the bound address and `--tls-san`.
-fn server_hosts(cfg: &ServeConfig, addr: SocketAddr) -> Vec<String> {
+fn server_hosts(cfg: &PublicArgs, addr: SocketAddr) -> Vec<String> {
     let mut hosts = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),
@@ -364,7 +498,7 @@ fn default_web_dir() -> Option<PathBuf> {
     here.join("index.html").exists().then_some(here)
 }
 
-fn write_admin_token(dir: &std::path::Path, token: &SecretString) -> anyhow::Result<()> {
+pub(crate) fn write_admin_token(dir: &std::path::Path, token: &SecretString) -> anyhow::Result<()> {
     let path = dir.join("admin.token");
     levelrail_provisioner::enroll::ca::write_private(
         &path,
@@ -382,7 +516,7 @@ fn write_admin_token(dir: &std::path::Path, token: &SecretString) -> anyhow::Res
     Ok(())
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -399,10 +533,11 @@ async fn shutdown_signal() {
 
 /// `levelrail rotate-master-key`: the same rotation as `levelrail-credentials`.
 pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Result<()> {
+    let database_url = cfg.storage.database_url()?;
     let credentials = startup::open(
         StorageConfig {
-            data_dir: &cfg.data_dir,
-            database_url: cfg.database_url.as_ref(),
+            data_dir: &cfg.storage.data_dir,
+            database_url: database_url.as_ref(),
             master_key: None,
         },
         Verifier::none(),

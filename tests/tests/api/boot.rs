@@ -428,8 +428,8 @@ async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
     // An advertised loopback IP other than 127.0.0.1.
     let port = crate::harness::free_port_on("127.0.0.2");
     let cloud_ip = cloud(BootOptions::default(), |cfg| {
-        cfg.agent_listen = format!("127.0.0.2:{port}").parse().unwrap();
-        cfg.agent_advertise = Some(format!("127.0.0.2:{port}"));
+        cfg.front.nodes.agent_listen = format!("127.0.0.2:{port}").parse().unwrap();
+        cfg.front.nodes.agent_advertise = Some(format!("127.0.0.2:{port}"));
     })
     .await;
     let p = cloud_ip.provision("boot-ip").await;
@@ -451,8 +451,8 @@ async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
         ..Default::default()
     };
     let cloud_dns = cloud(options, |cfg| {
-        cfg.agent_listen = format!("127.0.0.1:{port}").parse().unwrap();
-        cfg.agent_advertise = Some(format!("agent.levelrail.test:{port}"));
+        cfg.front.nodes.agent_listen = format!("127.0.0.1:{port}").parse().unwrap();
+        cfg.front.nodes.agent_advertise = Some(format!("agent.levelrail.test:{port}"));
     })
     .await;
     let p = cloud_dns.provision("boot-dns").await;
@@ -475,7 +475,7 @@ async fn progress_arrives_over_tls_at_an_advertised_ip_and_at_a_dns_name() {
 async fn provisioning_is_refused_naming_the_flag_while_the_agent_address_is_a_wildcard_or_loopback()
 {
     let cloud = cloud(BootOptions::default(), |cfg| {
-        cfg.allow_loopback_agent_advertise = false;
+        cfg.front.nodes.allow_loopback_agent_advertise = false;
     })
     .await;
     let mut client = cloud.client().await;
@@ -618,7 +618,7 @@ async fn an_arm_size_boots_the_cross_built_aarch64_agent_which_enrolls() {
     };
     let served = aarch64.clone();
     let cloud = cloud(options, move |cfg| {
-        cfg.agent_binaries = vec![crate::harness::bin("levelrail-agent"), served];
+        cfg.front.nodes.agent_binaries = vec![crate::harness::bin("levelrail-agent"), served];
     })
     .await;
     let sizes = cloud.sizes().await;

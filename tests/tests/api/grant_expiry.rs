@@ -46,8 +46,8 @@ async fn run(provider: Provider, id: ProviderId, region: &str, size: &str, prefi
     let mut cfg = test_config(&tmp.path().join("data"));
     cfg.demo = true;
     cfg.demo_token_lifetime = Some(GRANT_LIFE.into());
-    cfg.agent_advertise = Some("127.0.0.1:9".into());
-    cfg.provision_timeout = Some("8s".into());
+    cfg.front.nodes.agent_advertise = Some("127.0.0.1:9".into());
+    cfg.front.nodes.provision_timeout = Some("8s".into());
     let app = TestApp::start(cfg).await.expect("control plane starts");
     let mut client = app.provisioner_client().await;
     let name = format!("{prefix}-late");

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use levelrail::config::{CloudEndpoints, ServeConfig};
+use levelrail::config::{
+    CloudArgs, CloudEndpoints, FrontArgs, NodeArgs, PublicArgs, ServeConfig, StorageArgs,
+};
 use levelrail_clouds::ProviderId;
 use levelrail_credentials::app::Credentials;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
@@ -19,40 +21,52 @@ use tonic::{Request, Status};
 /// A `ServeConfig` for tests: loopback, port 0, plaintext, no web bundle.
 pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
     ServeConfig {
-        data_dir: data_dir.to_owned(),
-        listen: "127.0.0.1:0".parse().expect("literal address"),
-        agent_listen: "127.0.0.1:0".parse().expect("literal address"),
-        demo: false,
-        database_url: None,
-        master_key: None,
-        tls_cert: None,
-        tls_key: None,
-        tls: false,
-        tls_sans: vec![],
-        allowed_origins: vec!["https://console.example.test".into()],
-        web_dir: None,
-        max_concurrent_requests: 512,
-        cloud_endpoints: CloudEndpoints {
-            urls: vec![
-                (ProviderId::Hetzner, "api", "http://127.0.0.1:9/v1".into()),
-                (
-                    ProviderId::DigitalOcean,
-                    "api",
-                    "http://127.0.0.1:9/v2".into(),
-                ),
-                (ProviderId::Aws, "ec2", "http://127.0.0.1:9".into()),
-                (ProviderId::Aws, "sts", "http://127.0.0.1:9".into()),
-            ],
+        storage: StorageArgs {
+            data_dir: data_dir.to_owned(),
+            database_url: None,
+            database_url_file: None,
         },
-        cloud_ca_file: None,
-        agent_advertise: None,
-        // The nodes of these tests boot on this machine.
-        allow_loopback_agent_advertise: true,
-        agent_binaries: vec![bin("levelrail-agent")],
-        agent_image: None,
-        provision_timeout: None,
-        sweep_unknown_servers: false,
-        aws_subnets: vec![],
+        front: FrontArgs {
+            listen: "127.0.0.1:0".parse().expect("literal address"),
+            public: PublicArgs {
+                tls_cert: None,
+                tls_key: None,
+                tls: false,
+                tls_sans: vec![],
+                allowed_origins: vec!["https://console.example.test".into()],
+                max_concurrent_requests: 512,
+            },
+            web_dir: None,
+            nodes: NodeArgs {
+                agent_listen: "127.0.0.1:0".parse().expect("literal address"),
+                agent_advertise: None,
+                // The nodes of these tests boot on this machine.
+                allow_loopback_agent_advertise: true,
+                agent_binaries: vec![bin("levelrail-agent")],
+                agent_image: None,
+                provision_timeout: None,
+                sweep_unknown_servers: false,
+                lease_ttl: "30s".into(),
+            },
+        },
+        clouds: CloudArgs {
+            cloud_endpoints: CloudEndpoints {
+                urls: vec![
+                    (ProviderId::Hetzner, "api", "http://127.0.0.1:9/v1".into()),
+                    (
+                        ProviderId::DigitalOcean,
+                        "api",
+                        "http://127.0.0.1:9/v2".into(),
+                    ),
+                    (ProviderId::Aws, "ec2", "http://127.0.0.1:9".into()),
+                    (ProviderId::Aws, "sts", "http://127.0.0.1:9".into()),
+                ],
+            },
+            cloud_ca_file: None,
+            aws_subnets: vec![],
+        },
+        master_key: None,
+        demo: false,
         demo_token_lifetime: None,
         demo_stray_server: false,
         demo_full_regions: vec![],
@@ -61,7 +75,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
 
 /// Points `cfg`'s `id` client at `url` (its endpoint `key`).
 pub(crate) fn set_endpoint(cfg: &mut ServeConfig, id: ProviderId, key: &'static str, url: String) {
-    let urls = &mut cfg.cloud_endpoints.urls;
+    let urls = &mut cfg.clouds.cloud_endpoints.urls;
     urls.retain(|(i, k, _)| (*i, *k) != (id, key));
     urls.push((id, key, url));
 }
@@ -102,7 +116,7 @@ impl TestApp {
         cfg: ServeConfig,
         boot: Option<levelrail_sim::fakes::BootHook>,
     ) -> anyhow::Result<Self> {
-        let data_dir = cfg.data_dir.clone();
+        let data_dir = cfg.storage.data_dir.clone();
         let app = levelrail::App::build_with_boot(cfg, boot).await?;
         let token = match app.admin_token() {
             Some(t) => secrecy::ExposeSecret::expose_secret(t).to_owned(),

@@ -1,0 +1,52 @@
+//! `levelrail-credentials serve | rotate-master-key`: the credentials service as its own
+//! process, and its key administration.
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use levelrail::config::RotateConfig;
+use levelrail::credentials_server::{CredentialsServeConfig, CredentialsServer};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "levelrail-credentials",
+    version,
+    about = "Levelrail credentials service"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the credentials API and, over mTLS to the provisioners, the credential broker.
+    Serve(Box<CredentialsServeConfig>),
+    /// Add a new master key, promote it, re-wrap every data key, retire the old key.
+    /// Resumable: run it again (or start the server) to finish an interrupted rotation.
+    RotateMasterKey(RotateConfig),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    levelrail::telemetry::init();
+    let result = match Cli::parse().command {
+        Command::Serve(cfg) => {
+            async {
+                CredentialsServer::build(*cfg)
+                    .await?
+                    .run_until_stopped()
+                    .await;
+                anyhow::Ok(())
+            }
+            .await
+        }
+        Command::RotateMasterKey(cfg) => levelrail::startup::rotate_master_key(cfg).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
