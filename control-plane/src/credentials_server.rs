@@ -2,16 +2,17 @@
 //! listener serves `CredentialsService` (bearer API tokens, as all-in-one); its broker
 //! listener, mTLS only and open to the provisioner's certificate alone, serves the
 //! `CredentialBroker` (grants, and the change stream the provisioners cache by) and the
-//! same `CredentialsService` for the provisioners to forward operators' calls to (they
-//! checked the caller's API token already). Its own database, its own master key.
+//! same `CredentialsService` and `ApiTokensService` for the provisioners to forward
+//! operators' calls to (they checked the caller's API token already). Its own database, its own master key.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use clap::Args;
 use levelrail_credentials::grpc::auth::BearerAuth;
-use levelrail_credentials::grpc::{BrokerService, CredentialsGrpc};
+use levelrail_credentials::grpc::{ApiTokensGrpc, BrokerService, CredentialsGrpc};
 use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_credentials::verify::Verifier;
+use levelrail_proto::auth::v1::api_tokens_service_server::ApiTokensServiceServer;
 use levelrail_proto::credentials::internal::v1::credential_broker_server::CredentialBrokerServer;
 use levelrail_proto::credentials::v1::credentials_service_server::CredentialsServiceServer;
 use secrecy::SecretString;
@@ -106,13 +107,15 @@ impl CredentialsServer {
             CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))
                 .max_decoding_message_size(CREDENTIALS_MAX_MESSAGE)
         };
+        let tokens = || ApiTokensServiceServer::new(ApiTokensGrpc::new(credentials.clone()));
         let (health_reporter, health) = tonic_health::server::health_reporter();
         health_reporter
             .set_serving::<CredentialsServiceServer<CredentialsGrpc>>()
             .await;
         let auth = BearerAuth::new(credentials.api_tokens().clone());
         let public_routes = tonic::service::Routes::new(health.clone())
-            .add_service(InterceptedService::new(api(), auth))
+            .add_service(InterceptedService::new(api(), auth.clone()))
+            .add_service(InterceptedService::new(tokens(), auth))
             .prepare()
             .into_axum_router();
         let public_router = listener::assemble(
@@ -134,6 +137,7 @@ impl CredentialsServer {
                 credentials.clone(),
             )))
             .add_service(api())
+            .add_service(tokens())
             .prepare()
             .into_axum_router()
             .layer(axum::middleware::from_fn(crate::pki::require_provisioner));

@@ -17,7 +17,6 @@ use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::enroll::ca::write_private;
 use levelrail_provisioner::grpc::PeerCertificates;
 use rustls::RootCertStore;
-use rustls::pki_types::CertificateDer;
 use rustls::server::WebPkiClientVerifier;
 
 /// The URI name of the provisioner's client certificate.
@@ -120,12 +119,8 @@ impl InternalTlsArgs {
         let verifier = WebPkiClientVerifier::builder(Arc::new(roots))
             .build()
             .context("building the client-certificate verifier")?;
-        let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut cert.as_slice())
-            .collect::<Result<_, _>>()
-            .context("parsing --internal-cert")?;
-        let key = rustls_pemfile::private_key(&mut key.as_slice())
-            .context("parsing --internal-key")?
-            .context("--internal-key holds no private key")?;
+        let (certs, key) =
+            crate::tls::chain_and_key(&cert, &key).context("--internal-cert / --internal-key")?;
         let mut cfg = rustls::ServerConfig::builder()
             .with_client_cert_verifier(verifier)
             .with_single_cert(certs, key)

@@ -13,6 +13,11 @@ use clap::Args;
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::app::api_token::ApiTokenVerifier;
 use levelrail_credentials::grpc::auth::BearerAuth;
+use levelrail_proto::auth::v1 as apb;
+use levelrail_proto::auth::v1::api_tokens_service_client::ApiTokensServiceClient;
+use levelrail_proto::auth::v1::api_tokens_service_server::{
+    ApiTokensService, ApiTokensServiceServer,
+};
 use levelrail_proto::credentials::v1 as pb;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
 use levelrail_proto::credentials::v1::credentials_service_server::{
@@ -20,13 +25,14 @@ use levelrail_proto::credentials::v1::credentials_service_server::{
 };
 use levelrail_proto::provisioner::v1::provisioner_service_server::ProvisionerServiceServer;
 use levelrail_provisioner::grpc::{BrokerTls, GrpcBroker, ProvisionerGrpc};
+use secrecy::ExposeSecret as _;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 use crate::config::{CloudArgs, FrontArgs, StorageArgs};
 use crate::pki::{CREDENTIALS_HOST, InternalTlsArgs};
 use crate::provisioning::ProvisionerState;
-use crate::startup::{FrontConfig, ProvisionerFront};
+use crate::startup::{CredentialsApi, FrontConfig, ProvisionerFront};
 
 /// `levelrail-provisioner serve` options.
 #[derive(Debug, Clone, Args)]
@@ -51,11 +57,12 @@ pub struct ProvisionerServeConfig {
     /// The internal PKI's files (`levelrail pki init`): the provisioner's client certificate.
     #[command(flatten)]
     pub internal: InternalTlsArgs,
-    /// The key (32 bytes) sealing join tokens and the node CA's key in the shared database;
-    /// every replica needs the same file. Default: `provision-seal.key` in the data
-    /// directory, created when missing.
+    /// The key (32 random bytes) sealing join tokens and the node CA's key in the shared
+    /// database: every replica is given the same file (`head -c 32 /dev/urandom > FILE`,
+    /// mode 0600, once for the whole deployment). It is never created here: a replica with
+    /// a new key could open nothing the others sealed.
     #[arg(long, env = "LEVELRAIL_SEALING_KEY_FILE")]
-    pub sealing_key_file: Option<PathBuf>,
+    pub sealing_key_file: PathBuf,
     /// A plaintext listener answering only `grpc.health.v1` (for probes that speak no TLS).
     #[arg(long, env = "LEVELRAIL_HEALTH_LISTEN")]
     pub health_listen: Option<SocketAddr>,
@@ -77,11 +84,17 @@ pub async fn run(cfg: ProvisionerServeConfig) -> anyhow::Result<()> {
 pub async fn build(cfg: ProvisionerServeConfig) -> anyhow::Result<ProvisionerFront> {
     crate::tls::install_crypto_provider();
     levelrail_credentials::startup::ensure_data_dir(&cfg.storage.data_dir)?;
-    let seal = cfg
-        .sealing_key_file
-        .clone()
-        .unwrap_or_else(|| cfg.storage.data_dir.join("provision-seal.key"));
-    let state = ProvisionerState::shared(&cfg.storage, &seal).await?;
+    let is_postgres = cfg
+        .storage
+        .database_url()?
+        .is_some_and(|u| u.expose_secret().starts_with("postgres"));
+    anyhow::ensure!(
+        is_postgres,
+        "levelrail-provisioner serve needs the replicas' shared PostgreSQL database: set \
+         DATABASE_URL (or --database-url-file) to postgres://…; one process on SQLite is \
+         `levelrail serve`"
+    );
+    let state = ProvisionerState::shared(&cfg.storage, &cfg.sealing_key_file).await?;
     let agent_listener =
         crate::startup::bind(cfg.front.nodes.agent_listen, "the agent listener").await?;
     let settings = crate::providers::configured(&cfg.clouds)?;
@@ -96,12 +109,17 @@ pub async fn build(cfg: ProvisionerServeConfig) -> anyhow::Result<ProvisionerFro
             server_name: Some(cfg.credentials_name.clone()),
         }),
     )?;
-    let tokens = ApiTokenVerifier::default();
+    let tokens = ApiTokenVerifier::awaiting_sync();
     let synced = tokens.clone();
     // The task lives as long as the process.
     drop(broker.spawn_watch(move |digests| synced.replace_all(digests)));
-    let forwarded = ForwardedCredentials {
-        client: CredentialsServiceClient::new(broker.channel()),
+    let forwarded = CredentialsApi {
+        credentials: CredentialsServiceServer::new(ForwardedCredentials {
+            client: CredentialsServiceClient::new(broker.channel()),
+        }),
+        tokens: ApiTokensServiceServer::new(ForwardedTokens {
+            client: ApiTokensServiceClient::new(broker.channel()),
+        }),
     };
     let registry = Arc::new(ProviderRegistry::new(Arc::new(broker), clients));
     ProvisionerFront::build(
@@ -113,7 +131,7 @@ pub async fn build(cfg: ProvisionerServeConfig) -> anyhow::Result<ProvisionerFro
         state,
         registry,
         agent_listener,
-        Some(CredentialsServiceServer::new(forwarded)),
+        Some(forwarded),
         BearerAuth::new(tokens),
     )
     .await
@@ -165,6 +183,45 @@ impl CredentialsService for ForwardedCredentials {
         self.client
             .clone()
             .verify_credential(request.into_inner())
+            .await
+    }
+}
+
+/// The operators' API tokens, forwarded like [`ForwardedCredentials`].
+#[derive(Debug, Clone)]
+struct ForwardedTokens {
+    client: ApiTokensServiceClient<Channel>,
+}
+
+#[tonic::async_trait]
+impl ApiTokensService for ForwardedTokens {
+    async fn create_api_token(
+        &self,
+        request: Request<apb::CreateApiTokenRequest>,
+    ) -> Result<Response<apb::CreateApiTokenResponse>, Status> {
+        self.client
+            .clone()
+            .create_api_token(request.into_inner())
+            .await
+    }
+
+    async fn list_api_tokens(
+        &self,
+        request: Request<apb::ListApiTokensRequest>,
+    ) -> Result<Response<apb::ListApiTokensResponse>, Status> {
+        self.client
+            .clone()
+            .list_api_tokens(request.into_inner())
+            .await
+    }
+
+    async fn revoke_api_token(
+        &self,
+        request: Request<apb::RevokeApiTokenRequest>,
+    ) -> Result<Response<apb::RevokeApiTokenResponse>, Status> {
+        self.client
+            .clone()
+            .revoke_api_token(request.into_inner())
             .await
     }
 }

@@ -62,13 +62,17 @@ impl ProvisionerState {
         })
     }
 
-    /// A replica: the shared database, the sealing key file every replica is given (created
-    /// when missing, for the first replica), and the CA and id the first replica stored in
-    /// the database.
+    /// A replica: the shared database, the sealing key file every replica is given (it
+    /// must exist), and the CA and id the first replica stored in the database.
     pub async fn shared(storage: &StorageArgs, sealing_key_file: &Path) -> anyhow::Result<Self> {
+        let key = sealing_key::load(sealing_key_file).with_context(|| {
+            format!(
+                "--sealing-key-file {}: create it once for every replica with \
+                 `head -c 32 /dev/urandom > FILE` (mode 0600)",
+                sealing_key_file.display()
+            )
+        })?;
         let store = open_store(storage).await?;
-        let key = sealing_key::load_or_create(sealing_key_file)
-            .with_context(|| format!("the sealing key {}", sealing_key_file.display()))?;
         let (ca, created) = shared::node_ca(store.as_ref(), &key).await?;
         if created {
             info!(fingerprint = %ca.fingerprint(), "created the control-plane CA in the shared database");

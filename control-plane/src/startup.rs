@@ -14,9 +14,12 @@ use crate::agent_binaries::AgentBinaries;
 use crate::bridge::InProcessBroker;
 #[cfg(feature = "demo")]
 use crate::demo::{Demo, DemoSettings, demo_full_regions};
-use levelrail_credentials::grpc::CredentialsGrpc;
 use levelrail_credentials::grpc::auth::BearerAuth;
+use levelrail_credentials::grpc::{ApiTokensGrpc, CredentialsGrpc};
 use levelrail_credentials::startup::{self, StorageConfig};
+use levelrail_proto::auth::v1::api_tokens_service_server::{
+    ApiTokensService, ApiTokensServiceServer,
+};
 use levelrail_proto::credentials::v1::credentials_service_server::{
     CredentialsService, CredentialsServiceServer,
 };
@@ -146,9 +149,12 @@ impl App {
             state,
             registry.clone(),
             agent_listener,
-            Some(CredentialsServiceServer::new(CredentialsGrpc::new(
-                credentials.clone(),
-            ))),
+            Some(CredentialsApi {
+                credentials: CredentialsServiceServer::new(CredentialsGrpc::new(
+                    credentials.clone(),
+                )),
+                tokens: ApiTokensServiceServer::new(ApiTokensGrpc::new(credentials.clone())),
+            }),
             BearerAuth::new(credentials.api_tokens().clone()),
         )
         .await?;
@@ -297,6 +303,16 @@ pub(crate) async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<TcpList
         .with_context(|| format!("binding {what} {addr}"))
 }
 
+/// The credentials service's public API as a provisioner's listener serves it: its own
+/// (all-in-one) or forwarded to it (a replica).
+#[derive(Debug)]
+pub struct CredentialsApi<C, T> {
+    /// `CredentialsService`.
+    pub credentials: CredentialsServiceServer<C>,
+    /// `ApiTokensService`.
+    pub tokens: ApiTokensServiceServer<T>,
+}
+
 /// What the provisioner's listeners are configured with.
 #[derive(Debug)]
 pub struct FrontConfig<'a> {
@@ -329,12 +345,12 @@ impl ProvisionerFront {
     /// Assembles the provisioner over `state` and `registry` and binds its listeners (the
     /// agent listener is bound already: its address goes into the user-data). `credentials`
     /// adds the credentials API to the public listener; `auth` checks every operator call.
-    pub async fn build<C: CredentialsService>(
+    pub async fn build<C: CredentialsService, T: ApiTokensService>(
         cfg: FrontConfig<'_>,
         state: ProvisionerState,
         registry: Arc<ProviderRegistry>,
         agent_listener: TcpListener,
-        credentials: Option<CredentialsServiceServer<C>>,
+        credentials: Option<CredentialsApi<C, T>>,
         auth: BearerAuth,
     ) -> anyhow::Result<Self> {
         let FrontArgs {
@@ -408,9 +424,9 @@ fn prepare(cfg: &ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn grpc_routes<C: CredentialsService>(
+fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
     auth: BearerAuth,
-    credentials: Option<CredentialsServiceServer<C>>,
+    credentials: Option<CredentialsApi<C, T>>,
     provisioning: &crate::provisioning::Provisioning,
 ) -> axum::Router {
     let (health_reporter, health) = tonic_health::server::health_reporter();
@@ -430,7 +446,9 @@ fn grpc_routes<C: CredentialsService>(
         .with_service_name("levelrail.provisioner.v1.ProvisionerService")
         .with_service_name("levelrail.nodes.v1.NodesService");
     if with_credentials {
-        reflection = reflection.with_service_name("levelrail.credentials.v1.CredentialsService");
+        reflection = reflection
+            .with_service_name("levelrail.credentials.v1.CredentialsService")
+            .with_service_name("levelrail.auth.v1.ApiTokensService");
     }
     let nodes_svc = NodesGrpc::new(provisioning.nodes.clone())
         .with_orphans(provisioning.provisioner.orphans())
@@ -444,11 +462,14 @@ fn grpc_routes<C: CredentialsService>(
                 .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE),
             auth.clone(),
         ));
-    if let Some(creds) = credentials {
-        routes = routes.add_service(InterceptedService::new(
-            creds.max_decoding_message_size(CREDENTIALS_MAX_MESSAGE),
-            auth.clone(),
-        ));
+    if let Some(api) = credentials {
+        routes = routes
+            .add_service(InterceptedService::new(
+                api.credentials
+                    .max_decoding_message_size(CREDENTIALS_MAX_MESSAGE),
+                auth.clone(),
+            ))
+            .add_service(InterceptedService::new(api.tokens, auth.clone()));
     }
     if let Ok(reflection) = reflection.build_v1() {
         routes = routes.add_service(InterceptedService::new(reflection, auth));

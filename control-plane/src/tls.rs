@@ -26,8 +26,11 @@ pub fn from_ca(ca: &ControlPlaneCa, hosts: &[String]) -> anyhow::Result<Arc<Serv
     from_pem(issued.chain_pem.as_bytes(), issued.key_pem.as_bytes())
 }
 
-fn from_pem(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<Arc<ServerConfig>> {
-    install_crypto_provider();
+/// A certificate chain and its private key from PEM.
+pub fn chain_and_key(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
     let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut &cert_pem[..])
         .collect::<Result<_, _>>()
         .context("parsing the certificate chain")?;
@@ -38,6 +41,12 @@ fn from_pem(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<Arc<ServerConfig>
     let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut &key_pem[..])
         .context("parsing the private key")?
         .context("the key file holds no private key")?;
+    Ok((certs, key))
+}
+
+fn from_pem(cert_pem: &[u8], key_pem: &[u8]) -> anyhow::Result<Arc<ServerConfig>> {
+    install_crypto_provider();
+    let (certs, key) = chain_and_key(cert_pem, key_pem)?;
     let mut cfg = ServerConfig::builder()
         .with_no_client_auth()
         .with_single_cert(certs, key)

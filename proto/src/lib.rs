@@ -22,6 +22,13 @@ pub mod credentials {
     }
 }
 
+/// `levelrail.auth.v1`: operator API tokens.
+pub mod auth {
+    pub mod v1 {
+        tonic::include_proto!("levelrail.auth.v1");
+    }
+}
+
 /// `levelrail.provisioner.v1`.
 pub mod provisioner {
     pub mod v1 {

@@ -11,6 +11,7 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 use time::OffsetDateTime;
 
+use crate::model::FieldError;
 use crate::model::ports::{ApiTokenRecord, CredentialStore, StoreError};
 
 const PREFIX: &str = "lrt_";
@@ -44,11 +45,46 @@ pub fn mint(label: &str) -> MintedToken {
         secret_sha256: Sha256::digest(secret_b64.as_bytes()).into(),
         label: label.to_owned(),
         created_at: OffsetDateTime::now_utc(),
+        revoked_at: None,
     };
     MintedToken {
         token: SecretString::from(format!("{PREFIX}{id}.{secret_b64}")),
         record,
     }
+}
+
+/// The longest label.
+const LABEL_MAX: usize = 64;
+
+/// `label` if it is 1–64 printable characters.
+pub(crate) fn check_label(label: &str) -> Result<&str, FieldError> {
+    let bad = |message: &str| FieldError {
+        field: "label".into(),
+        message: message.into(),
+    };
+    let trimmed = label.trim();
+    if trimmed.is_empty() {
+        return Err(bad("is required: what the token is for, e.g. `ci`"));
+    }
+    if trimmed.chars().count() > LABEL_MAX {
+        return Err(bad("must be at most 64 characters"));
+    }
+    if trimmed.chars().any(char::is_control) {
+        return Err(bad("must not contain control characters"));
+    }
+    Ok(trimmed)
+}
+
+/// `id` if it has the shape of a token id (`lrt_` and 16 hex digits).
+pub(crate) fn check_id(id: &str) -> Result<&str, FieldError> {
+    let hex = id.strip_prefix(PREFIX).unwrap_or_default();
+    if hex.len() == 16 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Ok(id);
+    }
+    Err(FieldError {
+        field: "id".into(),
+        message: "must be a token id: `lrt_` and 16 hex digits (the part before the dot)".into(),
+    })
 }
 
 /// Splits a presented token into (id, SHA-256 of its secret) without judging it.
@@ -61,12 +97,38 @@ fn split(token: &str) -> Option<(&str, [u8; 32])> {
 }
 
 /// In-memory view of the stored token hashes, for synchronous checks.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ApiTokenVerifier {
     hashes: Arc<RwLock<HashMap<String, [u8; 32]>>>,
+    /// False until a process that learns the tokens from elsewhere first has them.
+    synced: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Default for ApiTokenVerifier {
+    /// A view this process fills itself (from its own store): ready at once.
+    fn default() -> Self {
+        Self {
+            hashes: Arc::default(),
+            synced: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        }
+    }
 }
 
 impl ApiTokenVerifier {
+    /// A view filled by [`Self::replace_all`] from elsewhere (a provisioner replica, from
+    /// the credentials service's change stream): until the first set arrives, calls are
+    /// answered UNAVAILABLE, not UNAUTHENTICATED.
+    pub fn awaiting_sync() -> Self {
+        let v = Self::default();
+        v.synced.store(false, std::sync::atomic::Ordering::Release);
+        v
+    }
+
+    /// Whether the view holds the tokens (see [`Self::awaiting_sync`]).
+    pub fn is_synced(&self) -> bool {
+        self.synced.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Adds a stored record to the in-memory view.
     pub fn insert(&self, record: &ApiTokenRecord) {
         if let Ok(mut map) = self.hashes.write() {
@@ -81,6 +143,15 @@ impl ApiTokenVerifier {
         let fresh: HashMap<String, [u8; 32]> = digests.into_iter().collect();
         if let Ok(mut map) = self.hashes.write() {
             *map = fresh;
+        }
+        self.synced
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Drops token `id` from the view (it was revoked).
+    pub fn remove(&self, id: &str) {
+        if let Ok(mut map) = self.hashes.write() {
+            map.remove(id);
         }
     }
 

@@ -11,7 +11,7 @@ use crate::app::api_token::{self, ApiTokenVerifier};
 use crate::app::keys::{self, KeyringHandle, RotationReport};
 use crate::broker::{AccessGrant, GrantCache, GrantIssuer, GrantSource};
 use crate::crypto::{self, AadContext, CryptoError};
-use crate::model::ports::{CredentialRecord, CredentialStore};
+use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore, Revocation};
 use crate::model::{
     CredentialIdentity, CredentialInput, CredentialSecret, CredentialsError, ProviderId,
     Verification,
@@ -134,6 +134,7 @@ impl Credentials {
             .list_api_tokens()
             .await?
             .into_iter()
+            .filter(|t| t.revoked_at.is_none())
             .map(|t| (t.id, t.secret_sha256))
             .collect();
         Ok(BrokerState {
@@ -365,18 +366,57 @@ impl Credentials {
             return Ok(Some(minted.token));
         }
         for rec in self.inner.store.list_api_tokens().await? {
-            self.inner.api_tokens.insert(&rec);
+            if rec.revoked_at.is_none() {
+                self.inner.api_tokens.insert(&rec);
+            }
         }
         Ok(None)
     }
 
-    /// Mints an additional API token (for example for a CI system).
-    pub async fn create_api_token(&self, label: &str) -> Result<SecretString, CredentialsError> {
+    /// Mints an additional API token labelled `label` (for example for a CI system): the
+    /// whole token (shown once) and what is stored.
+    pub async fn create_api_token(
+        &self,
+        label: &str,
+    ) -> Result<(SecretString, ApiTokenRecord), CredentialsError> {
+        let label = api_token::check_label(label)?;
         let minted = api_token::mint(label);
         self.inner.store.put_api_token(&minted.record).await?;
         self.inner.api_tokens.insert(&minted.record);
         self.changed();
-        Ok(minted.token)
+        info!(token_id = %minted.record.id, "API token created");
+        Ok((minted.token, minted.record))
+    }
+
+    /// Every API token, revoked ones included, by id.
+    pub async fn list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, CredentialsError> {
+        Ok(self.inner.store.list_api_tokens().await?)
+    }
+
+    /// Revokes API token `id`: this process refuses it at once, every provisioner as soon
+    /// as the change stream tells it. The last live token is never revoked.
+    pub async fn revoke_api_token(&self, id: &str) -> Result<ApiTokenRecord, CredentialsError> {
+        let id = api_token::check_id(id)?;
+        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        match self.inner.store.revoke_api_token(id, now).await? {
+            Revocation::Revoked => {}
+            Revocation::NotFound => {
+                return Err(CredentialsError::NotFound(format!("no API token {id}")));
+            }
+            Revocation::LastToken => {
+                return Err(CredentialsError::FailedPrecondition(format!(
+                    "{id} is the last live API token: create another before revoking it"
+                )));
+            }
+        }
+        self.inner.api_tokens.remove(id);
+        self.changed();
+        info!(token_id = %id, "API token revoked");
+        self.inner
+            .store
+            .get_api_token(id)
+            .await?
+            .ok_or_else(|| CredentialsError::NotFound(format!("no API token {id}")))
     }
 }
 

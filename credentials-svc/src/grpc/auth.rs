@@ -29,6 +29,11 @@ impl BearerAuth {
 
 impl tonic::service::Interceptor for BearerAuth {
     fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        if !self.verifier.is_synced() {
+            return Err(Status::unavailable(
+                "the API tokens are not loaded yet: the credentials service has not been reached",
+            ));
+        }
         let header = req
             .metadata()
             .get("authorization")

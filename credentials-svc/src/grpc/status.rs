@@ -20,6 +20,7 @@ impl From<CredentialsError> for Status {
                 "no credential is stored for {p}; connect it under Settings › Cloud node providers"
             )),
             CredentialsError::FailedPrecondition(m) => Status::failed_precondition(m),
+            CredentialsError::NotFound(m) => Status::not_found(m),
             CredentialsError::PermissionDenied(m) => Status::permission_denied(m),
             CredentialsError::Unavailable(m) => Status::unavailable(m),
             CredentialsError::Store(StoreError::Unavailable(source)) => {

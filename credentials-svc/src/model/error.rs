@@ -10,6 +10,9 @@ pub enum CredentialsError {
     /// The input is malformed; names the field.
     #[error("{0}")]
     InvalidArgument(#[from] FieldError),
+    /// The named thing (an API token) does not exist.
+    #[error("{0}")]
+    NotFound(String),
     /// The operation needs a stored credential and there is none.
     #[error("no credential is stored for {0}")]
     NotConnected(ProviderId),

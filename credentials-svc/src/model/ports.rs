@@ -54,6 +54,19 @@ pub struct ApiTokenRecord {
     pub label: String,
     /// When it was created.
     pub created_at: OffsetDateTime,
+    /// When it was revoked (`None`: it authenticates).
+    pub revoked_at: Option<OffsetDateTime>,
+}
+
+/// What a revocation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revocation {
+    /// The token is revoked (now, or before).
+    Revoked,
+    /// No token has that id.
+    NotFound,
+    /// It is the last live token: revoking it would lock every operator out.
+    LastToken,
 }
 
 /// Storage failures a caller acts on.
@@ -114,6 +127,13 @@ pub trait CredentialStore: Send + Sync + Debug {
     async fn get_api_token(&self, id: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
     /// Every stored API token (hashes only), ordered by id.
     async fn list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
-    /// Number of API tokens (0 on a fresh database).
+    /// Number of API tokens, revoked ones included (0 on a fresh database).
     async fn count_api_tokens(&self) -> Result<u64, StoreError>;
+    /// Revokes token `id` at `at` unless it is the last live token. `Revoked` also when it
+    /// was revoked already (its first revocation time stays).
+    async fn revoke_api_token(
+        &self,
+        id: &str,
+        at: OffsetDateTime,
+    ) -> Result<Revocation, StoreError>;
 }

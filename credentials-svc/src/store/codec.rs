@@ -177,6 +177,7 @@ pub(crate) fn read_api_token(row: &Row) -> Result<ApiTokenRecord, StoreError> {
     })?;
     Ok(ApiTokenRecord {
         created_at: row.time("created_at")?,
+        revoked_at: row.opt_time("revoked_at")?,
         label: row.text("label")?,
         secret_sha256,
         id,

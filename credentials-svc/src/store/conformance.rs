@@ -7,7 +7,7 @@ use std::sync::Arc;
 use time::macros::datetime;
 
 use self::fixtures::{as_stored, clear, get, put, record, stored, verification};
-use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore};
+use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore, Revocation};
 use crate::model::{ProviderId, Verification};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
@@ -23,6 +23,7 @@ pub async fn run(store: Arc<dyn CredentialStore>) {
     lists_credentials_not_on_a_kek(&*store).await;
     swaps_envelopes_only_when_expected_matches(&*store).await;
     stores_api_token_hashes(&*store).await;
+    revokes_api_tokens_but_never_the_last(&*store).await;
     concurrent_puts_to_one_provider_leave_one_row(Arc::clone(&store)).await;
     binary_envelopes_round_trip_exactly(&*store).await;
 }
@@ -294,6 +295,7 @@ async fn stores_api_token_hashes(store: &dyn CredentialStore) {
         secret_sha256: [byte; 32],
         label: "admin".into(),
         created_at: datetime!(2025-03-04 05:06:07.000001999 -05:00),
+        revoked_at: None,
     };
     let (a, b) = (token("lrt_a", 0xa5), token("lrt_b", 0x00));
     for t in [&a, &b] {
@@ -408,6 +410,90 @@ async fn binary_envelopes_round_trip_exactly(store: &dyn CredentialStore) {
     assert_eq!(
         got.envelope, rewrapped,
         "swapped binary envelope changed in storage"
+    );
+    clear(store).await;
+}
+
+async fn revokes_api_tokens_but_never_the_last(store: &dyn CredentialStore) {
+    let at = datetime!(2025-05-06 07:08:09.000001 UTC);
+    for id in ["lrt_r1", "lrt_r2"] {
+        store
+            .put_api_token(&ApiTokenRecord {
+                id: id.into(),
+                secret_sha256: [1; 32],
+                label: "revocable".into(),
+                created_at: at,
+                revoked_at: None,
+            })
+            .await
+            .expect("put_api_token");
+    }
+    let live = |tokens: Vec<ApiTokenRecord>| {
+        tokens
+            .into_iter()
+            .filter(|t| t.revoked_at.is_none())
+            .count()
+    };
+    let before = live(store.list_api_tokens().await.expect("list"));
+    assert_eq!(
+        store.revoke_api_token("lrt_r1", at).await.expect("revoke"),
+        Revocation::Revoked
+    );
+    let got = store
+        .get_api_token("lrt_r1")
+        .await
+        .expect("get")
+        .expect("row kept");
+    assert_eq!(
+        got.revoked_at,
+        Some(stored(at)),
+        "the revocation time is not stored"
+    );
+    assert_eq!(
+        store
+            .revoke_api_token("lrt_r1", at + time::Duration::hours(1))
+            .await
+            .expect("again"),
+        Revocation::Revoked,
+        "revoking twice is not idempotent"
+    );
+    let again = store
+        .get_api_token("lrt_r1")
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(
+        again.revoked_at,
+        Some(stored(at)),
+        "a second revocation moved the time"
+    );
+    assert_eq!(
+        store
+            .revoke_api_token("lrt_nope", at)
+            .await
+            .expect("unknown"),
+        Revocation::NotFound
+    );
+    assert_eq!(
+        live(store.list_api_tokens().await.expect("list")),
+        before - 1
+    );
+    // Revoke every other live token; the last one stays.
+    let mut outcomes = Vec::new();
+    for t in store.list_api_tokens().await.expect("list") {
+        if t.revoked_at.is_none() {
+            outcomes.push(store.revoke_api_token(&t.id, at).await.expect("revoke"));
+        }
+    }
+    assert_eq!(
+        outcomes.last(),
+        Some(&Revocation::LastToken),
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        live(store.list_api_tokens().await.expect("list")),
+        1,
+        "the last live token was revoked"
     );
     clear(store).await;
 }

@@ -6,8 +6,11 @@ use levelrail_db::{Db, Dialect, Migrations, Postgres, Sqlite, args};
 use super::codec::{
     CredentialRow, VerificationColumns, count_to_u64, in_card_order, read_api_token,
 };
-use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore, StoreError};
+use crate::model::ports::{
+    ApiTokenRecord, CredentialRecord, CredentialStore, Revocation, StoreError,
+};
 use crate::model::{ProviderId, Verification};
+use time::OffsetDateTime;
 
 /// The credentials service's tables. The bookkeeping table keeps sqlx's default name, which
 /// databases created by earlier releases already use.
@@ -183,15 +186,20 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
     async fn put_api_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError> {
         self.db
             .execute(
-                "INSERT INTO api_tokens (id, secret_sha256, label, created_at) \
-                 VALUES ($1, $2, $3, $4) \
+                "INSERT INTO api_tokens (id, secret_sha256, label, created_at, revoked_at) \
+                 VALUES ($1, $2, $3, $4, $5) \
                  ON CONFLICT (id) DO UPDATE SET secret_sha256 = excluded.secret_sha256, \
-                 label = excluded.label, created_at = excluded.created_at",
+                 label = excluded.label, created_at = excluded.created_at, \
+                 revoked_at = excluded.revoked_at",
                 &args![
                     &token.id,
                     &token.secret_sha256,
                     &token.label,
                     super::codec::to_stored_precision(token.created_at)?,
+                    token
+                        .revoked_at
+                        .map(super::codec::to_stored_precision)
+                        .transpose()?,
                 ],
             )
             .await?;
@@ -202,7 +210,7 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
         let row = self
             .db
             .fetch_optional(
-                "SELECT id, secret_sha256, label, created_at FROM api_tokens WHERE id = $1",
+                "SELECT id, secret_sha256, label, created_at, revoked_at FROM api_tokens WHERE id = $1",
                 &args![id],
             )
             .await?;
@@ -213,7 +221,7 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
         let rows = self
             .db
             .fetch_all(
-                "SELECT id, secret_sha256, label, created_at FROM api_tokens ORDER BY id",
+                "SELECT id, secret_sha256, label, created_at, revoked_at FROM api_tokens ORDER BY id",
                 &[],
             )
             .await?;
@@ -226,6 +234,30 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
             .fetch_optional("SELECT COUNT(*) AS n FROM api_tokens", &[])
             .await?;
         count_to_u64(row.map(|r| r.int("n")).transpose()?.unwrap_or(0))
+    }
+
+    async fn revoke_api_token(
+        &self,
+        id: &str,
+        at: OffsetDateTime,
+    ) -> Result<Revocation, StoreError> {
+        // One statement: the last live token is never revoked, whatever runs beside it.
+        let changed = self
+            .db
+            .execute(
+                "UPDATE api_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL \
+                 AND (SELECT COUNT(*) FROM api_tokens WHERE revoked_at IS NULL) > 1",
+                &args![id, super::codec::to_stored_precision(at)?],
+            )
+            .await?;
+        if changed > 0 {
+            return Ok(Revocation::Revoked);
+        }
+        Ok(match self.get_api_token(id).await? {
+            None => Revocation::NotFound,
+            Some(t) if t.revoked_at.is_some() => Revocation::Revoked,
+            Some(_) => Revocation::LastToken,
+        })
     }
 }
 

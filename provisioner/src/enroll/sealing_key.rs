@@ -12,15 +12,7 @@ use crate::model::provision::{SealError, SealingKey};
 /// fresh key when it does not exist. Errors name the problem, never the bytes.
 pub fn load_or_create(path: &Path) -> Result<SealingKey, SealError> {
     match std::fs::File::open(path) {
-        Ok(mut file) => {
-            let mut bytes = Zeroizing::new(Vec::with_capacity(33));
-            file.read_to_end(&mut bytes)
-                .map_err(|e| SealError::KeyFile(e.to_string()))?;
-            let array: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
-                SealError::KeyFile("the file does not hold exactly 32 bytes".into())
-            })?;
-            Ok(SealingKey::from_bytes(array))
-        }
+        Ok(file) => read_key(file),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let key = SealingKey::generate();
             write_private(path, key.expose_bytes())
@@ -29,6 +21,24 @@ pub fn load_or_create(path: &Path) -> Result<SealingKey, SealError> {
         }
         Err(e) => Err(SealError::KeyFile(e.to_string())),
     }
+}
+
+/// Reads the key from `path`, which must exist (a key several processes share is made
+/// once, by the operator).
+pub fn load(path: &Path) -> Result<SealingKey, SealError> {
+    let file = std::fs::File::open(path).map_err(|e| SealError::KeyFile(e.to_string()))?;
+    read_key(file)
+}
+
+fn read_key(mut file: std::fs::File) -> Result<SealingKey, SealError> {
+    let mut bytes = Zeroizing::new(Vec::with_capacity(33));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| SealError::KeyFile(e.to_string()))?;
+    let array: [u8; 32] = bytes
+        .as_slice()
+        .try_into()
+        .map_err(|_| SealError::KeyFile("the file does not hold exactly 32 bytes".into()))?;
+    Ok(SealingKey::from_bytes(array))
 }
 
 #[cfg(test)]

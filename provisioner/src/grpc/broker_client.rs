@@ -58,7 +58,25 @@ pub struct GrpcBroker {
 struct Inner {
     channel: Channel,
     client: CredentialBrokerClient<Channel>,
-    grants: Mutex<HashMap<ProviderId, Grant>>,
+    grants: Mutex<Grants>,
+}
+
+/// The cached grants, and which credential each provider has as of the latest state the
+/// service streamed (`None` until the first): a grant is cached and served only while its
+/// credential is the provider's, so one issued for a credential replaced while the request
+/// was in flight is never kept.
+#[derive(Debug, Default)]
+struct Grants {
+    by_provider: HashMap<ProviderId, Grant>,
+    current: Option<HashMap<ProviderId, String>>,
+}
+
+impl Grants {
+    fn is_current(&self, provider: ProviderId, grant: &Grant) -> bool {
+        self.current
+            .as_ref()
+            .is_none_or(|c| c.get(&provider) == Some(&grant.credential_id))
+    }
 }
 
 /// What the watch stream reports besides credential changes: the live API tokens' ids
@@ -92,7 +110,7 @@ impl GrpcBroker {
             inner: Arc::new(Inner {
                 client: CredentialBrokerClient::new(channel.clone()),
                 channel,
-                grants: Mutex::new(HashMap::new()),
+                grants: Mutex::new(Grants::default()),
             }),
         })
     }
@@ -112,6 +130,7 @@ impl GrpcBroker {
         let inner = Arc::clone(&self.inner);
         tokio::spawn(async move {
             let mut pause = Duration::from_millis(100);
+            let mut failures = 0u32;
             loop {
                 match inner
                     .client
@@ -126,6 +145,7 @@ impl GrpcBroker {
                             match stream.message().await {
                                 Ok(Some(state)) => {
                                     pause = Duration::from_millis(100);
+                                    failures = 0;
                                     on_tokens(inner.apply(state));
                                 }
                                 Ok(None) => break,
@@ -137,7 +157,13 @@ impl GrpcBroker {
                         }
                     }
                     Err(e) => {
-                        debug!(code = ?e.code(), error = %e.message(), "cannot follow the credentials service yet")
+                        failures += 1;
+                        // A wrong CA, certificate or name fails the same way every time.
+                        if failures % 20 == 3 {
+                            warn!(code = ?e.code(), error = %e.message(), failures, "cannot reach the credentials service (check --credentials-url, --credentials-name and the internal certificates)");
+                        } else {
+                            debug!(code = ?e.code(), error = %e.message(), "cannot follow the credentials service yet");
+                        }
                     }
                 }
                 tokio::time::sleep(pause).await;
@@ -169,13 +195,16 @@ impl GrpcBroker {
             .grant
             .ok_or_else(|| BrokerError::Failed("the credentials service sent no grant".into()))
             .and_then(grant_from_proto)?;
-        self.inner.lock().insert(provider, grant.clone());
+        let mut grants = self.inner.lock();
+        if grants.is_current(provider, &grant) {
+            grants.by_provider.insert(provider, grant.clone());
+        }
         Ok(grant)
     }
 }
 
 impl Inner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProviderId, Grant>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Grants> {
         self.grants.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -190,13 +219,16 @@ impl Inner {
                 Some((ProviderId::try_from(provider).ok()?, c.credential_id))
             })
             .collect();
-        self.lock().retain(|provider, grant| {
+        let mut grants = self.lock();
+        grants.by_provider.retain(|provider, grant| {
             let keep = current.get(provider) == Some(&grant.credential_id);
             if !keep {
                 info!(%provider, credential_id = %grant.credential_id, "credential changed; cached grant dropped");
             }
             keep
         });
+        grants.current = Some(current);
+        drop(grants);
         state
             .api_tokens
             .into_iter()
@@ -207,8 +239,11 @@ impl Inner {
     /// The cached grant for `provider` if it lasts at least `margin` more.
     fn cached(&self, provider: ProviderId, margin: Duration) -> Option<Grant> {
         let now = OffsetDateTime::now_utc();
-        self.lock()
+        let grants = self.lock();
+        grants
+            .by_provider
             .get(&provider)
+            .filter(|g| grants.is_current(provider, g))
             .filter(|g| g.expires_at.is_none_or(|at| at - margin > now))
             .cloned()
     }
@@ -236,33 +271,37 @@ impl AccessBroker for GrpcBroker {
     }
 
     async fn issue_fresh(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
-        self.inner.lock().remove(&provider);
+        self.inner.lock().by_provider.remove(&provider);
         self.ask(provider, purpose, true).await
     }
 }
 
 /// A refused or failed `IssueAccess` as the registry's error, by the typed reason in the
-/// status details (the status code when an older service sent none).
+/// status details. Without one the call did not reach the broker's answer (a connection
+/// reset while the service restarts, a proxy in between): that is transient, except a
+/// refusal of this provisioner's certificate, which only its operator can fix, and a
+/// FAILED_PRECONDITION, the code an older service answered "no credential" with.
 fn broker_error(provider: ProviderId, status: &tonic::Status) -> BrokerError {
-    let reason = bpb::BrokerFailure::decode(status.details())
+    let typed = bpb::BrokerFailure::decode(status.details())
         .ok()
         .and_then(|f| Reason::try_from(f.reason).ok())
-        .filter(|r| *r != Reason::Unspecified)
-        .unwrap_or(match status.code() {
-            tonic::Code::FailedPrecondition => Reason::NotConnected,
-            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Unknown => {
-                Reason::Unavailable
-            }
-            _ => Reason::Unspecified,
-        });
+        .filter(|r| *r != Reason::Unspecified);
     let message = match status.message() {
         "" => format!("the credentials service answered {:?}", status.code()),
         m => m.to_owned(),
     };
-    match reason {
-        Reason::NotConnected => BrokerError::NotConnected(provider),
-        Reason::Unavailable => BrokerError::Unavailable(format!("credentials service: {message}")),
-        Reason::Refused | Reason::Invalid | Reason::Unspecified => BrokerError::Failed(message),
+    match (typed, status.code()) {
+        (Some(Reason::NotConnected), _) | (None, tonic::Code::FailedPrecondition) => {
+            BrokerError::NotConnected(provider)
+        }
+        (Some(Reason::Refused | Reason::Invalid), _) => BrokerError::Failed(message),
+        (None, tonic::Code::PermissionDenied) => BrokerError::Failed(format!(
+            "the credentials service refused this provisioner's certificate ({message}): \
+             check --internal-cert"
+        )),
+        (Some(Reason::Unavailable | Reason::Unspecified), _) | (None, _) => {
+            BrokerError::Unavailable(format!("credentials service: {message}"))
+        }
     }
 }
 

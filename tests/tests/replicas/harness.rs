@@ -150,9 +150,15 @@ impl Drop for Proc {
     }
 }
 
-/// The admin token in every request.
+/// A bearer token in every request.
 #[derive(Debug, Clone)]
 pub(crate) struct Bearer(String);
+
+impl Bearer {
+    pub(crate) fn new(token: &str) -> Self {
+        Self(token.to_owned())
+    }
+}
 
 impl tonic::service::Interceptor for Bearer {
     fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
@@ -394,21 +400,6 @@ impl Cluster {
             }
             if Instant::now() > deadline {
                 panic!("{what}: never reached; last {p:?}\n{}", self.logs());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Waits until replica `i` logged `text`.
-    pub(crate) async fn wait_for_log(&self, i: usize, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !self.replicas[i].log_text().contains(text) {
-            if Instant::now() > deadline {
-                panic!(
-                    "{} never logged `{text}`\n{}",
-                    self.replicas[i].name,
-                    self.logs()
-                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

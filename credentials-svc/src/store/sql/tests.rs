@@ -36,6 +36,7 @@ async fn sqlite_database_file_is_created_with_mode_0600() {
             secret_sha256: [7; 32],
             label: "admin".into(),
             created_at: time::OffsetDateTime::now_utc(),
+            revoked_at: None,
         })
         .await
         .expect("put token");

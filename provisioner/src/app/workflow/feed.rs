@@ -25,41 +25,48 @@ pub(super) async fn follow_feed(shared: Weak<Shared>, mut feed: Box<dyn ChangeFe
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        let ids: Vec<String> = match next {
-            Ok(Some(id)) => vec![id],
+        match next {
+            Ok(Some(id)) => {
+                // One missed refresh is repaired by the fallback poll within seconds.
+                let _ = refresh(&shared, vec![id]).await;
+            }
             Ok(None) => {
                 info!("the change feed reconnected; reading every followed provision again");
-                let mut ids = shared.events.followed();
-                ids.extend(shared.events.driving());
-                ids
+                loop {
+                    let mut ids = shared.events.followed();
+                    ids.extend(shared.events.driving());
+                    if refresh(&shared, ids).await {
+                        break;
+                    }
+                    tokio::time::sleep(FEED_RETRY).await;
+                }
             }
             Err(e) => {
-                warn!(error = %e, "the change feed is unavailable; retrying");
+                warn!(error = %e, "the change feed is unavailable; reconnecting");
                 drop(shared);
                 tokio::time::sleep(FEED_RETRY).await;
-                continue;
             }
-        };
-        refresh(&shared, ids).await;
+        }
     }
 }
 
 /// Reads the provisions of `ids` this replica drives or watches, publishes them to its
 /// watchers, wakes their local drivers and hands a cancel to the driver it concerns.
-async fn refresh(shared: &Shared, ids: Vec<String>) {
+/// `false` when the read failed.
+async fn refresh(shared: &Shared, ids: Vec<String>) -> bool {
     let ids: Vec<ProvisionId> = ids
         .iter()
         .filter(|id| shared.events.is_driving(id) || shared.events.is_watched(id))
         .filter_map(|id| ProvisionId::parse(id).ok())
         .collect();
     if ids.is_empty() {
-        return;
+        return true;
     }
     let records = match shared.store.get_provisions(&ids).await {
         Ok(records) => records,
         Err(e) => {
             warn!(error = %e, "could not read the provisions the change feed named");
-            return;
+            return false;
         }
     };
     for record in &records {
@@ -71,4 +78,5 @@ async fn refresh(shared: &Shared, ids: Vec<String>) {
         }
         shared.events.kick(id);
     }
+    true
 }
