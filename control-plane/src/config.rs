@@ -66,6 +66,10 @@ pub struct FrontArgs {
     /// TLS and browser access of the public listener.
     #[command(flatten)]
     pub public: PublicArgs,
+    /// Extra host names / addresses for the server certificates the control-plane CA
+    /// issues to the public and agent listeners.
+    #[arg(long = "tls-san", env = "LEVELRAIL_TLS_SANS", value_delimiter = ',')]
+    pub tls_sans: Vec<String>,
     /// Directory of the built web app; default (`levelrail serve`): `web/dist` next to the
     /// binary's workspace, if present.
     #[arg(long, env = "LEVELRAIL_WEB_DIR")]
@@ -122,7 +126,8 @@ pub fn read_secret_file(path: &std::path::Path, flag: &str) -> anyhow::Result<Se
 #[derive(Debug, Clone, Args)]
 pub struct PublicArgs {
     /// TLS certificate chain (PEM) for the public listener; with `--tls-key`. Without it,
-    /// a non-loopback listener gets a certificate from the control-plane CA.
+    /// a non-loopback listener gets a certificate from the control-plane CA
+    /// (`levelrail-credentials`: its internal certificate from `pki init`).
     #[arg(long, env = "LEVELRAIL_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// TLS private key (PEM) for `--tls-cert`.
@@ -132,9 +137,6 @@ pub struct PublicArgs {
     /// `--tls-cert` is given).
     #[arg(long)]
     pub tls: bool,
-    /// Extra host names / addresses for the CA-issued server certificate.
-    #[arg(long = "tls-san", env = "LEVELRAIL_TLS_SANS", value_delimiter = ',')]
-    pub tls_sans: Vec<String>,
     /// Origins allowed to call the API from a browser (CORS), e.g.
     /// `https://console.example.com`. The web app served by this process needs none.
     #[arg(

@@ -356,6 +356,7 @@ impl ProvisionerFront {
         let FrontArgs {
             listen,
             public,
+            tls_sans,
             nodes,
             ..
         } = cfg.args;
@@ -378,9 +379,9 @@ impl ProvisionerFront {
             &public.allowed_origins,
             public.max_concurrent_requests,
         )?;
-        let tls = tls_config(public, *listen, &ca)?;
+        let tls = tls_config(public, tls_sans, *listen, &ca)?;
         let public = Bound::bind("public", *listen, router, tls).await?;
-        let mut agent_hosts = server_hosts(&cfg.args.public, nodes.agent_listen);
+        let mut agent_hosts = server_hosts(tls_sans, nodes.agent_listen);
         // curl on the node checks the advertised host against the certificate.
         let advertised_host = host_of(&provisioning.advertised);
         if !agent_hosts.iter().any(|h| h == advertised_host) {
@@ -479,6 +480,7 @@ fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
 
 fn tls_config(
     cfg: &PublicArgs,
+    sans: &[String],
     listen: SocketAddr,
     ca: &ControlPlaneCa,
 ) -> anyhow::Result<Option<Arc<rustls::ServerConfig>>> {
@@ -486,13 +488,13 @@ fn tls_config(
         return Ok(Some(tls::from_files(cert, key)?));
     }
     if cfg.tls || !listen.ip().is_loopback() {
-        return Ok(Some(tls::from_ca(ca, &server_hosts(cfg, listen))?));
+        return Ok(Some(tls::from_ca(ca, &server_hosts(sans, listen))?));
     }
     Ok(None)
 }
 
 /// Names for a CA-issued server certificate: loopback, the bound address and `--tls-san`.
-fn server_hosts(cfg: &PublicArgs, addr: SocketAddr) -> Vec<String> {
+fn server_hosts(sans: &[String], addr: SocketAddr) -> Vec<String> {
     let mut hosts = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),
@@ -501,7 +503,7 @@ fn server_hosts(cfg: &PublicArgs, addr: SocketAddr) -> Vec<String> {
     if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
         hosts.push(addr.ip().to_string());
     }
-    hosts.extend(cfg.tls_sans.iter().cloned());
+    hosts.extend(sans.iter().cloned());
     hosts
 }
 

@@ -39,7 +39,6 @@ async fn start() -> Running {
             tls_cert: None,
             tls_key: None,
             tls: false,
-            tls_sans: vec![],
             allowed_origins: vec![],
             max_concurrent_requests: 64,
         },

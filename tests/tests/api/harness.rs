@@ -32,10 +32,10 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
                 tls_cert: None,
                 tls_key: None,
                 tls: false,
-                tls_sans: vec![],
                 allowed_origins: vec!["https://console.example.test".into()],
                 max_concurrent_requests: 512,
             },
+            tls_sans: vec![],
             web_dir: None,
             nodes: NodeArgs {
                 agent_listen: "127.0.0.1:0".parse().expect("literal address"),
