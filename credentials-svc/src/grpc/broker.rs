@@ -87,7 +87,7 @@ fn broker_status(e: CredentialsError) -> Status {
         Code::Unavailable => Reason::Unavailable,
         Code::PermissionDenied => Reason::Refused,
         Code::InvalidArgument => Reason::Invalid,
-        _ => Reason::Unspecified,
+        _ => Reason::Failed,
     };
     let details = bpb::BrokerFailure {
         reason: reason as i32,

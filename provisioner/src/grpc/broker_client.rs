@@ -282,6 +282,8 @@ impl AccessBroker for GrpcBroker {
 /// refusal of this provisioner's certificate, which only its operator can fix, and a
 /// FAILED_PRECONDITION, the code an older service answered "no credential" with.
 fn broker_error(provider: ProviderId, status: &tonic::Status) -> BrokerError {
+    // The service details every refusal of its own (a credential that no longer decrypts
+    // is `FAILED`): a status without a reason is the transport's.
     let typed = bpb::BrokerFailure::decode(status.details())
         .ok()
         .and_then(|f| Reason::try_from(f.reason).ok())
@@ -294,12 +296,17 @@ fn broker_error(provider: ProviderId, status: &tonic::Status) -> BrokerError {
         (Some(Reason::NotConnected), _) | (None, tonic::Code::FailedPrecondition) => {
             BrokerError::NotConnected(provider)
         }
-        (Some(Reason::Refused | Reason::Invalid), _) => BrokerError::Failed(message),
+        (Some(Reason::Unavailable), _) => {
+            BrokerError::Unavailable(format!("credentials service: {message}"))
+        }
+        (Some(Reason::Refused | Reason::Invalid | Reason::Failed), _) => {
+            BrokerError::Failed(message)
+        }
         (None, tonic::Code::PermissionDenied) => BrokerError::Failed(format!(
             "the credentials service refused this provisioner's certificate ({message}): \
              check --internal-cert"
         )),
-        (Some(Reason::Unavailable | Reason::Unspecified), _) | (None, _) => {
+        (None | Some(Reason::Unspecified), _) => {
             BrokerError::Unavailable(format!("credentials service: {message}"))
         }
     }
@@ -341,4 +348,59 @@ fn grant_from_proto(g: bpb::AccessGrant) -> Result<Grant, BrokerError> {
         .ok()
     });
     Ok(grant.expiring(expires_at))
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message as _;
+
+    use super::*;
+
+    fn detailed(code: tonic::Code, reason: Reason) -> tonic::Status {
+        let details = bpb::BrokerFailure {
+            reason: reason as i32,
+        }
+        .encode_to_vec();
+        tonic::Status::with_details(code, "m", details.into())
+    }
+
+    #[test]
+    fn refusals_are_read_from_the_typed_detail_and_bare_statuses_are_transient() {
+        let p = ProviderId::Hetzner;
+        let cases = [
+            (
+                detailed(tonic::Code::FailedPrecondition, Reason::NotConnected),
+                "not_connected",
+            ),
+            (
+                detailed(tonic::Code::Unavailable, Reason::Unavailable),
+                "unavailable",
+            ),
+            (
+                detailed(tonic::Code::PermissionDenied, Reason::Refused),
+                "failed",
+            ),
+            // A credential that no longer decrypts: the service's own, and final.
+            (detailed(tonic::Code::DataLoss, Reason::Failed), "failed"),
+            // No detail: the connection, not the service (a reset while it restarts).
+            (tonic::Status::internal("h2 protocol error"), "unavailable"),
+            (tonic::Status::cancelled("reset"), "unavailable"),
+            (
+                tonic::Status::failed_precondition("older service"),
+                "not_connected",
+            ),
+            (
+                tonic::Status::permission_denied("not the provisioner"),
+                "failed",
+            ),
+        ];
+        for (status, want) in cases {
+            let got = match broker_error(p, &status) {
+                BrokerError::NotConnected(_) => "not_connected",
+                BrokerError::Unavailable(_) => "unavailable",
+                BrokerError::Failed(_) => "failed",
+            };
+            assert_eq!(got, want, "{status:?}");
+        }
+    }
 }
