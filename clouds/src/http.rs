@@ -2,7 +2,8 @@
 //! rate limiter, `Retry-After` / `RateLimit-Reset` honoured (capped), full-jitter backoff on
 //! 5xx, timeouts and dropped connections for idempotent calls only, and classification of
 //! failures into `ProviderError` by the provider's own parser.
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rand::Rng as _;
@@ -10,6 +11,7 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use secrecy::{ExposeSecret as _, SecretString};
 use serde::de::DeserializeOwned;
+use sha2::{Digest as _, Sha256};
 use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
@@ -95,6 +97,38 @@ impl std::fmt::Debug for ApiClient {
     }
 }
 
+/// The HTTPS clients of this process, one per distinct setting (request timeout, extra
+/// root certificates): every provider client with those settings shares its connection
+/// pool and its parsed trust store, and the bearer token travels per request. Building one
+/// reads and parses the system's roots, milliseconds of blocking work, so it happens once,
+/// not once per grant or per provision.
+fn shared_http(timeout: Duration, extra_root_pem: Option<&str>) -> Result<reqwest::Client, String> {
+    type Key = (Duration, Option<[u8; 32]>);
+    static CLIENTS: LazyLock<Mutex<HashMap<Key, reqwest::Client>>> =
+        LazyLock::new(Default::default);
+    let key: Key = (
+        timeout,
+        extra_root_pem.map(|pem| Sha256::digest(pem.as_bytes()).into()),
+    );
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(client) = clients.get(&key) {
+        return Ok(client.clone());
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(Duration::from_secs(10))
+        .user_agent(concat!("levelrail/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = extra_root_pem {
+        let certs =
+            reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|e| e.to_string())?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    let client = builder.build().map_err(|e| e.to_string())?;
+    clients.insert(key, client.clone());
+    Ok(client)
+}
+
 impl ApiClient {
     /// A client for `base_url` (no trailing slash needed) authenticated with `token`.
     pub fn new(
@@ -119,20 +153,8 @@ impl ApiClient {
         classify: Classifier,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client_error = |e: &dyn std::fmt::Display| {
-            ProviderError::new(provider, ErrorKind::Other, "client", &e.to_string())
-        };
-        let mut builder = reqwest::Client::builder()
-            .timeout(policy.timeout)
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("levelrail/", env!("CARGO_PKG_VERSION")));
-        if let Some(pem) = extra_root_pem {
-            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-                .map_err(|e| client_error(&e))?;
-            builder = builder.tls_certs_merge(certs);
-        }
-        let http = builder.build().map_err(|e| client_error(&e))?;
+        let http = shared_http(policy.timeout, extra_root_pem)
+            .map_err(|e| ProviderError::new(provider, ErrorKind::Other, "client", &e))?;
         Ok(Self {
             provider,
             base_url: base_url.trim_end_matches('/').to_owned(),
