@@ -262,7 +262,7 @@ pub(crate) fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
             return Ok(id);
         }
     }
-    let id = format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let id = shared::new_control_plane_id();
     std::fs::write(&path, format!("{id}\n"))
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(id)

@@ -7,13 +7,15 @@ CREATE TABLE shared_state (
     created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
 );
 
--- The change feed: every replica LISTENs on `levelrail_provisions` and hears the id of
--- each provision whose state changed (a status write, a cancel; not a lease renewal, which
--- moves no generation), whose node enrolled, or whose cloud-init reported a step.
+-- The change feed: every replica LISTENs on `levelrail_provisions` and hears `<id> change`
+-- for each provision whose state changed (a status write; not a lease renewal, which moves
+-- no generation), whose node enrolled, or whose cloud-init reported a step, and
+-- `<id> cancel` for a write of a provision whose cancel is requested: the replica driving
+-- it needs no read to act.
 CREATE FUNCTION levelrail_notify_provision() RETURNS trigger AS $$
 BEGIN
     IF NEW.provision_id IS NOT NULL THEN
-        PERFORM pg_notify('levelrail_provisions', NEW.provision_id);
+        PERFORM pg_notify('levelrail_provisions', NEW.provision_id || ' change');
     END IF;
     RETURN NULL;
 END;
@@ -22,7 +24,10 @@ $$ LANGUAGE plpgsql;
 CREATE FUNCTION levelrail_notify_provision_row() RETURNS trigger AS $$
 BEGIN
     IF TG_OP = 'INSERT' OR OLD.generation IS DISTINCT FROM NEW.generation THEN
-        PERFORM pg_notify('levelrail_provisions', NEW.id);
+        PERFORM pg_notify(
+            'levelrail_provisions',
+            NEW.id || CASE WHEN NEW.cancel_requested THEN ' cancel' ELSE ' change' END
+        );
     END IF;
     RETURN NULL;
 END;

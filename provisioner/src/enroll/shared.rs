@@ -68,9 +68,14 @@ pub async fn node_ca(
     Ok((ca, created))
 }
 
+/// A fresh control-plane id: `cp-` and 12 hex digits.
+pub fn new_control_plane_id() -> String {
+    format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+}
+
 /// The replicas' control-plane id (`cp-…`), the first replica's.
 pub async fn control_plane_id(store: &dyn SharedStateStore) -> Result<String, StoreError> {
-    let ours = format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let ours = new_control_plane_id();
     let stored = store
         .shared_value(CONTROL_PLANE_ID, ours.as_bytes())
         .await?;

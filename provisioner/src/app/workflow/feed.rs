@@ -1,10 +1,11 @@
 //! The change feed of a database several replicas share: one task per replica reads the
-//! ids of provisions any replica changed (pushed by the database the moment the change
-//! commits) and brings this replica up to date at once: its watchers get the new state,
-//! and its driver of that provision (if it drives it) wakes to see an enrollment, a
-//! progress report or a cancel made through another replica. Ids this replica neither
-//! drives nor watches cost nothing. The batched poll of `follow_all` stays as the
-//! fallback for a feed that is down.
+//! provisions any replica changed (pushed by the database the moment the change commits)
+//! and brings this replica up to date at once. Its driver of that provision, if it drives
+//! it, wakes to see an enrollment or a progress report, or is handed a cancel made through
+//! another replica, with no read: the announcement says which, and the driver publishes
+//! its own commits. A provision it only watches is read and published to its watchers.
+//! Provisions this replica neither drives nor watches cost nothing. The batched poll of
+//! `follow_all` stays as the fallback for a feed that is down.
 use std::sync::Weak;
 use std::time::Duration;
 
@@ -26,9 +27,18 @@ pub(super) async fn follow_feed(shared: Weak<Shared>, mut feed: Box<dyn ChangeFe
             return;
         };
         match next {
-            Ok(Some(id)) => {
-                // One missed refresh is repaired by the fallback poll within seconds.
-                let _ = refresh(&shared, vec![id]).await;
+            Ok(Some(change)) => {
+                let id = change.provision_id;
+                if shared.events.is_driving(&id) {
+                    if change.cancel_requested {
+                        debug!(provision = %id, "cancel requested; interrupting the driver");
+                        shared.events.stop(&id, Stop::Cancel);
+                    }
+                    shared.events.kick(&id);
+                } else {
+                    // One missed refresh is repaired by the fallback poll within seconds.
+                    let _ = refresh(&shared, vec![id]).await;
+                }
             }
             Ok(None) => {
                 info!("the change feed reconnected; reading every followed provision again");
@@ -51,8 +61,9 @@ pub(super) async fn follow_feed(shared: Weak<Shared>, mut feed: Box<dyn ChangeFe
 }
 
 /// Reads the provisions of `ids` this replica drives or watches, publishes them to its
-/// watchers, wakes their local drivers and hands a cancel to the driver it concerns.
-/// `false` when the read failed.
+/// watchers, wakes their local drivers and hands a cancel to the driver it concerns (all of
+/// them after a reconnect; a watched one on its announcement). `false` when the read
+/// failed.
 async fn refresh(shared: &Shared, ids: Vec<String>) -> bool {
     let ids: Vec<ProvisionId> = ids
         .iter()
@@ -73,7 +84,7 @@ async fn refresh(shared: &Shared, ids: Vec<String>) -> bool {
         let id = record.id.as_str();
         shared.events.publish(&Provision::from(record));
         if record.cancel_requested && shared.events.is_driving(id) {
-            debug!(provision = %id, "cancel made through another replica");
+            debug!(provision = %id, "cancel requested; interrupting the driver");
             shared.events.stop(id, Stop::Cancel);
         }
         shared.events.kick(id);

@@ -20,15 +20,24 @@ pub trait EnrollmentListener: Send + Sync + Debug {
     }
 }
 
-/// A replica's feed of the changes every replica sharing the database commits: the id of
-/// each provision whose state changed (a status, a cancel), whose node enrolled or whose
+/// A replica's feed of the changes every replica sharing the database commits: each
+/// provision whose state changed (a status, a cancel), whose node enrolled or whose
 /// cloud-init reported a step, the moment the change commits.
 #[async_trait]
 pub trait ChangeFeed: Send + Debug {
-    /// The next change: `Some(provision id)`, or `None` when changes may have been missed
-    /// (the feed reconnected), so everything followed must be read again. An error: the
-    /// feed cannot reach the database now; call again later.
-    async fn next(&mut self) -> Result<Option<String>, StoreError>;
+    /// The next change, or `None` when changes may have been missed (the feed
+    /// reconnected), so everything followed must be read again. An error: the feed cannot
+    /// reach the database now; call again later.
+    async fn next(&mut self) -> Result<Option<Change>, StoreError>;
+}
+
+/// One provision's change, as the feed announces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The provision.
+    pub provision_id: String,
+    /// Its cancel is requested (so its driver can act without reading the row).
+    pub cancel_requested: bool,
 }
 
 /// What every replica sharing a database must agree on, stored once by the first replica

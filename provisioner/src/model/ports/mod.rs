@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use time::OffsetDateTime;
 
-pub use changes::{ChangeFeed, EnrollmentListener, SharedStateStore};
+pub use changes::{Change, ChangeFeed, EnrollmentListener, SharedStateStore};
 pub use error::StoreError;
 pub use nodes::NodeStore;
 pub use orphans::OrphanStore;

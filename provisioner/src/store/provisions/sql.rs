@@ -11,7 +11,9 @@ use super::codec::{
 use super::replayed_or_taken;
 use crate::model::NodeName;
 use crate::model::ports::StoreError;
-use crate::model::ports::{ChangeFeed, PROVISIONS_PER_READ, ProvisionStore, SharedStateStore};
+use crate::model::ports::{
+    Change, ChangeFeed, PROVISIONS_PER_READ, ProvisionStore, SharedStateStore,
+};
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::store::SqlStore;
@@ -269,9 +271,17 @@ struct Feed {
 
 #[async_trait]
 impl ChangeFeed for Feed {
-    async fn next(&mut self) -> Result<Option<String>, StoreError> {
+    async fn next(&mut self) -> Result<Option<Change>, StoreError> {
         Ok(match self.listener.recv().await? {
-            levelrail_db::Notice::Payload(id) => Some(id),
+            levelrail_db::Notice::Payload(payload) => {
+                let (id, kind) = payload.split_once(' ').ok_or_else(|| {
+                    StoreError::Corrupt(format!("change feed payload `{payload}`"))
+                })?;
+                Some(Change {
+                    provision_id: id.to_owned(),
+                    cancel_requested: kind == "cancel",
+                })
+            }
             levelrail_db::Notice::Reconnected => None,
         })
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use super::fixtures::{OWNER, T0, record};
-use crate::model::ports::{ChangeFeed, ProvisionerStore};
+use crate::model::ports::{Change, ChangeFeed, ProvisionerStore};
 
 /// Concurrent first writers.
 const WRITERS: usize = 8;
@@ -53,9 +53,13 @@ async fn the_change_feed_names_every_changed_provision(store: &dyn ProvisionerSt
         .await
         .expect("insert");
     let id = inserted.id.to_string();
+    let change = |cancel_requested| Change {
+        provision_id: id.clone(),
+        cancel_requested,
+    };
     assert_eq!(
         next_for(&mut *feed, &id).await,
-        Some(id.clone()),
+        Some(change(false)),
         "an insert was not announced"
     );
 
@@ -68,8 +72,8 @@ async fn the_change_feed_names_every_changed_provision(store: &dyn ProvisionerSt
         .expect("current");
     assert_eq!(
         next_for(&mut *feed, &id).await,
-        Some(id.clone()),
-        "a cancel was not announced"
+        Some(change(true)),
+        "a cancel was not announced as one"
     );
 
     // A lease renewal moves no generation: nobody is told.
@@ -86,11 +90,11 @@ async fn the_change_feed_names_every_changed_provision(store: &dyn ProvisionerSt
 
 /// The next announcement of `id` within a second (others' announcements are skipped: the
 /// database may be shared with parallel tests).
-async fn next_for(feed: &mut dyn ChangeFeed, id: &str) -> Option<String> {
+async fn next_for(feed: &mut dyn ChangeFeed, id: &str) -> Option<Change> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
     loop {
         match tokio::time::timeout_at(deadline, feed.next()).await {
-            Ok(Ok(Some(got))) if got == id => return Some(got),
+            Ok(Ok(Some(got))) if got.provision_id == id => return Some(got),
             Ok(Ok(_)) => continue,
             Ok(Err(e)) => panic!("the change feed failed: {e}"),
             Err(_) => return None,
