@@ -142,6 +142,23 @@ impl Api {
             .await
     }
 
+    /// The account's key with this MD5 fingerprint (`GET /v2/account/keys/{fingerprint}`),
+    /// or `None` (404).
+    pub(super) async fn ssh_key_by_fingerprint(
+        &self,
+        fingerprint: &str,
+    ) -> Result<Option<SshKey>, ProviderError> {
+        match self
+            .http
+            .get_json::<SshKeyEnvelope>(&format!("/account/keys/{fingerprint}"))
+            .await
+        {
+            Ok(found) => Ok(Some(found.ssh_key)),
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// One upload attempt. DigitalOcean refuses a key already on the account (422), so the
     /// caller re-lists rather than retrying blindly.
     pub(super) async fn create_ssh_key(

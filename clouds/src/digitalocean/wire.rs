@@ -77,7 +77,6 @@ pub(super) struct FirewallEnvelope {
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct SshKey {
     pub(super) id: u64,
-    pub(super) public_key: String,
     pub(super) name: String,
 }
 

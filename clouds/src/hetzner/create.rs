@@ -110,14 +110,16 @@ where
 /// The names of the SSH keys to inject: the operator's keys, reusing identical keys already
 /// in the project (Hetzner refuses a second key with the same fingerprint), or, when the
 /// operator gave none, a generated key whose private half is discarded, so Hetzner neither
-/// sets nor e-mails a root password.
+/// sets nor e-mails a root password. Each key is looked up by its fingerprint (the lock key
+/// by its name and our labels): one call, however many keys the project holds.
 async fn ensure_ssh_keys(
     p: &HetznerProvider,
     req: &CreateServer,
     label_map: &BTreeMap<String, String>,
 ) -> Result<Vec<String>, ProviderError> {
     let base = labels::resource_name(&req.ownership);
-    let wanted: Vec<(String, String)> = if req.ssh_public_keys.is_empty() {
+    let lock = req.ssh_public_keys.is_empty();
+    let wanted: Vec<(String, String)> = if lock {
         vec![(
             format!("{base}-lock"),
             crate::ssh::lock_key(ProviderId::Hetzner)?,
@@ -129,41 +131,56 @@ async fn ensure_ssh_keys(
             .map(|(i, k)| (format!("{base}-{}", i + 1), k.trim().to_owned()))
             .collect()
     };
-    let lock = req.ssh_public_keys.is_empty();
-    let mut existing: Vec<wire::SshKey> = p.client.list("ssh_keys", &[]).await?;
+    let selector = labels::provision_selector(&req.ownership);
     let mut names = Vec::with_capacity(wanted.len());
     for (name, public_key) in &wanted {
-        let reusable = |k: &wire::SshKey| {
-            same_key(&k.public_key, public_key)
-                || (lock && k.name == *name && labels::is_ours(&k.labels, &req.ownership))
+        // Not a key at all: no lookup; Hetzner's refusal of the create says why.
+        let fingerprint = (!lock)
+            .then(|| crate::ssh::md5_fingerprint(public_key))
+            .flatten();
+        let (name, selector, fingerprint) =
+            (name.as_str(), selector.as_str(), fingerprint.as_deref());
+        let find = || async move {
+            let found: Vec<wire::SshKey> = match fingerprint {
+                Some(fp) => p.client.list("ssh_keys", &[("fingerprint", fp)]).await?,
+                None if lock => {
+                    let named: Vec<wire::SshKey> = p
+                        .client
+                        .list("ssh_keys", &[("name", name), ("label_selector", selector)])
+                        .await?;
+                    named
+                        .into_iter()
+                        .filter(|k| k.name == name && labels::is_ours(&k.labels, &req.ownership))
+                        .collect()
+                }
+                None => Vec::new(),
+            };
+            Ok::<_, ProviderError>(found.into_iter().next())
         };
-        if let Some(k) = existing.iter().find(|k| reusable(k)) {
-            if !names.contains(&k.name) {
-                names.push(k.name.clone());
+        let key = match find().await? {
+            Some(key) => key,
+            None => {
+                let body = &CreateSshKeyRequest {
+                    name,
+                    public_key,
+                    labels: label_map,
+                };
+                create_or_adopt(
+                    "ssh key",
+                    || async move {
+                        p.client
+                            .post::<wire::SshKeyEnvelope>("ssh_keys", body)
+                            .await
+                            .map(|e| e.ssh_key)
+                    },
+                    |_| find(),
+                )
+                .await?
             }
-            continue;
-        }
-        let body = &CreateSshKeyRequest {
-            name,
-            public_key,
-            labels: label_map,
         };
-        let key = create_or_adopt(
-            "ssh key",
-            || async move {
-                p.client
-                    .post::<wire::SshKeyEnvelope>("ssh_keys", body)
-                    .await
-                    .map(|e| e.ssh_key)
-            },
-            |_| async move {
-                let keys: Vec<wire::SshKey> = p.client.list("ssh_keys", &[]).await?;
-                Ok(keys.into_iter().find(|k| reusable(k)))
-            },
-        )
-        .await?;
-        names.push(key.name.clone());
-        existing.push(key);
+        if !names.contains(&key.name) {
+            names.push(key.name);
+        }
     }
     Ok(names)
 }
@@ -245,14 +262,6 @@ fn validate(req: &CreateServer) -> Result<(), ProviderError> {
     Ok(())
 }
 
-/// Same key type and key material; the comment does not matter.
-fn same_key(a: &str, b: &str) -> bool {
-    fn head(s: &str) -> Vec<&str> {
-        s.split_whitespace().take(2).collect()
-    }
-    head(a).len() == 2 && head(a) == head(b)
-}
-
 fn invalid(code: &str, message: &str) -> ProviderError {
     ProviderError::new(
         ProviderId::Hetzner,
@@ -260,16 +269,4 @@ fn invalid(code: &str, message: &str) -> ProviderError {
         code,
         message,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_compare_by_type_and_material_only() {
-        assert!(same_key("ssh-ed25519 AAAA alice@x", "ssh-ed25519 AAAA bob"));
-        assert!(!same_key("ssh-ed25519 AAAA", "ssh-rsa AAAA"));
-        assert!(!same_key("", ""));
-    }
 }

@@ -107,8 +107,6 @@ pub(super) struct SshKey {
     pub(super) id: u64,
     pub(super) name: String,
     #[serde(default)]
-    pub(super) public_key: String,
-    #[serde(default)]
     pub(super) labels: BTreeMap<String, String>,
 }
 

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod digitalocean;
 pub mod edge;
 pub mod faults;
+mod fingerprint;
 pub mod gcp;
 pub mod hetzner;
 pub mod tls;

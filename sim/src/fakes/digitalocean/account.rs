@@ -10,11 +10,11 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::catalog::page;
-use super::fingerprint::md5_fingerprint;
 use super::state::{
     Inventory, KeyRecord, Shared, bad_body, json, no_content, not_found, parse_body, unprocessable,
     valid_tag,
 };
+use crate::fakes::fingerprint::md5_fingerprint;
 
 /// GET /v2/account.
 pub(super) async fn get_account(State(shared): State<Arc<Shared>>) -> Response {

@@ -27,7 +27,6 @@ mod account;
 mod catalog;
 mod demo;
 mod droplets;
-mod fingerprint;
 mod firewalls;
 mod gate;
 mod limits;

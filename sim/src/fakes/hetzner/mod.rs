@@ -16,8 +16,7 @@
 //! `resource_unavailable`) applies to POST calls only and is ignored on others. A location
 //! named in `full_regions` refuses every server create with the same answer.
 //!
-//! Known differences from the real API: fingerprints are SHA-256 based, not MD5; a firewall
-//! `apply_to` may only name servers; actions are not served (`/actions`); `Retry-After` is
+//! Known differences from the real API: a firewall `apply_to` may only name servers; actions are not served (`/actions`); `Retry-After` is
 //! sent only by the `RateLimited` fault (the real API sends `RateLimit-Reset` only).
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -4,9 +4,7 @@
 //! `resource_in_use`.
 use std::sync::Arc;
 
-use base64::Engine as _;
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 
 use super::labels;
 use super::state::{Firewall, SshKey, firewall_json, now_rfc3339, ssh_key_json};
@@ -15,6 +13,7 @@ use super::wire::{
     selector,
 };
 use crate::fakes::edge::lock;
+use crate::fakes::fingerprint::md5_fingerprint;
 
 const KEY_TYPES: &[&str] = &[
     "ssh-ed25519",
@@ -101,30 +100,14 @@ pub(crate) fn delete_key(shared: &Shared, id: &str) -> Reply {
     }
 }
 
-/// The key's fingerprint in Hetzner's colon-separated 16-byte form, or `None` when the text
-/// is not an OpenSSH public key. (Hetzner uses MD5; the fake uses the first 16 bytes of
-/// SHA-256, which only has to be stable and unique.)
+/// The key's fingerprint as Hetzner shows it (MD5, colon-separated), or `None` when the
+/// text is not an OpenSSH public key of a type Hetzner accepts.
 fn fingerprint(public_key: &str) -> Option<String> {
-    let mut parts = public_key.split_whitespace();
-    let (kind, material) = (parts.next()?, parts.next()?);
+    let kind = public_key.split_whitespace().next()?;
     if !KEY_TYPES.contains(&kind) {
         return None;
     }
-    let blob = base64::engine::general_purpose::STANDARD
-        .decode(material)
-        .ok()?;
-    let len = u32::from_be_bytes(blob.get(..4)?.try_into().ok()?) as usize;
-    if blob.get(4..4 + len)? != kind.as_bytes() || blob.len() <= 4 + len {
-        return None;
-    }
-    let digest = Sha256::digest(&blob);
-    Some(
-        digest[..16]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(":"),
-    )
+    md5_fingerprint(public_key)
 }
 
 pub(crate) fn list_firewalls(shared: &Shared, call: &Call) -> Reply {

@@ -1,15 +1,15 @@
-//! SSH key fingerprints as DigitalOcean shows them: the MD5 digest of the decoded key blob,
+//! SSH key fingerprints as Hetzner and DigitalOcean show and filter by them: the MD5 digest of the decoded key blob,
 //! as colon-separated hex (`ssh-keygen -l -E md5`). MD5 and base64 are implemented here so
 //! the fake needs no extra dependency; neither protects anything.
 
 /// The MD5 fingerprint of an OpenSSH public key line, or `None` when it is not one.
-pub(super) fn md5_fingerprint(public_key: &str) -> Option<String> {
+pub(crate) fn md5_fingerprint(public_key: &str) -> Option<String> {
     let mut parts = public_key.split_whitespace();
     let kind = parts.next()?;
     let blob = base64_decode(parts.next()?)?;
     // The blob starts with the key type as an SSH string.
     let len = u32::from_be_bytes(blob.get(..4)?.try_into().ok()?) as usize;
-    if blob.get(4..4 + len)? != kind.as_bytes() {
+    if blob.get(4..4 + len)? != kind.as_bytes() || blob.len() <= 4 + len {
         return None;
     }
     let digest = md5(&blob);
