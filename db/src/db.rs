@@ -6,17 +6,43 @@ use time::OffsetDateTime;
 
 use crate::{DbError, Dialect, Row, UniqueViolation, Value};
 
-/// A connection pool of dialect `D`.
+/// The connection pools of a database of dialect `D`: one for writes, and one for reads
+/// (the same pool on PostgreSQL and for an in-memory SQLite database; on a SQLite file the
+/// writer pool holds a single connection, so writers queue in this process instead of
+/// sleeping in SQLite's busy handler, and readers use their own read-only connections).
 pub struct Db<D: Dialect> {
     pool: Pool<D::Db>,
+    read: Pool<D::Db>,
+    /// Background work tied to this database's life (SQLite's checkpointer), stopped when
+    /// the last handle goes.
+    _tasks: Option<std::sync::Arc<TaskGuard>>,
 }
 
 impl<D: Dialect> Clone for Db<D> {
     fn clone(&self) -> Self {
         Db {
             pool: self.pool.clone(),
+            read: self.read.clone(),
+            _tasks: self._tasks.clone(),
         }
     }
+}
+
+/// Aborts a background task when dropped.
+#[derive(Debug)]
+pub(crate) struct TaskGuard(pub(crate) tokio::task::JoinHandle<()>);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Whether a statement only reads (it may then run on a read-only connection).
+fn is_read(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..6)
+        .is_some_and(|head| head.eq_ignore_ascii_case("SELECT"))
 }
 
 impl<D: Dialect> fmt::Debug for Db<D> {
@@ -26,11 +52,26 @@ impl<D: Dialect> fmt::Debug for Db<D> {
 }
 
 impl<D: Dialect> Db<D> {
+    /// One pool for everything.
     pub(crate) fn new(pool: Pool<D::Db>) -> Self {
-        Db { pool }
+        Db {
+            read: pool.clone(),
+            pool,
+            _tasks: None,
+        }
     }
 
-    /// The pool, for backend-specific tests and tools.
+    /// A writer pool and a separate pool of read-only connections, and the background
+    /// work that lives as long as they do.
+    pub(crate) fn split(pool: Pool<D::Db>, read: Pool<D::Db>, tasks: Option<TaskGuard>) -> Self {
+        Db {
+            pool,
+            read,
+            _tasks: tasks.map(std::sync::Arc::new),
+        }
+    }
+
+    /// The (writer) pool, for backend-specific tests and tools.
     pub fn pool(&self) -> &Pool<D::Db> {
         &self.pool
     }
@@ -47,7 +88,8 @@ impl<D: Dialect> Db<D> {
         sql: &'static str,
         args: &[Value],
     ) -> Result<Vec<Row>, sqlx::Error> {
-        let mut conn = self.pool.acquire().await?;
+        let pool = if is_read(sql) { &self.read } else { &self.pool };
+        let mut conn = pool.acquire().await?;
         D::fetch_all(&mut conn, sql, args).await
     }
 
@@ -95,6 +137,7 @@ impl<D: Dialect> Db<D> {
     /// Closes every connection.
     pub async fn close(&self) {
         self.pool.close().await;
+        self.read.close().await;
     }
 }
 

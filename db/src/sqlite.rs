@@ -13,6 +13,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
 
+use crate::db::TaskGuard;
 use crate::dialect::Conn;
 use crate::row::Cell;
 use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, format_timestamp};
@@ -157,20 +158,76 @@ impl Db<Sqlite> {
         if let Some(path) = &file {
             create_private_file(path).await;
         }
-        let mut pool = SqlitePoolOptions::new().max_connections(4);
         if in_memory {
-            // A shared in-memory database lives only while a connection is open.
-            pool = pool
+            // A shared in-memory database lives only while a connection is open; its
+            // connections share one cache, so one pool serves reads and writes.
+            let pool = SqlitePoolOptions::new()
+                .max_connections(4)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
                 .min_connections(1)
                 .idle_timeout(None)
-                .max_lifetime(None);
+                .max_lifetime(None)
+                .connect_with(options)
+                .await?;
+            Sqlite::migrate(&pool, migrations).await?;
+            return Ok(Db::new(pool));
         }
-        let pool = pool.connect_with(options).await?;
+        // One writer: SQLite admits one write transaction at a time, so writers queue on
+        // this pool's single connection (first come, first served) rather than in
+        // SQLite's busy handler. The WAL is checkpointed by a background connection, not
+        // by whichever commit crosses the threshold.
+        let writer = options.clone().pragma("wal_autocheckpoint", "0");
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(writer)
+            .await?;
         if let Some(path) = &file {
             restrict_permissions(path).await;
         }
         Sqlite::migrate(&pool, migrations).await?;
-        Ok(Db::new(pool))
+        let read = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options.clone().read_only(true))
+            .await?;
+        let checkpointer = tokio::spawn(checkpoint_every(options, CHECKPOINT_INTERVAL));
+        Ok(Db::split(pool, read, Some(TaskGuard(checkpointer))))
+    }
+}
+
+/// How long a caller waits for a free connection before it is told the database is busy.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Read-only connections of a database file (reads run beside the one writer in WAL mode).
+const READERS: u32 = 4;
+/// How often the write-ahead log is copied back into the database file.
+const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Checkpoints the WAL every `every` (passive: it never waits for or blocks the writer or
+/// the readers), on a connection of its own, until aborted. Commits then only append to
+/// the WAL. A failure is logged and retried at the next tick.
+async fn checkpoint_every(options: SqliteConnectOptions, every: Duration) {
+    use sqlx::Connection as _;
+    let mut conn: Option<SqliteConnection> = None;
+    loop {
+        tokio::time::sleep(every).await;
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => match SqliteConnection::connect_with(&options).await {
+                Ok(c) => conn.insert(c),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not open the checkpoint connection");
+                    continue;
+                }
+            },
+        };
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&mut *c)
+            .await
+        {
+            tracing::warn!(error = %e, "WAL checkpoint failed; retrying");
+            conn = None;
+        }
     }
 }
 
