@@ -1,6 +1,9 @@
 //! Catalog cache per (provider, credential, region) with separate lifetimes for regions and
 //! sizes (the original shared one TTL, so each sizes fetch extended a stale regions list).
-//! Concurrent misses for the same key share one provider call.
+//! Concurrent misses for the same key share one provider call. An expired entry is kept:
+//! [`CatalogCache::peek_regions`] and [`CatalogCache::peek_sizes`] serve it as
+//! [`Cached::Stale`] and hand one caller at a time the refresh, so the request path never
+//! waits for a provider once the catalog was read.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,11 +31,31 @@ impl Default for CatalogTtl {
     }
 }
 
+/// After a refresh was handed out, how long until another caller is handed one (a refresh
+/// that failed leaves the stale entry in place; the provider is not asked on every call).
+const REFRESH_RETRY: Duration = Duration::from_secs(30);
+
+/// What the cache holds for a key, without calling the provider.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cached<T> {
+    /// Younger than its lifetime.
+    Fresh(Arc<T>),
+    /// Past its lifetime. `refresh`: this caller is the one to fetch it again (in the
+    /// background, with [`CatalogCache::regions`] or [`CatalogCache::sizes`]).
+    Stale { value: Arc<T>, refresh: bool },
+    /// Never fetched (or its every fetch failed).
+    Missing,
+}
+
 type Key = (ProviderId, String, Option<String>);
 
 struct Entry<T> {
     created: Instant,
-    cell: Arc<OnceCell<T>>,
+    cell: Arc<OnceCell<Arc<T>>>,
+    /// The value of the entry this one replaced, served while this one is fetched.
+    previous: Option<Arc<T>>,
+    /// When a refresh was last handed out by a peek.
+    refresh_claimed: Option<Instant>,
 }
 
 pub struct CatalogCache {
@@ -59,38 +82,59 @@ impl CatalogCache {
         }
     }
 
-    /// Regions of `client`'s provider for `credential_id`.
+    /// Regions of `client`'s provider for `credential_id`: the cached ones while fresh,
+    /// else fetched (one call however many ask at once).
     pub async fn regions(
         &self,
         client: &dyn CloudProvider,
         credential_id: &str,
-    ) -> Result<Vec<Region>, ProviderError> {
+    ) -> Result<Arc<Vec<Region>>, ProviderError> {
         let cell = cell(
             &self.regions,
             (client.id(), credential_id.to_owned(), None),
             self.ttl.regions,
         );
-        cell.get_or_try_init(|| client.list_regions())
+        cell.get_or_try_init(|| async { client.list_regions().await.map(Arc::new) })
             .await
             .cloned()
     }
 
-    /// Sizes in `region`.
+    /// Sizes in `region`: the cached ones while fresh, else fetched.
     pub async fn sizes(
         &self,
         client: &dyn CloudProvider,
         credential_id: &str,
         region: &str,
-    ) -> Result<Vec<Size>, ProviderError> {
+    ) -> Result<Arc<Vec<Size>>, ProviderError> {
         let key = (
             client.id(),
             credential_id.to_owned(),
             Some(region.to_owned()),
         );
         let cell = cell(&self.sizes, key, self.ttl.sizes);
-        cell.get_or_try_init(|| client.list_sizes(region))
+        cell.get_or_try_init(|| async { client.list_sizes(region).await.map(Arc::new) })
             .await
             .cloned()
+    }
+
+    /// The cached regions of `provider` for `credential_id`, with no provider call.
+    pub fn peek_regions(&self, provider: ProviderId, credential_id: &str) -> Cached<Vec<Region>> {
+        peek(
+            &self.regions,
+            &(provider, credential_id.to_owned(), None),
+            self.ttl.regions,
+        )
+    }
+
+    /// The cached sizes of `region`, with no provider call.
+    pub fn peek_sizes(
+        &self,
+        provider: ProviderId,
+        credential_id: &str,
+        region: &str,
+    ) -> Cached<Vec<Size>> {
+        let key = (provider, credential_id.to_owned(), Some(region.to_owned()));
+        peek(&self.sizes, &key, self.ttl.sizes)
     }
 
     /// Forgets everything about a provider (credential replaced).
@@ -104,22 +148,102 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The live cell for `key`, replacing an expired one. A failed fetch leaves the cell empty,
-/// so the next caller tries again.
-fn cell<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: Key, ttl: Duration) -> Arc<OnceCell<T>> {
+/// The live cell for `key`, replacing an expired one (whose value is kept as the new one's
+/// `previous`). A failed fetch leaves the cell empty, so the next caller tries again.
+fn cell<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: Key, ttl: Duration) -> Arc<OnceCell<Arc<T>>> {
     let mut m = lock(map);
     let now = Instant::now();
-    let fresh = m
-        .get(&key)
-        .is_some_and(|e| now.duration_since(e.created) < ttl);
-    if !fresh {
-        m.insert(
-            key.clone(),
-            Entry {
-                created: now,
-                cell: Arc::new(OnceCell::new()),
-            },
-        );
+    let entry = m.entry(key).or_insert_with(|| Entry {
+        created: now,
+        cell: Arc::new(OnceCell::new()),
+        previous: None,
+        refresh_claimed: None,
+    });
+    if entry.cell.initialized() && now.duration_since(entry.created) >= ttl {
+        let previous = entry.cell.get().cloned();
+        *entry = Entry {
+            created: now,
+            cell: Arc::new(OnceCell::new()),
+            previous,
+            refresh_claimed: entry.refresh_claimed,
+        };
+    } else if !entry.cell.initialized() {
+        // A fetch starts (or joins the one in flight): its value's lifetime starts now.
+        entry.created = now;
     }
-    m.get(&key).map(|e| e.cell.clone()).unwrap_or_default()
+    Arc::clone(&entry.cell)
+}
+
+/// What `key` holds, claiming the refresh of a stale value for this caller when nobody
+/// was handed one in the last [`REFRESH_RETRY`].
+fn peek<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: &Key, ttl: Duration) -> Cached<T> {
+    let mut m = lock(map);
+    let Some(entry) = m.get_mut(key) else {
+        return Cached::Missing;
+    };
+    let now = Instant::now();
+    let value = match entry.cell.get() {
+        Some(v) if now.duration_since(entry.created) < ttl => return Cached::Fresh(Arc::clone(v)),
+        Some(v) => Arc::clone(v),
+        None => match &entry.previous {
+            Some(v) => Arc::clone(v),
+            None => return Cached::Missing,
+        },
+    };
+    let refresh = entry
+        .refresh_claimed
+        .is_none_or(|at| now.duration_since(at) >= REFRESH_RETRY);
+    if refresh {
+        entry.refresh_claimed = Some(now);
+    }
+    Cached::Stale { value, refresh }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> Key {
+        (ProviderId::Hetzner, "c1".into(), None)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_entry_is_served_stale_and_one_caller_at_a_time_refreshes_it() {
+        let map: Mutex<HashMap<Key, Entry<u32>>> = Mutex::default();
+        let ttl = Duration::from_secs(60);
+        assert_eq!(peek(&map, &key(), ttl), Cached::Missing);
+        let c = cell(&map, key(), ttl);
+        assert_eq!(
+            peek(&map, &key(), ttl),
+            Cached::Missing,
+            "a fetch in flight"
+        );
+        c.set(Arc::new(1)).expect("set");
+        assert_eq!(peek(&map, &key(), ttl), Cached::Fresh(Arc::new(1)));
+
+        tokio::time::advance(ttl).await;
+        let stale = |refresh| Cached::Stale {
+            value: Arc::new(1),
+            refresh,
+        };
+        assert_eq!(peek(&map, &key(), ttl), stale(true));
+        assert_eq!(
+            peek(&map, &key(), ttl),
+            stale(false),
+            "one refresh at a time"
+        );
+
+        // The refresh replaces the cell; the old value is served until it lands.
+        let refreshing = cell(&map, key(), ttl);
+        assert!(!Arc::ptr_eq(&c, &refreshing));
+        assert_eq!(peek(&map, &key(), ttl), stale(false));
+        tokio::time::advance(REFRESH_RETRY).await;
+        assert_eq!(
+            peek(&map, &key(), ttl),
+            stale(true),
+            "a failed refresh is retried later"
+        );
+        refreshing.set(Arc::new(2)).expect("set");
+        assert_eq!(peek(&map, &key(), ttl), Cached::Fresh(Arc::new(2)));
+    }
 }

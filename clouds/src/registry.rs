@@ -169,6 +169,12 @@ pub trait AccessBroker: Send + Sync + std::fmt::Debug {
     async fn issue_fresh(&self, provider: ProviderId, purpose: &str) -> Result<Grant, BrokerError> {
         self.issue(provider, purpose).await
     }
+
+    /// The id of `provider`'s current credential when the broker knows it with no I/O
+    /// (`None`: it has none, or this process does not know yet; [`Self::issue`] tells).
+    fn known_credential_id(&self, _provider: ProviderId) -> Option<String> {
+        None
+    }
 }
 
 /// What a client is built from.
@@ -289,6 +295,27 @@ impl ProviderRegistry {
     ) -> Result<(Arc<dyn CloudProvider>, String), RegistryError> {
         let leased = self.lease(id, purpose).await?;
         Ok((leased.client, leased.credential_id))
+    }
+
+    /// The id of the credential stored for `id`: from the broker's memory when it knows
+    /// it (the request path: no grant, no read), else from a grant it issues.
+    pub async fn credential_id(
+        &self,
+        id: ProviderId,
+        purpose: &str,
+    ) -> Result<String, RegistryError> {
+        if !self.clients.supports(id) {
+            return Err(RegistryError::Unsupported(id));
+        }
+        if let Some(known) = self.broker.known_credential_id(id) {
+            return Ok(known);
+        }
+        let grant = self
+            .broker
+            .issue(id, purpose)
+            .await
+            .map_err(RegistryError::Broker)?;
+        Ok(grant.credential_id)
     }
 
     /// A client for `id` with a grant just issued by the broker, and when that grant

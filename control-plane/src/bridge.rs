@@ -38,6 +38,10 @@ impl AccessBroker for InProcessBroker {
             .map_err(|e| broker_error(provider, e))?;
         to_grant(provider, grant)
     }
+
+    fn known_credential_id(&self, provider: ProviderId) -> Option<String> {
+        self.credentials.known_credential_id(provider)
+    }
 }
 
 /// A credentials error as the provisioner's broker error (safe messages only).

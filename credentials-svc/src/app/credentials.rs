@@ -66,6 +66,10 @@ struct Inner {
     api_tokens: ApiTokenVerifier,
     /// Bumped after every change a provisioner caches (credentials, API tokens).
     changes: tokio::sync::watch::Sender<u64>,
+    /// The credential id of each provider known to have one (learnt from a read, or from
+    /// this service's own writes), so a provisioner in this process can key its catalog
+    /// with no read. Changed only together with `changes`, under this lock.
+    current: std::sync::Mutex<std::collections::HashMap<ProviderId, String>>,
 }
 
 /// What a provisioner caches from this service: which credential each provider has, and
@@ -95,6 +99,7 @@ impl Credentials {
                 grants: GrantCache::default(),
                 api_tokens: ApiTokenVerifier::default(),
                 changes: tokio::sync::watch::Sender::new(0),
+                current: std::sync::Mutex::default(),
             }),
         }
     }
@@ -116,6 +121,28 @@ impl Credentials {
 
     fn changed(&self) {
         self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Records a credential change: `provider` now has credential `id` (`None`: none).
+    fn credential_changed(&self, provider: ProviderId, id: Option<&str>) {
+        let mut current = self.lock_current();
+        self.changed();
+        match id {
+            Some(id) => current.insert(provider, id.to_owned()),
+            None => current.remove(&provider),
+        };
+    }
+
+    fn lock_current(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<ProviderId, String>> {
+        self.inner.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The id of `provider`'s credential if this service knows it has one, with no read
+    /// (`None`: it has none, or this process has not read it yet; ask [`Self::issue_access`]).
+    pub fn known_credential_id(&self, provider: ProviderId) -> Option<String> {
+        self.lock_current().get(&provider).cloned()
     }
 
     /// The stored credentials' ids and the API tokens' digests.
@@ -170,7 +197,7 @@ impl Credentials {
         };
         self.inner.store.put_credential(&record).await?;
         self.inner.grants.invalidate(provider);
-        self.changed();
+        self.credential_changed(provider, Some(&id));
         self.ensure_on_current_key(&record, &ring).await?;
         info!(credential_id = %id, kek_id = %record.kek_id, "credential stored");
         Ok(ProviderCard::from_record(provider, Some(&record)))
@@ -214,7 +241,7 @@ impl Credentials {
         let deleted = self.inner.store.delete_credential(provider).await?;
         self.inner.grants.invalidate(provider);
         if deleted {
-            self.changed();
+            self.credential_changed(provider, None);
             info!("credential deleted");
         }
         Ok((deleted, ProviderCard::from_record(provider, None)))
@@ -285,12 +312,20 @@ impl Credentials {
         purpose: &str,
         reuse: bool,
     ) -> Result<AccessGrant, CredentialsError> {
+        let seen = *self.inner.changes.borrow();
         let record = self
             .inner
             .store
             .get_credential(provider)
             .await?
             .ok_or(CredentialsError::NotConnected(provider))?;
+        {
+            // Unless a change landed since the read began (it would be older than memory).
+            let mut current = self.lock_current();
+            if *self.inner.changes.borrow() == seen {
+                current.insert(provider, record.id.clone());
+            }
+        }
         // A grant cached for this very row needs no decryption.
         let source = GrantSource::new(&record.id, &record.envelope);
         if let Some(grant) = reuse

@@ -134,7 +134,7 @@ impl From<FieldError> for NodesError {
 impl From<StoreError> for NodesError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Unavailable(_) => NodesError::Unavailable(e),
+            StoreError::Unavailable(_) | StoreError::Busy => NodesError::Unavailable(e),
             StoreError::Duplicate(_) | StoreError::Corrupt(_) | StoreError::UnsupportedUrl => {
                 NodesError::Internal(anyhow::Error::new(e).context("node store"))
             }

@@ -15,7 +15,7 @@ pub use nodes::{
 };
 pub use orphans::{ADOPTION_TOKEN_TTL, Adoption, Orphans};
 pub use provisions::{
-    AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner, ProvisionerConfig,
-    ProvisionerDeps, RetryTuning, WorkflowTuning,
+    AgentAddrPolicy, DEFAULT_MAX_IN_FLIGHT, DEFAULT_PROVISION_TIMEOUT, ListPage, Provisioner,
+    ProvisionerConfig, ProvisionerDeps, RetryTuning, WorkflowTuning,
 };
 pub use teardown::ServerTeardown;

@@ -138,10 +138,25 @@ impl Nodes {
         if let Some(p) = &provision_id {
             validate::provision_id(p)?;
         }
+        let (record, token) = self.mint_join_token(ttl, node_name, provision_id, role);
+        self.store.create_join_token(&record).await?;
+        info!(token_id = %record.id, role = role.as_str(), expires_at = %record.expires_at, "join token created");
+        Ok((self.token_info(record), token))
+    }
+
+    /// Mints a join token without storing it: its record (the hash only) for the caller to
+    /// store in its own write (a provision and its token in one transaction), and the token.
+    pub fn mint_join_token(
+        &self,
+        ttl: Duration,
+        node_name: Option<NodeName>,
+        provision_id: Option<String>,
+        role: Role,
+    ) -> (JoinTokenRecord, SecretString) {
         let now = self.now();
         let minted = MintedJoinToken::mint(&self.ca.fingerprint());
         let record = JoinTokenRecord {
-            id: minted.id.clone(),
+            id: minted.id,
             secret_sha256: minted.secret_sha256,
             node_name,
             provision_id,
@@ -152,18 +167,20 @@ impl Nodes {
             used_by_node: None,
             revoked_at: None,
         };
-        self.store.create_join_token(&record).await?;
-        info!(token_id = %record.id, role = role.as_str(), expires_at = %record.expires_at, "join token created");
-        let info = JoinTokenInfo {
+        (record, minted.token)
+    }
+
+    /// The public facts of a token's record.
+    pub fn token_info(&self, record: JoinTokenRecord) -> JoinTokenInfo {
+        JoinTokenInfo {
             id: record.id,
             node_name: record.node_name,
             provision_id: record.provision_id,
-            role,
+            role: record.role,
             created_at: record.created_at,
             expires_at: record.expires_at,
             ca_fingerprint: self.ca.fingerprint(),
-        };
-        Ok((info, minted.token))
+        }
     }
 
     /// Revokes an unused token. Unknown and used tokens are `NotFound`; revoking twice is

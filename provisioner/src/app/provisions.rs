@@ -13,10 +13,13 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use tracing::info;
 
-pub use config::{DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning, WorkflowTuning};
+pub use config::{
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_PROVISION_TIMEOUT, ProvisionerConfig, RetryTuning,
+    WorkflowTuning,
+};
 pub use reachability::AgentAddrPolicy;
 
-use super::{Nodes, Orphans};
+use super::{Nodes, Orphans, PROVISION_JOIN_TOKEN_TTL};
 use crate::app::workflow::{ProvisionEvents, Subscription, Workflow};
 use crate::model::ports::Clock;
 use crate::model::ports::{OrphanStore, ProvisionStore};
@@ -68,7 +71,7 @@ pub struct Provisioner {
     orphans: Arc<dyn OrphanStore>,
     nodes: Arc<Nodes>,
     registry: Arc<ProviderRegistry>,
-    catalog: CatalogCache,
+    catalog: Arc<CatalogCache>,
     config: Arc<ProvisionerConfig>,
     clock: Clock,
     workflow: Workflow,
@@ -101,7 +104,7 @@ impl Provisioner {
             orphans: deps.orphans,
             nodes: deps.nodes,
             registry: deps.registry,
-            catalog: deps.catalog,
+            catalog: Arc::new(deps.catalog),
             config,
             clock: deps.clock,
             workflow,
@@ -154,17 +157,23 @@ impl Provisioner {
         {
             return Ok(Provision::from(&existing));
         }
-        let (client, credential) = self.client(spec.provider, "provision").await?;
-        let placements = self
-            .plan_placements(client.as_ref(), &credential, &spec)
-            .await?;
+        let limit = self.config.tuning.max_in_flight;
+        if self.workflow.in_flight() >= limit {
+            return Err(ProvisionError::ResourceExhausted(format!(
+                "this control plane is driving {limit} provisions, its limit \
+                 (--max-provisions-in-flight); retry once some have finished"
+            )));
+        }
+        let credential = self.credential(spec.provider, "provision").await?;
+        let placements = self.plan_placements(&credential, &spec).await?;
         let now = self.now();
         let id = ProvisionId::generate();
-        // By this replica's clock, with no round trip on the request path: the driver it
-        // starts takes the lease again at once, at the database's time.
+        // By this replica's clock, with no round trip on the request path; the driver it
+        // starts holds it from here, and its first renewal (a third of the lease later, in
+        // the replica's batch) sets it by the database's clock.
         let lease_until = now + self.config.tuning.lease_ttl;
         let mut record = ProvisionRecord::new(
-            id,
+            id.clone(),
             &spec,
             &credential,
             now,
@@ -172,7 +181,25 @@ impl Provisioner {
             lease_until,
         );
         record.saga.placements = placements;
-        let stored = match self.store.insert_provision(&record).await {
+        // The token is minted here and stored in the provision's own transaction: the
+        // driver starts at rendering, with no write of its own before the create.
+        let (token, secret) = self.nodes.mint_join_token(
+            PROVISION_JOIN_TOKEN_TTL,
+            Some(spec.name.clone()),
+            Some(id.to_string()),
+            spec.role,
+        );
+        let sealed = self
+            .config
+            .sealing_key
+            .seal(&id, &secret)
+            .map_err(|e| anyhow::anyhow!("could not seal the join token: {e}"))?;
+        record.record_join_token(&token.id, sealed, rfc3339(now));
+        let stored = match self
+            .store
+            .insert_provision_with_token(&record, Some(&token))
+            .await
+        {
             Ok(stored) => stored,
             Err(InsertProvisionError::Replayed(existing)) => {
                 return Ok(Provision::from(&*existing));
@@ -182,10 +209,10 @@ impl Provisioner {
             }
             Err(InsertProvisionError::Store(e)) => return Err(e.into()),
         };
-        info!(provision = %stored.id, provider = %stored.provider, name = %stored.name, "provision requested");
+        info!(provision = %stored.id, provider = %stored.provider, name = %stored.name, token_id = %token.id, "provision requested");
         let view = Provision::from(&stored);
         self.workflow.publish(&view);
-        self.workflow.start(&stored.id);
+        self.workflow.start_leased(stored);
         Ok(view)
     }
 
@@ -276,6 +303,12 @@ impl Provisioner {
             "the provision is changing too fast to cancel; retry".into(),
         ))
     }
+}
+
+/// `at` in RFC 3339, as the saga log records times.
+fn rfc3339(at: OffsetDateTime) -> String {
+    at.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -274,6 +274,10 @@ impl AccessBroker for GrpcBroker {
         self.inner.lock().by_provider.remove(&provider);
         self.ask(provider, purpose, true).await
     }
+
+    fn known_credential_id(&self, provider: ProviderId) -> Option<String> {
+        self.inner.lock().current.as_ref()?.get(&provider).cloned()
+    }
 }
 
 /// A refused or failed `IssueAccess` as the registry's error, by the typed reason in the

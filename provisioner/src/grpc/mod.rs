@@ -12,12 +12,14 @@ mod provision_convert;
 mod provision_status;
 mod provisioner;
 mod status;
+mod watch;
 
 pub use broker_client::{BrokerTls, GrpcBroker, TokenDigests};
 pub use enrollment::EnrollmentGrpc;
 pub use nodes::NodesGrpc;
 pub use provisioner::ProvisionerGrpc;
 pub use status::REASON_METADATA_KEY;
+pub use watch::ProvisionerServer;
 
 /// The client certificate chain of a TLS connection (leaf first), as the agent listener
 /// inserts it into every request's extensions after the handshake. The listener has

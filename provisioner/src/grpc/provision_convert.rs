@@ -5,7 +5,8 @@ use levelrail_proto::provisioner::v1 as pb;
 
 use super::convert::timestamp;
 use crate::model::provision::{
-    Placement, PlacementOutcome, Provision, ProvisionInput, ProvisionStatus, StageTiming,
+    Placement, PlacementOutcome, Provision, ProvisionError, ProvisionId, ProvisionInput,
+    ProvisionStatus, StageTiming,
 };
 use crate::model::{FieldError, InstallStep, Role};
 use levelrail_clouds::{ProviderId, Region, Size};
@@ -100,6 +101,11 @@ fn stage(s: &StageTiming) -> pb::StageTiming {
 }
 
 /// A provision as the API shows it.
+/// A provision id from a request, refused naming the field when malformed.
+pub(super) fn provision_id(id: &str) -> Result<ProvisionId, tonic::Status> {
+    ProvisionId::parse(id).map_err(|e| ProvisionError::from(e).into())
+}
+
 pub(super) fn provision(p: Provision) -> pb::Provision {
     pb::Provision {
         id: p.id.to_string(),

@@ -13,6 +13,7 @@ impl From<ProvisionError> for Status {
             ProvisionError::AlreadyExists(_) => Status::already_exists(e.to_string()),
             ProvisionError::FailedPrecondition(message) => Status::failed_precondition(message),
             ProvisionError::Unavailable(message) => Status::unavailable(message),
+            ProvisionError::ResourceExhausted(message) => Status::resource_exhausted(message),
             ProvisionError::StoreUnavailable(source) => {
                 warn!(error = %source, cause = ?std::error::Error::source(&source), "provision store unavailable");
                 Status::new(
@@ -64,6 +65,16 @@ mod tests {
                     sqlx::Error::PoolTimedOut,
                 ))),
                 Code::Unavailable,
+            ),
+            (
+                ProvisionError::from(StoreError::from(levelrail_db::DbError::Unavailable(
+                    sqlx::Error::PoolTimedOut,
+                ))),
+                Code::ResourceExhausted,
+            ),
+            (
+                ProvisionError::ResourceExhausted("limit".into()),
+                Code::ResourceExhausted,
             ),
             (
                 ProvisionError::Internal(anyhow::anyhow!("row 7 is corrupt")),

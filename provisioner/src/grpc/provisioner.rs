@@ -1,22 +1,18 @@
 //! `ProvisionerService`: regions, sizes and provisions. Handlers destructure the request,
-//! convert, make one `Provisioner` call and convert back; `WatchProvision` streams from a
-//! spawned task through a bounded channel and stops when the client goes away.
+//! convert, make one `Provisioner` call and convert back. On the wire `WatchProvision` is
+//! served by `watch.rs` (events encoded once for every stream); the method here streams
+//! the same states as messages (in-process callers).
 use std::sync::Arc;
 
 use levelrail_proto::provisioner::v1 as pb;
-use levelrail_proto::provisioner::v1::provisioner_service_server::{
-    ProvisionerService, ProvisionerServiceServer,
-};
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use levelrail_proto::provisioner::v1::provisioner_service_server::ProvisionerService;
 use tonic::{Request, Response, Status};
 
 use super::provision_convert as convert;
+use super::watch::{ProvisionerServer, subscription_stream};
 use crate::app::Provisioner;
-use crate::model::provision::{ProvisionError, ProvisionId};
-
-/// Events buffered per watch stream: a slow client holds back only its own stream.
-const WATCH_BUFFER: usize = 4;
+use crate::app::workflow::Published;
+use crate::model::provision::ProvisionError;
 
 /// The `ProvisionerService` implementation over a [`Provisioner`].
 #[derive(Debug, Clone)]
@@ -31,13 +27,10 @@ impl ProvisionerGrpc {
     }
 
     /// The tonic service, ready to mount on the public (bearer-authenticated) listener.
-    pub fn into_server(self) -> ProvisionerServiceServer<Self> {
-        ProvisionerServiceServer::new(self)
+    pub fn into_server(self) -> ProvisionerServer<Self> {
+        let provisioner = Arc::clone(&self.provisioner);
+        ProvisionerServer::new(self, provisioner)
     }
-}
-
-fn provision_id(id: &str) -> Result<ProvisionId, Status> {
-    ProvisionId::parse(id).map_err(|e| ProvisionError::from(e).into())
 }
 
 #[tonic::async_trait]
@@ -81,7 +74,7 @@ impl ProvisionerService for ProvisionerGrpc {
         &self,
         request: Request<pb::GetProvisionRequest>,
     ) -> Result<Response<pb::GetProvisionResponse>, Status> {
-        let id = provision_id(&request.into_inner().id)?;
+        let id = convert::provision_id(&request.into_inner().id)?;
         let provision = self.provisioner.get_provision(&id).await?;
         Ok(Response::new(pb::GetProvisionResponse {
             provision: Some(convert::provision(provision)),
@@ -110,38 +103,34 @@ impl ProvisionerService for ProvisionerGrpc {
         }))
     }
 
-    type WatchProvisionStream = ReceiverStream<Result<pb::ProvisionEvent, Status>>;
+    type WatchProvisionStream =
+        futures::stream::BoxStream<'static, Result<pb::ProvisionEvent, Status>>;
 
     async fn watch_provision(
         &self,
         request: Request<pb::WatchProvisionRequest>,
     ) -> Result<Response<Self::WatchProvisionStream>, Status> {
-        let id = provision_id(&request.into_inner().id)?;
-        let mut subscription = self.provisioner.watch_provision(&id).await?;
-        let (tx, rx) = mpsc::channel(WATCH_BUFFER);
-        tokio::spawn(async move {
-            while let Some(provision) = subscription.next().await {
-                let event = pb::ProvisionEvent {
-                    provision: Some(convert::provision(provision)),
-                };
-                if tx.send(Ok(event)).await.is_err() {
-                    // The client went away.
-                    break;
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let id = convert::provision_id(&request.into_inner().id)?;
+        let subscription = self.provisioner.watch_provision(&id).await?;
+        Ok(Response::new(subscription_stream(subscription, event)))
     }
 
     async fn cancel_provision(
         &self,
         request: Request<pb::CancelProvisionRequest>,
     ) -> Result<Response<pb::CancelProvisionResponse>, Status> {
-        let id = provision_id(&request.into_inner().id)?;
+        let id = convert::provision_id(&request.into_inner().id)?;
         let provision = self.provisioner.cancel_provision(&id).await?;
         Ok(Response::new(pb::CancelProvisionResponse {
             provision: Some(convert::provision(provision)),
         }))
+    }
+}
+
+/// A published state as a `ProvisionEvent` message.
+fn event(published: &Published) -> pb::ProvisionEvent {
+    pb::ProvisionEvent {
+        provision: Some(convert::provision(published.provision.clone())),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::model::{JoinTokenRecord, NewNode, RedeemError};
 pub(crate) struct State {
     /// Values every replica shares (`SharedStateStore`).
     pub(crate) shared: BTreeMap<String, Vec<u8>>,
-    tokens: BTreeMap<JoinTokenId, JoinTokenRecord>,
+    pub(super) tokens: BTreeMap<JoinTokenId, JoinTokenRecord>,
     nodes: BTreeMap<NodeId, Node>,
     certificates: BTreeMap<NodeId, String>,
     progress: BTreeMap<(String, InstallStep), (OffsetDateTime, Option<String>)>,
@@ -76,7 +76,7 @@ impl MemoryStore {
     }
 
     /// A simulated outage for a join-token write, while one is armed.
-    fn outage(state: &mut State) -> Result<(), StoreError> {
+    pub(super) fn outage(state: &mut State) -> Result<(), StoreError> {
         #[cfg(test)]
         if state.token_outage > 0 {
             state.token_outage -= 1;
@@ -95,7 +95,7 @@ impl MemoryStore {
     }
 }
 
-fn stored_token(t: &JoinTokenRecord) -> Result<JoinTokenRecord, StoreError> {
+pub(super) fn stored_token(t: &JoinTokenRecord) -> Result<JoinTokenRecord, StoreError> {
     let opt = |v: Option<OffsetDateTime>| v.map(stored_time).transpose();
     Ok(JoinTokenRecord {
         created_at: stored_time(t.created_at)?,

@@ -66,6 +66,7 @@ impl From<levelrail_db::DbError> for StoreError {
     fn from(e: levelrail_db::DbError) -> Self {
         match e {
             levelrail_db::DbError::UnsupportedUrl => StoreError::UnsupportedUrl,
+            levelrail_db::DbError::Unavailable(sqlx::Error::PoolTimedOut) => StoreError::Busy,
             levelrail_db::DbError::Unavailable(e) => StoreError::Unavailable(Box::new(e)),
             levelrail_db::DbError::Corrupt(why) => StoreError::Corrupt(why),
         }

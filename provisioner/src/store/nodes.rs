@@ -71,28 +71,33 @@ async fn insert_node<D: Dialect>(
     node_insert_outcome::<D>(result)
 }
 
+/// Stores a join token (see [`join_token_args`]).
+pub(super) const INSERT_JOIN_TOKEN: &str = "INSERT INTO join_tokens (id, secret_sha256, node_name, \
+     provision_id, role, created_at, expires_at, used_at, used_by_node, revoked_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+/// The arguments of [`INSERT_JOIN_TOKEN`].
+pub(super) fn join_token_args(t: &JoinTokenRecord) -> [levelrail_db::Value; 10] {
+    args![
+        t.id.as_str(),
+        &t.secret_sha256,
+        t.node_name.as_ref().map(NodeName::as_str),
+        t.provision_id.clone(),
+        t.role.as_str(),
+        t.created_at,
+        t.expires_at,
+        t.used_at,
+        t.used_by_node.as_ref().map(NodeId::as_str),
+        t.revoked_at,
+    ]
+}
+
 #[async_trait]
 impl<D: Dialect> NodeStore for SqlStore<D> {
     async fn create_join_token(&self, t: &JoinTokenRecord) -> Result<(), StoreError> {
         let done = self
             .db
-            .execute(
-                "INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
-                 created_at, expires_at, used_at, used_by_node, revoked_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                &args![
-                    t.id.as_str(),
-                    &t.secret_sha256,
-                    t.node_name.as_ref().map(NodeName::as_str),
-                    t.provision_id.clone(),
-                    t.role.as_str(),
-                    t.created_at,
-                    t.expires_at,
-                    t.used_at,
-                    t.used_by_node.as_ref().map(NodeId::as_str),
-                    t.revoked_at,
-                ],
-            )
+            .execute(INSERT_JOIN_TOKEN, &join_token_args(t))
             .await;
         match done {
             Err(e) if D::unique_violation(&e).is_some() => {

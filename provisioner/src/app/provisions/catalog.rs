@@ -3,10 +3,13 @@
 //! before anything is created).
 use std::sync::Arc;
 
+use tracing::warn;
+
 use super::Provisioner;
 use crate::app::workflow::describe_provider_error;
 use crate::model::provision::catalog_id;
 use crate::model::provision::{NewProvision, Placement, ProvisionError, choices};
+use levelrail_clouds::catalog::Cached;
 use levelrail_clouds::registry::{BrokerError, RegistryError};
 use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};
 
@@ -17,11 +20,8 @@ impl Provisioner {
         provider: Option<ProviderId>,
     ) -> Result<Vec<Region>, ProvisionError> {
         let provider = required(provider)?;
-        let (client, credential) = self.client(provider, "list regions").await?;
-        self.catalog
-            .regions(client.as_ref(), &credential)
-            .await
-            .map_err(|e| catalog_error(&e, None))
+        let credential = self.credential(provider, "list regions").await?;
+        Ok(self.regions(provider, &credential).await?.to_vec())
     }
 
     /// The sizes of `provider` in `region`, with that region's prices. `InvalidArgument`
@@ -33,8 +33,19 @@ impl Provisioner {
     ) -> Result<Vec<Size>, ProvisionError> {
         let provider = required(provider)?;
         catalog_id("region", region)?;
-        let (client, credential) = self.client(provider, "list sizes").await?;
-        self.sizes_in(client.as_ref(), &credential, region).await
+        let credential = self.credential(provider, "list sizes").await?;
+        let regions = self.regions(provider, &credential).await?;
+        if !regions.iter().any(|r| r.id == region) {
+            return Err(unknown_region("region", region, provider));
+        }
+        let sizes = self.sizes(provider, &credential, region).await?;
+        Ok(sizes
+            .iter()
+            .map(|size| Size {
+                unavailable_reason: self.unavailable(size),
+                ..size.clone()
+            })
+            .collect())
     }
 
     /// The ordered placement choices of `spec` that the catalog offers: the requested
@@ -45,28 +56,24 @@ impl Provisioner {
     /// catalog (cached) is read once per region.
     pub(super) async fn plan_placements(
         &self,
-        client: &dyn CloudProvider,
         credential: &str,
         spec: &NewProvision,
     ) -> Result<Vec<Placement>, ProvisionError> {
-        let regions = self
-            .catalog
-            .regions(client, credential)
-            .await
-            .map_err(|e| catalog_error(&e, None))?;
+        let provider = spec.provider;
+        let regions = self.regions(provider, credential).await?;
         let known = |region: &str| regions.iter().any(|r| r.id == region);
         if !known(&spec.region) {
-            return Err(unknown_region("region", &spec.region, client.id()));
+            return Err(unknown_region("region", &spec.region, provider));
         }
-        let first = self.offered_sizes(client, credential, &spec.region).await?;
-        check_size(&first, &spec.region, &spec.size, client.id())?;
+        let first = self.sizes(provider, credential, &spec.region).await?;
+        self.check_size(&first, &spec.region, &spec.size, provider)?;
         let mut offered = vec![(spec.region.clone(), first)];
         for (i, region) in spec.fallback_regions.iter().enumerate() {
             if !known(region) {
-                let e = unknown_region("fallback_regions", region, client.id());
+                let e = unknown_region("fallback_regions", region, provider);
                 return Err(at_entry(e, i));
             }
-            let sizes = self.offered_sizes(client, credential, region).await?;
+            let sizes = self.sizes(provider, credential, region).await?;
             offered.push((region.clone(), sizes));
         }
         let usable = |region: &str, size: &str| {
@@ -74,7 +81,7 @@ impl Provisioner {
                 r == region
                     && sizes
                         .iter()
-                        .any(|s| s.id == size && s.unavailable_reason.is_none())
+                        .any(|s| s.id == size && self.unavailable(s).is_none())
             })
         };
         for (i, size) in spec.fallback_sizes.iter().enumerate() {
@@ -106,45 +113,130 @@ impl Provisioner {
         Ok(placements)
     }
 
-    /// The sizes of `region` (refused naming `region` when the provider has no such region).
-    async fn sizes_in(
+    /// The regions of `provider` for `credential`, from the catalog: a stale entry is
+    /// served while one caller refreshes it in the background; only a miss waits for the
+    /// provider.
+    async fn regions(
         &self,
-        client: &dyn CloudProvider,
+        provider: ProviderId,
         credential: &str,
-        region: &str,
-    ) -> Result<Vec<Size>, ProvisionError> {
-        let regions = self
-            .catalog
-            .regions(client, credential)
-            .await
-            .map_err(|e| catalog_error(&e, None))?;
-        if !regions.iter().any(|r| r.id == region) {
-            return Err(unknown_region("region", region, client.id()));
+    ) -> Result<Arc<Vec<Region>>, ProvisionError> {
+        match self.catalog.peek_regions(provider, credential) {
+            Cached::Fresh(regions) => Ok(regions),
+            Cached::Stale { value, refresh } => {
+                if refresh {
+                    self.refresh_catalog(provider, None);
+                }
+                Ok(value)
+            }
+            Cached::Missing => {
+                let (client, credential) = self.client(provider, "list regions").await?;
+                self.catalog
+                    .regions(client.as_ref(), &credential)
+                    .await
+                    .map_err(|e| catalog_error(&e, None))
+            }
         }
-        self.offered_sizes(client, credential, region).await
     }
 
-    /// The sizes of a known `region`, each unavailable one with its reason: the provider's
-    /// (a restricted size, one that cannot boot the image) first, else this control plane's
-    /// (no agent for the size's architecture).
-    async fn offered_sizes(
+    /// The sizes of a known `region`, from the catalog like [`Self::regions`].
+    async fn sizes(
         &self,
-        client: &dyn CloudProvider,
+        provider: ProviderId,
         credential: &str,
         region: &str,
-    ) -> Result<Vec<Size>, ProvisionError> {
-        let mut sizes = self
-            .catalog
-            .sizes(client, credential, region)
-            .await
-            .map_err(|e| catalog_error(&e, Some(region)))?;
-        for size in &mut sizes {
-            size.unavailable_reason = size
-                .unavailable_reason
-                .take()
-                .or_else(|| self.config.agent.unavailable_on(size.architecture));
+    ) -> Result<Arc<Vec<Size>>, ProvisionError> {
+        match self.catalog.peek_sizes(provider, credential, region) {
+            Cached::Fresh(sizes) => Ok(sizes),
+            Cached::Stale { value, refresh } => {
+                if refresh {
+                    self.refresh_catalog(provider, Some(region.to_owned()));
+                }
+                Ok(value)
+            }
+            Cached::Missing => {
+                let (client, credential) = self.client(provider, "list sizes").await?;
+                self.catalog
+                    .sizes(client.as_ref(), &credential, region)
+                    .await
+                    .map_err(|e| catalog_error(&e, Some(region)))
+            }
         }
-        Ok(sizes)
+    }
+
+    /// Fetches a stale catalog entry again in the background (the sizes of `region`, or
+    /// the regions); on failure the stale entry stays and is retried later.
+    fn refresh_catalog(&self, provider: ProviderId, region: Option<String>) {
+        let (registry, catalog) = (Arc::clone(&self.registry), Arc::clone(&self.catalog));
+        tokio::spawn(async move {
+            let refreshed = async {
+                let (client, credential) = registry
+                    .client(provider, "refresh the catalog")
+                    .await
+                    .map_err(|e| e.into_provider_error(provider))?;
+                match &region {
+                    Some(region) => catalog
+                        .sizes(client.as_ref(), &credential, region)
+                        .await
+                        .map(drop),
+                    None => catalog
+                        .regions(client.as_ref(), &credential)
+                        .await
+                        .map(drop),
+                }
+            };
+            if let Err(e) = refreshed.await {
+                warn!(%provider, region = region.as_deref().unwrap_or(""), error = %e, "could not refresh the catalog; the cached entry is served meanwhile");
+            }
+        });
+    }
+
+    /// Why `size` cannot be provisioned: the provider's reason (a restricted size, one
+    /// that cannot boot the image) first, else this control plane's (no agent for the
+    /// size's architecture); `None` when it can.
+    fn unavailable(&self, size: &Size) -> Option<String> {
+        size.unavailable_reason
+            .clone()
+            .or_else(|| self.config.agent.unavailable_on(size.architecture))
+    }
+
+    /// Checks that `size` is offered in `region` (whose `sizes` these are) and can be
+    /// provisioned there; refused naming `size`.
+    fn check_size(
+        &self,
+        sizes: &[Size],
+        region: &str,
+        size: &str,
+        provider: ProviderId,
+    ) -> Result<(), ProvisionError> {
+        let Some(found) = sizes.iter().find(|s| s.id == size) else {
+            return Err(ProvisionError::InvalidArgument {
+                field: "size",
+                message: format!("{size} is not offered by {provider} in {region}"),
+            });
+        };
+        match self.unavailable(found) {
+            None => Ok(()),
+            Some(reason) => Err(ProvisionError::InvalidArgument {
+                field: "size",
+                message: format!(
+                    "{size} ({}) cannot be provisioned: {reason}",
+                    found.architecture
+                ),
+            }),
+        }
+    }
+
+    /// The id of `provider`'s stored credential (from memory when the broker knows it).
+    pub(super) async fn credential(
+        &self,
+        provider: ProviderId,
+        purpose: &str,
+    ) -> Result<String, ProvisionError> {
+        self.registry
+            .credential_id(provider, purpose)
+            .await
+            .map_err(registry_error)
     }
 
     /// A client acting with the stored credential, and that credential's id.
@@ -153,18 +245,28 @@ impl Provisioner {
         provider: ProviderId,
         purpose: &str,
     ) -> Result<(Arc<dyn CloudProvider>, String), ProvisionError> {
-        self.registry.client(provider, purpose).await.map_err(|e| match e {
-            RegistryError::Unsupported(id) => {
-                ProvisionError::FailedPrecondition(format!("{id} is not available on this control plane"))
-            }
-            RegistryError::Broker(BrokerError::NotConnected(id)) => ProvisionError::FailedPrecondition(format!(
+        self.registry
+            .client(provider, purpose)
+            .await
+            .map_err(registry_error)
+    }
+}
+
+/// Why no client (or credential) could be had, for the caller.
+fn registry_error(e: RegistryError) -> ProvisionError {
+    match e {
+        RegistryError::Unsupported(id) => ProvisionError::FailedPrecondition(format!(
+            "{id} is not available on this control plane"
+        )),
+        RegistryError::Broker(BrokerError::NotConnected(id)) => {
+            ProvisionError::FailedPrecondition(format!(
                 "no credential is stored for {id}: add one under Settings › Cloud node providers"
-            )),
-            RegistryError::Broker(BrokerError::Failed(message) | BrokerError::Unavailable(message)) => {
-                ProvisionError::Unavailable(message)
-            }
-            RegistryError::Provider(e) => catalog_error(&e, None),
-        })
+            ))
+        }
+        RegistryError::Broker(BrokerError::Failed(message) | BrokerError::Unavailable(message)) => {
+            ProvisionError::Unavailable(message)
+        }
+        RegistryError::Provider(e) => catalog_error(&e, None),
     }
 }
 
@@ -208,31 +310,5 @@ fn at_entry(e: ProvisionError, i: usize) -> ProvisionError {
             message: format!("entry {}: {message}", i + 1),
         },
         other => other,
-    }
-}
-
-/// Checks that `size` is offered in `region` (whose `sizes` these are) and can be
-/// provisioned there; refused naming `size`.
-fn check_size(
-    sizes: &[Size],
-    region: &str,
-    size: &str,
-    provider: ProviderId,
-) -> Result<(), ProvisionError> {
-    match sizes.iter().find(|s| s.id == size) {
-        Some(found) => match &found.unavailable_reason {
-            None => Ok(()),
-            Some(reason) => Err(ProvisionError::InvalidArgument {
-                field: "size",
-                message: format!(
-                    "{size} ({}) cannot be provisioned: {reason}",
-                    found.architecture
-                ),
-            }),
-        },
-        None => Err(ProvisionError::InvalidArgument {
-            field: "size",
-            message: format!("{size} is not offered by {provider} in {region}"),
-        }),
     }
 }

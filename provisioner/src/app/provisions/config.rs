@@ -40,6 +40,9 @@ impl ProvisionerConfig {
 /// The default `APP_NODE_PROVISION_TIMEOUT`.
 pub const DEFAULT_PROVISION_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 
+/// The default bound on provisions one replica drives at once (`--max-provisions-in-flight`).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 10_000;
+
 /// Workflow timing; the defaults suit real clouds, tests shorten them.
 #[derive(Debug, Clone)]
 pub struct WorkflowTuning {
@@ -76,6 +79,9 @@ pub struct WorkflowTuning {
     /// Whether the sweeper deletes labelled servers of provisions this control plane does
     /// not know (`--sweep-unknown-servers`); otherwise it only lists them.
     pub sweep_unknown_servers: bool,
+    /// Provisions this replica drives at once; a `Provision` beyond it is refused with
+    /// `RESOURCE_EXHAUSTED` rather than queued.
+    pub max_in_flight: usize,
 }
 
 impl Default for WorkflowTuning {
@@ -95,6 +101,7 @@ impl Default for WorkflowTuning {
             sweep_interval: Duration::from_secs(5 * 60),
             sweep_grace: None,
             sweep_unknown_servers: false,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }

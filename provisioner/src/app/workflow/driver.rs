@@ -1,16 +1,18 @@
-//! One provision's driver: takes the lease, renews it in the background, runs the forward
-//! steps against the timeout and the operator's cancel, unwinds on failure, and commits
-//! every change conditionally on the row's generation (publishing it to watchers).
+//! One provision's driver: takes the lease (renewed with every other lease of this
+//! process, see `leases.rs`), runs the forward steps against the timeout and the operator's
+//! cancel, unwinds on failure, and commits every change conditionally on the row's
+//! generation (publishing it to watchers).
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 use tracing::{debug, info, warn};
 
-use super::events::{DriverSignals, Stop};
+use super::events::{DriverSignals, Stop, Tenure};
 use super::failure::{Failure, Halt, StepError};
 use super::hooks::{HookAction, HookPoint};
-use super::{Shared, StepContext};
+use super::{Shared, StepContext, leases};
 use crate::model::provision::ProvisionRecord;
 use crate::model::provision::{Provision, ProvisionId, SagaStep, StageTiming};
 use levelrail_clouds::registry::LeasedClient;
@@ -18,8 +20,6 @@ use levelrail_clouds::registry::LeasedClient;
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
 /// the provision is resumed).
 pub(super) const STORE_ATTEMPTS: u32 = 5;
-/// The pause before asking again after a failed lease renewal.
-const RENEWAL_RETRY: Duration = Duration::from_secs(1);
 /// Generation conflicts tolerated in a row (each reloads the row first).
 const CONFLICT_ATTEMPTS: u32 = 8;
 
@@ -37,42 +37,41 @@ pub(super) struct Driver {
     pub(super) retries: u32,
     /// How long the provider asked us to wait before the next poll.
     pub(super) provider_pause: Option<std::time::Duration>,
+    /// Changes applied to `record` but not yet written: the next commit carries them
+    /// (re-applied to the row after a reload).
+    unsaved: Vec<Deferred>,
 }
 
-/// Unregisters the driver and stops its lease renewal when it ends, however it ends.
+/// A change to the row that waits for the next commit.
+type Deferred = Box<dyn Fn(&mut ProvisionRecord) + Send + Sync>;
+
+/// Unregisters the driver (and so its lease from the renewals) when it ends, however it
+/// ends.
 struct Registration {
     shared: Arc<Shared>,
     id: ProvisionId,
-    renewal: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Registration {
-    /// Stops the lease renewal (an aborted task runs no further).
-    fn stop_renewal(&mut self) {
-        if let Some(task) = self.renewal.take() {
-            task.abort();
-        }
-    }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.stop_renewal();
         self.shared.events.unregister_driver(self.id.as_str());
     }
 }
 
-/// Drives `id` until it is terminal or this process loses it.
-pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId) {
+/// Drives `id` until it is terminal or this process loses it. `inserted`: the row as this
+/// process just inserted it, leased to itself (no lease to take, nothing to read).
+pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId, inserted: Option<ProvisionRecord>) {
     let Some(signals) = shared.events.register_driver(id.as_str()) else {
         return;
     };
-    let mut registration = Registration {
+    let _registration = Registration {
         shared: Arc::clone(&shared),
         id: id.clone(),
-        renewal: None,
     };
-    match start(&shared, &id, signals, &mut registration).await {
+    if !shared.renewing.swap(true, Ordering::AcqRel) {
+        tokio::spawn(leases::renew_all(Arc::downgrade(&shared)));
+    }
+    match start(&shared, &id, inserted, signals).await {
         Ok(None) => debug!(provision = %id, "another driver holds the provision"),
         Ok(Some(mut driver)) => match driver.run().await {
             Ok(()) => {
@@ -81,8 +80,8 @@ pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId) {
             Err(Halt::Crashed) => warn!(provision = %id, "driver stopped by a simulated crash"),
             Err(halt) => {
                 warn!(provision = %id, ?halt, "driver stopped; the provision will be resumed");
-                // The renewal first, so it cannot take the lease back once released.
-                registration.stop_renewal();
+                // Out of the renewals first, so they cannot extend the lease once released.
+                shared.events.forget_lease(id.as_str());
                 let _ = shared.store.release_lease(&id, &shared.owner).await;
             }
         },
@@ -93,9 +92,54 @@ pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId) {
 async fn start(
     shared: &Arc<Shared>,
     id: &ProvisionId,
+    inserted: Option<ProvisionRecord>,
     signals: DriverSignals,
-    registration: &mut Registration,
 ) -> Result<Option<Driver>, Halt> {
+    let (record, epoch, asked) = match inserted {
+        Some(record) if record.lease_owner.as_deref() == Some(shared.owner.as_str()) => {
+            // Leased at insert, by this process's clock at `created_at`: the tenure is
+            // counted from then.
+            let age = (shared.now() - record.created_at)
+                .try_into()
+                .unwrap_or(Duration::ZERO);
+            let asked = tokio::time::Instant::now()
+                .checked_sub(age)
+                .unwrap_or_else(tokio::time::Instant::now);
+            let epoch = record.lease_epoch;
+            (record, epoch, asked)
+        }
+        _ => match lease_and_read(shared, id).await? {
+            Some(taken) => taken,
+            None => return Ok(None),
+        },
+    };
+    shared.events.hold_lease(
+        id.as_str(),
+        Tenure {
+            epoch,
+            confirmed: asked,
+        },
+    );
+    let retries = record.saga.retries;
+    Ok(Some(Driver {
+        shared: Arc::clone(shared),
+        record,
+        client: None,
+        kick: signals.kick,
+        stop: signals.stop,
+        last_poll_code: None,
+        retries,
+        provider_pause: None,
+        unsaved: Vec::new(),
+    }))
+}
+
+/// Takes the lease of `id` and reads its row: the row, the lease's epoch and when it was
+/// asked for; `None` when another driver holds it.
+async fn lease_and_read(
+    shared: &Arc<Shared>,
+    id: &ProvisionId,
+) -> Result<Option<(ProvisionRecord, u64, tokio::time::Instant)>, Halt> {
     let store_halt = |e: crate::model::ports::StoreError| Halt::StoreUnavailable(e.to_string());
     let asked = tokio::time::Instant::now();
     let Some(epoch) = take_lease(shared, id).await.map_err(store_halt)? else {
@@ -111,25 +155,7 @@ async fn start(
         // Released and taken again in between: another driver's now.
         return Ok(None);
     }
-    registration.renewal = Some(tokio::spawn(renew_lease(
-        Arc::clone(shared),
-        id.clone(),
-        Tenure {
-            epoch,
-            confirmed: asked,
-        },
-    )));
-    let retries = record.saga.retries;
-    Ok(Some(Driver {
-        shared: Arc::clone(shared),
-        record,
-        client: None,
-        kick: signals.kick,
-        stop: signals.stop,
-        last_poll_code: None,
-        retries,
-        provider_pause: None,
-    }))
+    Ok(Some((record, epoch, asked)))
 }
 
 /// Takes or renews the lease of `id` for this process, at the database's time; its epoch.
@@ -142,52 +168,6 @@ async fn take_lease(
         .store
         .acquire_lease(id, &shared.owner, now, shared.lease_until(now))
         .await
-}
-
-/// A driver's hold on its lease: the epoch it took, and when (by this process's monotonic
-/// clock) the lease was last confirmed, measured from before the request that confirmed it.
-struct Tenure {
-    epoch: u64,
-    confirmed: tokio::time::Instant,
-}
-
-/// Renews the lease every third of its lifetime; tells the driver to stop when the lease
-/// is lost or changed hands (another epoch, even if this process took it back), or when no
-/// renewal succeeded by the time a third of the lease is left: every attempt races that
-/// deadline, so a hung database cannot keep a driver going past its lease. The driver then
-/// stops before its next provider call, before another replica may start driving.
-async fn renew_lease(shared: Arc<Shared>, id: ProvisionId, mut tenure: Tenure) {
-    let ttl = shared.cx.config.tuning.lease_ttl;
-    let mut pause = ttl / 3;
-    loop {
-        tokio::time::sleep(pause).await;
-        let attempt = tokio::time::Instant::now();
-        let deadline = tenure.confirmed + (ttl - ttl / 3);
-        // After a failure, ask again soon (not a third of the lease later, past the deadline).
-        pause = RENEWAL_RETRY.min(deadline.saturating_duration_since(attempt));
-        let stop = match tokio::time::timeout_at(deadline, take_lease(&shared, &id)).await {
-            Ok(Ok(Some(epoch))) if epoch == tenure.epoch => {
-                tenure.confirmed = attempt;
-                pause = ttl / 3;
-                None
-            }
-            Ok(Ok(_)) => Some("the lease went to another driver"),
-            Err(_) => Some("the lease could not be renewed before it may lapse"),
-            Ok(Err(e)) if tokio::time::Instant::now() >= deadline => {
-                warn!(provision = %id, error = %e, "could not renew the provision lease");
-                Some("the lease could not be renewed before it may lapse")
-            }
-            Ok(Err(e)) => {
-                warn!(provision = %id, error = %e, "could not renew the provision lease; retrying");
-                None
-            }
-        };
-        if let Some(why) = stop {
-            warn!(provision = %id, why, "stopping the driver");
-            shared.events.stop(id.as_str(), Stop::LeaseLost);
-            return;
-        }
-    }
 }
 
 /// How a forward step ended.
@@ -341,6 +321,7 @@ impl Driver {
             match self.shared.store.update_provision(&next).await {
                 Ok(Some(stored)) => {
                     self.record = stored;
+                    self.unsaved.clear();
                     self.shared.events.publish(&Provision::from(&self.record));
                     return Ok(());
                 }
@@ -357,6 +338,14 @@ impl Driver {
                 Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
             }
         }
+    }
+
+    /// Applies `change` to the row now and writes it with the next commit: a step whose
+    /// outcome need not be durable on its own (redone after a crash with the same result)
+    /// costs no write.
+    pub(super) fn defer(&mut self, change: impl Fn(&mut ProvisionRecord) + Send + Sync + 'static) {
+        change(&mut self.record);
+        self.unsaved.push(Box::new(change));
     }
 
     /// Adopts a newer row (a cancel written by the API, possibly on another replica).
@@ -401,6 +390,9 @@ impl Driver {
             return Err(Halt::LeaseLost);
         }
         self.record = fresh;
+        for change in &self.unsaved {
+            change(&mut self.record);
+        }
         Ok(())
     }
 

@@ -4,7 +4,9 @@
 //! progress report wakes the provision's driver at once.
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use prost::bytes::Bytes;
 
 use tokio::sync::{Notify, watch};
 
@@ -32,9 +34,42 @@ pub(crate) struct DriverSignals {
 struct DriverHandle {
     kick: Arc<Notify>,
     stop: watch::Sender<Stop>,
+    /// The lease the driver holds, once it holds one.
+    lease: Option<Tenure>,
 }
 
-type Snapshot = watch::Sender<Option<Provision>>;
+/// A driver's hold on its lease: the epoch it took, and when (by this process's monotonic
+/// clock) the lease was last confirmed, measured from before the write that confirmed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tenure {
+    pub(crate) epoch: u64,
+    pub(crate) confirmed: tokio::time::Instant,
+}
+
+type Snapshot = watch::Sender<Option<Arc<Published>>>;
+
+/// A committed state as this replica's watchers see it, with its wire form encoded once,
+/// by the first stream that sends it, and shared by every other.
+#[derive(Debug)]
+pub struct Published {
+    /// The state.
+    pub provision: Provision,
+    encoded: OnceLock<Bytes>,
+}
+
+impl Published {
+    fn new(provision: Provision) -> Self {
+        Published {
+            provision,
+            encoded: OnceLock::new(),
+        }
+    }
+
+    /// The wire form, made by `encode` the first time it is asked for.
+    pub fn encoded(&self, encode: impl FnOnce(&Provision) -> Bytes) -> Bytes {
+        self.encoded.get_or_init(|| encode(&self.provision)).clone()
+    }
+}
 
 /// The hub. Create one per process, hand it to `Nodes::with_enrollment_listener` and to the
 /// `Provisioner`.
@@ -76,9 +111,47 @@ impl ProvisionEvents {
             DriverHandle {
                 kick: Arc::clone(&kick),
                 stop,
+                lease: None,
             },
         );
         Some(DriverSignals { kick, stop: rx })
+    }
+
+    /// Records that the driver of `id` holds the lease `tenure` (renewed with every other
+    /// lease of this process, see `leases.rs`).
+    pub(crate) fn hold_lease(&self, id: &str, tenure: Tenure) {
+        if let Some(d) = lock(&self.drivers).get_mut(id) {
+            d.lease = Some(tenure);
+        }
+    }
+
+    /// Takes `id`'s lease out of the renewals (its driver gives it up).
+    pub(crate) fn forget_lease(&self, id: &str) {
+        if let Some(d) = lock(&self.drivers).get_mut(id) {
+            d.lease = None;
+        }
+    }
+
+    /// Every lease a local driver holds.
+    pub(crate) fn leases(&self) -> Vec<(String, Tenure)> {
+        lock(&self.drivers)
+            .iter()
+            .filter_map(|(id, d)| Some((id.clone(), d.lease?)))
+            .collect()
+    }
+
+    /// Moves the confirmation of `id`'s lease to `at`, if its driver still holds `epoch`.
+    pub(crate) fn confirm_lease(&self, id: &str, epoch: u64, at: tokio::time::Instant) {
+        if let Some(Tenure {
+            epoch: held,
+            confirmed,
+        }) = lock(&self.drivers)
+            .get_mut(id)
+            .and_then(|d| d.lease.as_mut())
+            && *held == epoch
+        {
+            *confirmed = (*confirmed).max(at);
+        }
     }
 
     /// Forgets the driver of `id`.
@@ -101,8 +174,12 @@ impl ProvisionEvents {
     /// Signals the driver of `id`; `false` when none runs here. A lost lease is final: no
     /// later signal (a cancel) replaces it, so the driver stops rather than unwinds.
     pub(crate) fn stop(&self, id: &str, signal: Stop) -> bool {
-        match lock(&self.drivers).get(id) {
+        match lock(&self.drivers).get_mut(id) {
             Some(d) => {
+                if signal == Stop::LeaseLost {
+                    // No longer renewed: the driver stops without writing.
+                    d.lease = None;
+                }
                 d.stop.send_if_modified(|current| {
                     let replace = *current != Stop::LeaseLost && *current != signal;
                     if replace {
@@ -125,14 +202,14 @@ impl ProvisionEvents {
             return;
         };
         sender.send_if_modified(|current| match current {
-            Some(c) if c.generation >= snapshot.generation => false,
+            Some(c) if c.provision.generation >= snapshot.generation => false,
             Some(c) => {
-                let visible = !c.same_view(snapshot);
-                *c = snapshot.clone();
+                let visible = !c.provision.same_view(snapshot);
+                *c = Arc::new(Published::new(snapshot.clone()));
                 visible
             }
             None => {
-                *current = Some(snapshot.clone());
+                *current = Some(Arc::new(Published::new(snapshot.clone())));
                 true
             }
         });
@@ -143,7 +220,10 @@ impl ProvisionEvents {
     pub(crate) fn watch(
         &self,
         id: &str,
-    ) -> (watch::Receiver<Option<Provision>>, Option<Arc<Snapshot>>) {
+    ) -> (
+        watch::Receiver<Option<Arc<Published>>>,
+        Option<Arc<Snapshot>>,
+    ) {
         let mut watches = lock(&self.watches);
         if let Some(sender) = watches.get(id) {
             return (sender.subscribe(), None);
@@ -186,7 +266,11 @@ impl ProvisionEvents {
             watches.retain(|_, s| s.receiver_count() > 0);
             watches
                 .iter()
-                .filter(|(_, s)| !s.borrow().as_ref().is_some_and(|p| p.status.is_terminal()))
+                .filter(|(_, s)| {
+                    !s.borrow()
+                        .as_ref()
+                        .is_some_and(|p| p.provision.status.is_terminal())
+                })
                 .map(|(id, _)| id.clone())
                 .collect()
         };
@@ -200,6 +284,11 @@ impl ProvisionEvents {
     /// The provisions a local driver drives.
     pub(crate) fn driving(&self) -> Vec<String> {
         lock(&self.drivers).keys().cloned().collect()
+    }
+
+    /// How many provisions a local driver drives.
+    pub(crate) fn driving_count(&self) -> usize {
+        lock(&self.drivers).len()
     }
 
     /// Whether a stream of this replica watches `id`.
@@ -229,7 +318,7 @@ impl EnrollmentListener for ProvisionEvents {
 /// ending after a terminal one.
 #[derive(Debug)]
 pub struct Subscription {
-    rx: watch::Receiver<Option<Provision>>,
+    rx: watch::Receiver<Option<Arc<Published>>>,
     last: u64,
     done: bool,
     /// Where `rx` came from, to forget the channel with its last subscription.
@@ -247,7 +336,7 @@ impl Subscription {
     /// A subscription reading `rx` (from `hub`'s channel of `id`), which has seen nothing
     /// yet.
     pub(crate) fn new(
-        rx: watch::Receiver<Option<Provision>>,
+        rx: watch::Receiver<Option<Arc<Published>>>,
         hub: Arc<ProvisionEvents>,
         id: String,
     ) -> Self {
@@ -263,16 +352,21 @@ impl Subscription {
     /// The next state: newer (by generation) than the last one returned; `None` after a
     /// terminal state. Intermediate states may be coalesced, a terminal one never is.
     pub async fn next(&mut self) -> Option<Provision> {
+        self.next_shared().await.map(|p| p.provision.clone())
+    }
+
+    /// [`Self::next`], shared with every other subscription of this replica (no copy).
+    pub async fn next_shared(&mut self) -> Option<Arc<Published>> {
         if self.done {
             return None;
         }
         loop {
             let current = self.rx.borrow_and_update().clone();
             if let Some(p) = current
-                && p.generation > self.last
+                && p.provision.generation > self.last
             {
-                self.last = p.generation;
-                self.done = p.status.is_terminal();
+                self.last = p.provision.generation;
+                self.done = p.provision.status.is_terminal();
                 return Some(p);
             }
             if self.rx.changed().await.is_err() {

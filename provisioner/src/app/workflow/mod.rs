@@ -17,6 +17,7 @@ mod events;
 mod failure;
 mod feed;
 pub(crate) mod hooks;
+mod leases;
 mod retry;
 mod steps;
 mod sweeper;
@@ -33,7 +34,7 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 pub(crate) use events::Stop;
-pub use events::{ProvisionEvents, Subscription};
+pub use events::{ProvisionEvents, Published, Subscription};
 pub(crate) use failure::describe as describe_provider_error;
 pub use sweeper::{SweepReport, Sweeper};
 pub use teardown::ProvisionTeardown;
@@ -41,7 +42,7 @@ pub use teardown::ProvisionTeardown;
 use crate::app::{Nodes, ProvisionerConfig};
 use crate::model::ports::Clock;
 use crate::model::ports::{OrphanStore, ProvisionStore, StoreError};
-use crate::model::provision::{Provision, ProvisionError, ProvisionId};
+use crate::model::provision::{Provision, ProvisionError, ProvisionId, ProvisionRecord};
 use hooks::StepHook;
 use levelrail_clouds::registry::ProviderRegistry;
 
@@ -78,6 +79,8 @@ pub(crate) struct Shared {
     pub(crate) hook: Option<Arc<dyn StepHook>>,
     /// Whether the follower of watched provisions ([`follow_all`]) was started.
     pub(crate) following: AtomicBool,
+    /// Whether the renewal of this process's leases (`leases.rs`) was started.
+    pub(crate) renewing: AtomicBool,
 }
 
 impl Shared {
@@ -142,6 +145,7 @@ impl Workflow {
             owner,
             hook: None,
             following: AtomicBool::new(false),
+            renewing: AtomicBool::new(false),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -166,6 +170,7 @@ impl Workflow {
             owner,
             hook: Some(hook),
             following: AtomicBool::new(false),
+            renewing: AtomicBool::new(false),
         };
         Workflow {
             shared: Arc::new(shared),
@@ -177,13 +182,28 @@ impl Workflow {
         &self.shared.owner
     }
 
+    /// How many provisions this process drives now.
+    pub fn in_flight(&self) -> usize {
+        self.shared.events.driving_count()
+    }
+
     /// Starts driving `id` in the background unless a driver of this process already does;
     /// the driver stops at once if another replica holds the lease.
     pub fn start(&self, id: &ProvisionId) {
         if self.shared.events.is_driving(id.as_str()) {
             return;
         }
-        tokio::spawn(driver::drive(Arc::clone(&self.shared), id.clone()));
+        tokio::spawn(driver::drive(Arc::clone(&self.shared), id.clone(), None));
+    }
+
+    /// Starts driving a provision this process just inserted, leased to itself: the
+    /// driver starts from `record` with no read and no lease write of its own.
+    pub fn start_leased(&self, record: ProvisionRecord) {
+        if self.shared.events.is_driving(record.id.as_str()) {
+            return;
+        }
+        let id = record.id.clone();
+        tokio::spawn(driver::drive(Arc::clone(&self.shared), id, Some(record)));
     }
 
     /// Starts a driver for every provision in flight whose lease is free or expired (after

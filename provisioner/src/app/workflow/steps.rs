@@ -69,36 +69,27 @@ impl Driver {
             .seal(&id, &token)
             .map_err(|e| Failure::new(phase, format!("could not seal the join token: {e}")))?;
         let at = self.stamp();
-        self.commit(move |r| {
-            r.join_token_id = Some(info.id.clone());
-            r.sealed_join_token = Some(sealed.clone());
-            r.saga.complete(
-                SagaStep::MintJoinToken,
-                at.clone(),
-                &[("token_id", info.id.as_str())],
-            );
-            r.saga_step = SagaStep::RenderUserData;
-        })
-        .await?;
+        self.commit(move |r| r.record_join_token(&info.id, sealed.clone(), at.clone()))
+            .await?;
         Ok(())
     }
 
     /// Renders the user-data once to check every input; records its size and digest (the
-    /// document itself holds the token and is never stored).
+    /// document itself holds the token and is never stored) with the create's first write:
+    /// rendering is pure, so a crash before that write renders again.
     async fn render_user_data(&mut self) -> Result<(), StepError> {
         let user_data = self.user_data()?;
         let digest = hex::encode(Sha256::digest(user_data.as_bytes()));
         let bytes = user_data.len().to_string();
         let at = self.stamp();
-        self.commit(move |r| {
+        self.defer(move |r| {
             r.saga.complete(
                 SagaStep::RenderUserData,
                 at.clone(),
                 &[("bytes", &bytes), ("sha256", &digest)],
             );
             r.saga_step = SagaStep::CreateServer;
-        })
-        .await?;
+        });
         Ok(())
     }
 

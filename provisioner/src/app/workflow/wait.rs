@@ -45,18 +45,26 @@ impl Driver {
         let entry = self.record.saga_step;
         let mut backoff = tuning.poll_initial;
         let mut next_poll = Instant::now();
+        // The database is read when something was pushed (an enrollment, a progress
+        // report, a cancel, a change another replica committed) and every `db_tick` as a
+        // safety net, not on every provider poll.
+        let mut next_read = Instant::now();
+        let mut pushed = true;
         loop {
-            self.refresh().await?;
-            if self.record.cancel_requested {
-                return Err(Failure::cancelled(self.record.status).into());
-            }
-            // Each observation that moves the saga ends this step, so every stage is
-            // recorded (and hooked) in order even when reports and the enrollment arrive
-            // together.
-            self.align_step().await?;
-            self.observe_progress().await?;
-            if self.record.saga_step != entry || self.observe_enrollment().await? {
-                return Ok(());
+            if pushed || Instant::now() >= next_read {
+                next_read = Instant::now() + tuning.db_tick;
+                self.refresh().await?;
+                if self.record.cancel_requested {
+                    return Err(Failure::cancelled(self.record.status).into());
+                }
+                // Each observation that moves the saga ends this step, so every stage is
+                // recorded (and hooked) in order even when reports and the enrollment
+                // arrive together.
+                self.align_step().await?;
+                self.observe_progress().await?;
+                if self.record.saga_step != entry || self.observe_enrollment().await? {
+                    return Ok(());
+                }
             }
             if self.needs_poll() && Instant::now() >= next_poll {
                 self.poll_server().await?;
@@ -69,15 +77,15 @@ impl Driver {
             if self.record.saga_step != entry {
                 return Ok(());
             }
-            let wait = if self.needs_poll() {
-                next_poll.saturating_duration_since(Instant::now())
+            let wake = if self.needs_poll() {
+                next_poll.min(next_read)
             } else {
-                tuning.db_tick
+                next_read
             };
-            tokio::select! {
-                () = self.kick.notified() => {}
-                () = tokio::time::sleep(wait) => {}
-            }
+            pushed = tokio::select! {
+                () = self.kick.notified() => true,
+                () = tokio::time::sleep_until(wake) => false,
+            };
         }
     }
 

@@ -244,7 +244,7 @@ async fn unknown_and_malformed_ids_and_finished_cancels_have_their_codes() {
         .await;
 
     assert_eq!(get.expect_err("unknown").code(), Code::NotFound);
-    assert_eq!(watch.expect_err("unknown").code(), Code::NotFound);
+    assert_eq!(watch.err().expect("unknown").code(), Code::NotFound);
     assert_eq!(
         malformed.expect_err("malformed").code(),
         Code::InvalidArgument

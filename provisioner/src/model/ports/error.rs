@@ -7,6 +7,10 @@ pub enum StoreError {
     /// which never holds a value or the DSN).
     #[error("node store unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Every database connection stayed busy for the whole wait: the load is too high
+    /// for now (a request is refused, background work retries).
+    #[error("node store busy: no free connection")]
+    Busy,
     /// A row with this key already exists (names the table, never a value).
     #[error("a {0} row with this key already exists")]
     Duplicate(&'static str),

@@ -5,10 +5,10 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{ChangeFeed, NodeStore, OrphanStore, SharedStateStore, StoreError};
-use crate::model::NodeName;
 use crate::model::provision::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionId, ProvisionRecord,
 };
+use crate::model::{JoinTokenRecord, NodeName};
 
 /// How many provisions [`ProvisionStore::get_provisions`] reads per query.
 pub const PROVISIONS_PER_READ: usize = 32;
@@ -21,6 +21,15 @@ pub trait ProvisionStore: Send + Sync + Debug {
     async fn insert_provision(
         &self,
         record: &ProvisionRecord,
+    ) -> Result<ProvisionRecord, InsertProvisionError> {
+        self.insert_provision_with_token(record, None).await
+    }
+    /// [`Self::insert_provision`], storing the provision's join token (already named in
+    /// `record`) in the same transaction: neither is stored without the other.
+    async fn insert_provision_with_token(
+        &self,
+        record: &ProvisionRecord,
+        token: Option<&JoinTokenRecord>,
     ) -> Result<ProvisionRecord, InsertProvisionError>;
     /// A provision by id.
     async fn get_provision(&self, id: &ProvisionId) -> Result<Option<ProvisionRecord>, StoreError>;
@@ -61,6 +70,17 @@ pub trait ProvisionStore: Send + Sync + Debug {
         now: OffsetDateTime,
         until: OffsetDateTime,
     ) -> Result<Option<u64>, StoreError>;
+    /// Renews, in one write, the live leases `owner` holds (unexpired at `now`) on those of
+    /// `ids` that are not terminal, until `until`, keeping their epochs; returns each
+    /// renewed provision with its epoch. A provision missing from the answer is no longer
+    /// `owner`'s (or its lease lapsed): its driver stops.
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        ids: &[ProvisionId],
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<Vec<(ProvisionId, u64)>, StoreError>;
     /// Gives the lease up, if `owner` holds it (bumping the epoch).
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError>;
     /// The database's clock, where several replicas share the database: leases are taken

@@ -28,6 +28,10 @@ pub enum ProvisionError {
     /// message is one clean line.
     #[error("{0}")]
     Unavailable(String),
+    /// A limit was reached (provisions in flight, database connections): refused at once
+    /// rather than queued; retrying later helps.
+    #[error("{0}")]
+    ResourceExhausted(String),
     /// The provision store could not be reached.
     #[error("provision store unavailable")]
     StoreUnavailable(#[source] StoreError),
@@ -49,6 +53,10 @@ impl From<StoreError> for ProvisionError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Unavailable(_) => ProvisionError::StoreUnavailable(e),
+            StoreError::Busy => ProvisionError::ResourceExhausted(
+                "the database has no free connection (too many requests in flight); retry shortly"
+                    .into(),
+            ),
             StoreError::Duplicate(_) | StoreError::Corrupt(_) | StoreError::UnsupportedUrl => {
                 ProvisionError::Internal(anyhow::Error::new(e).context("provision store"))
             }

@@ -136,6 +136,19 @@ impl ProvisionRecord {
         }
     }
 
+    /// Records the provision's join token (the saga's first step done): its id, and the
+    /// token sealed for this provision, minted `at` (RFC 3339).
+    pub fn record_join_token(&mut self, token_id: &JoinTokenId, sealed: Vec<u8>, at: String) {
+        self.join_token_id = Some(token_id.clone());
+        self.sealed_join_token = Some(sealed);
+        self.saga.complete(
+            SagaStep::MintJoinToken,
+            at,
+            &[("token_id", token_id.as_str())],
+        );
+        self.saga_step = SagaStep::RenderUserData;
+    }
+
     /// The region and size the server is in (or being created in): the first choice not
     /// rejected after a capacity fallback (the one in use once created), otherwise the
     /// requested ones.

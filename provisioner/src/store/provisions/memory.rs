@@ -3,22 +3,28 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use crate::model::NodeName;
 use crate::model::ports::StoreError;
 use crate::model::ports::{ChangeFeed, ProvisionStore, SharedStateStore};
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::model::stored_time;
+use crate::model::{JoinTokenRecord, NodeName};
 use crate::store::MemoryStore;
+use crate::store::memory::stored_token;
 
 #[async_trait]
 impl ProvisionStore for MemoryStore {
-    async fn insert_provision(
+    async fn insert_provision_with_token(
         &self,
         record: &ProvisionRecord,
+        token: Option<&JoinTokenRecord>,
     ) -> Result<ProvisionRecord, InsertProvisionError> {
         let stored = record.stored()?;
+        let token = token.map(stored_token).transpose()?;
         let mut state = self.lock();
+        if token.is_some() {
+            MemoryStore::outage(&mut state)?;
+        }
         if let Some(request) = &record.request_id
             && let Some(existing) = state
                 .provisions
@@ -37,6 +43,12 @@ impl ProvisionStore for MemoryStore {
             record.name.clone(),
             ClaimHolder::Provision(record.id.clone()),
         );
+        if let Some(token) = token {
+            if state.tokens.contains_key(&token.id) {
+                return Err(StoreError::Duplicate("join_tokens").into());
+            }
+            state.tokens.insert(token.id.clone(), token);
+        }
         state.provisions.insert(record.id.clone(), stored.clone());
         Ok(stored)
     }
@@ -146,6 +158,32 @@ impl ProvisionStore for MemoryStore {
         p.lease_owner = Some(owner.to_owned());
         p.lease_until = Some(until);
         Ok(Some(p.lease_epoch))
+    }
+
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        ids: &[ProvisionId],
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<Vec<(ProvisionId, u64)>, StoreError> {
+        let (now, until) = (stored_time(now)?, stored_time(until)?);
+        let mut state = self.lock();
+        if state.lease_outage {
+            return Err(StoreError::Unavailable(Box::new(sqlx::Error::PoolTimedOut)));
+        }
+        let mut renewed = Vec::new();
+        for id in ids {
+            let Some(p) = state.provisions.get_mut(id) else {
+                continue;
+            };
+            let live = p.lease_until.is_some_and(|t| t >= now);
+            if p.lease_owner.as_deref() == Some(owner) && live && !p.status.is_terminal() {
+                p.lease_until = Some(until);
+                renewed.push((id.clone(), p.lease_epoch));
+            }
+        }
+        Ok(renewed)
     }
 
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {

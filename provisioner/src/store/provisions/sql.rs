@@ -9,15 +9,16 @@ use super::codec::{
     Encoded, claim_holder, is_request_conflict, lease_epoch, provision_columns, read_provision,
 };
 use super::replayed_or_taken;
-use crate::model::NodeName;
 use crate::model::ports::StoreError;
 use crate::model::ports::{
     Change, ChangeFeed, PROVISIONS_PER_READ, ProvisionStore, SharedStateStore,
 };
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
+use crate::model::{JoinTokenRecord, NodeName};
 use crate::store::SqlStore;
 use crate::store::claims::is_claim_conflict;
+use crate::store::nodes::{INSERT_JOIN_TOKEN, join_token_args};
 
 macro_rules! select_provisions {
     ($tail:literal) => {
@@ -52,11 +53,27 @@ const UPDATE: &str = "UPDATE provisions SET status = $1, install_step = $2, ip_a
      WHERE id = $18 AND generation = $19 AND lease_epoch = $20 \
      RETURNING lease_owner, lease_until, lease_epoch";
 
+/// Renews `$2`'s live leases (at `$3`) on the provisions of the JSON array `$4` until `$1`.
+macro_rules! renew_leases {
+    ($ids:literal) => {
+        concat!(
+            "UPDATE provisions SET lease_until = $1 \
+             WHERE lease_owner = $2 AND lease_until >= $3 \
+             AND status NOT IN ('ready', 'failed') AND id IN (",
+            $ids,
+            ") RETURNING id, lease_epoch"
+        )
+    };
+}
+const RENEW_LEASES_SQLITE: &str = renew_leases!("SELECT value FROM json_each($4)");
+const RENEW_LEASES_POSTGRES: &str = renew_leases!("SELECT jsonb_array_elements_text($4::jsonb)");
+
 #[async_trait]
 impl<D: Dialect> ProvisionStore for SqlStore<D> {
-    async fn insert_provision(
+    async fn insert_provision_with_token(
         &self,
         record: &ProvisionRecord,
+        token: Option<&JoinTokenRecord>,
     ) -> Result<ProvisionRecord, InsertProvisionError> {
         let stored = record.stored()?;
         let enc = Encoded::of(&stored)?;
@@ -73,6 +90,10 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             Err(e) => return Err(e.into()),
             Ok(_) => match tx.execute(INSERT, &enc.all_columns(&stored)).await {
                 Ok(_) => {
+                    if let Some(token) = token {
+                        tx.execute(INSERT_JOIN_TOKEN, &join_token_args(token))
+                            .await?;
+                    }
                     tx.commit().await?;
                     return Ok(stored);
                 }
@@ -207,6 +228,36 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             )
             .await?;
         row.as_ref().map(lease_epoch).transpose()
+    }
+
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        ids: &[ProvisionId],
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<Vec<(ProvisionId, u64)>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = serde_json::to_string(&ids.iter().map(ProvisionId::as_str).collect::<Vec<_>>())
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let sql = if D::NAME == "postgres" {
+            RENEW_LEASES_POSTGRES
+        } else {
+            RENEW_LEASES_SQLITE
+        };
+        let rows = self
+            .db
+            .fetch_all(sql, &args![until, owner, now, list])
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let id = ProvisionId::parse(&row.text("id")?)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                Ok((id, lease_epoch(row)?))
+            })
+            .collect()
     }
 
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {

@@ -25,8 +25,8 @@ async fn until_crashed(
 
 #[tokio::test(start_paused = true)]
 async fn a_crash_after_any_step_resumes_with_exactly_one_server() {
+    // The join token is minted with the provision's insert: the driver starts at rendering.
     let points = [
-        HookPoint::After(SagaStep::MintJoinToken),
         HookPoint::After(SagaStep::RenderUserData),
         HookPoint::Before(SagaStep::CreateServer),
         HookPoint::AfterCall(SagaStep::CreateServer),

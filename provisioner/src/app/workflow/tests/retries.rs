@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::harness::{Harness, NAME, ScriptedHook};
 use crate::app::workflow::hooks::{HookAction, HookPoint};
-use crate::model::provision::{ProvisionStatus, SagaStep};
+use crate::model::provision::{ProvisionError, ProvisionStatus, SagaStep};
 use levelrail_clouds::{ErrorKind, ProviderError, ProviderId};
 
 fn refused_grant() -> ProviderError {
@@ -240,25 +240,26 @@ async fn a_cancel_during_the_create_lets_it_finish_then_deletes_the_server_by_id
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_database_outage_while_minting_the_token_halts_the_provision_for_a_resume_not_a_failure()
-{
+async fn a_database_outage_while_storing_the_token_refuses_the_provision_and_stores_nothing() {
     let memory = std::sync::Arc::new(crate::store::MemoryStore::new());
     let h = Harness::on_memory(
         std::sync::Arc::clone(&memory),
         None,
         crate::app::WorkflowTuning::default(),
     );
-    memory.fail_token_writes(50);
+    memory.fail_token_writes(1);
 
+    // The token is stored in the provision's own transaction: neither is kept alone.
+    let refused = h.provisioner.provision(super::harness::input(NAME)).await;
+    let listed = h.provisioner.list_provisions(0, "").await.expect("list");
     let p = h.provision(NAME).await;
-    tokio::time::sleep(Duration::from_secs(60)).await;
-    let halted = h.provisioner.get_provision(&p.id).await.expect("get");
-    memory.fail_token_writes(0);
-    let resumed = h.provisioner.workflow().resume_all().await.expect("resume");
     let ready = h.complete(&p.id, NAME).await;
 
-    assert_eq!(halted.status, ProvisionStatus::Creating, "{halted:?}");
-    assert_eq!(resumed, 1, "the halted provision was not resumable");
+    assert!(
+        matches!(refused, Err(ProvisionError::StoreUnavailable(_))),
+        "{refused:?}"
+    );
+    assert!(listed.provisions.is_empty(), "{:?}", listed.provisions);
     assert_eq!(ready.status, ProvisionStatus::Ready, "{ready:?}");
     assert_eq!(h.fake.created(p.id.as_str()), 1);
 }

@@ -51,8 +51,8 @@ async fn a_provision_goes_through_every_stage_to_ready() {
 
 #[tokio::test(start_paused = true)]
 async fn each_step_run_twice_ends_in_the_same_state() {
+    // The join token is minted with the provision's insert: the driver starts at rendering.
     let steps = [
-        SagaStep::MintJoinToken,
         SagaStep::RenderUserData,
         SagaStep::CreateServer,
         SagaStep::WaitRunning,

@@ -8,6 +8,7 @@ use tokio::task::JoinSet;
 use super::fixtures::{OWNER, T0, record};
 use crate::model::ports::{ProvisionStore, ProvisionerStore};
 use crate::model::provision::ProvisionStatus;
+use crate::model::stored_time;
 
 /// Concurrent lease takers.
 const TAKERS: usize = 16;
@@ -16,7 +17,96 @@ pub(super) async fn run(store: Arc<dyn ProvisionerStore>) {
     one_of_many_concurrent_takers_gets_a_free_lease(Arc::clone(&store)).await;
     a_lease_is_renewed_by_its_owner_and_taken_over_only_after_it_expires(&*store).await;
     a_stale_owner_cannot_write_after_a_take_over(&*store).await;
+    an_owner_renews_its_live_leases_in_one_write(&*store).await;
     only_unleased_provisions_in_flight_are_resumable(&*store).await;
+}
+
+async fn an_owner_renews_its_live_leases_in_one_write(store: &dyn ProvisionerStore) {
+    let (ttl, later) = (Duration::seconds(30), T0 + Duration::seconds(20));
+    let ours = store
+        .insert_provision(&record("renew-ours", T0))
+        .await
+        .expect("insert");
+    let lapsed = store
+        .insert_provision(&record("renew-lapsed", T0))
+        .await
+        .expect("insert");
+    let taken = store
+        .insert_provision(&record("renew-taken", T0))
+        .await
+        .expect("insert");
+    let not_asked = store
+        .insert_provision(&record("renew-not-asked", T0))
+        .await
+        .expect("insert");
+    for r in [&ours, &not_asked] {
+        store
+            .acquire_lease(&r.id, OWNER, T0, T0 + ttl)
+            .await
+            .expect("acquire");
+    }
+    store
+        .acquire_lease(&lapsed.id, OWNER, T0, T0 + Duration::seconds(10))
+        .await
+        .expect("acquire");
+    store
+        .release_lease(&taken.id, OWNER)
+        .await
+        .expect("release");
+    let other = store
+        .acquire_lease(&taken.id, "replica-other", T0, T0 + ttl)
+        .await
+        .expect("acquire")
+        .expect("free");
+
+    let ids = [ours.id.clone(), lapsed.id.clone(), taken.id.clone()];
+    let renewed = store
+        .renew_leases(OWNER, &ids, later, later + ttl)
+        .await
+        .expect("renew");
+
+    let epoch = store
+        .get_provision(&ours.id)
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(
+        renewed,
+        vec![(ours.id.clone(), epoch.lease_epoch)],
+        "only the live lease of the owner is renewed, with its epoch kept"
+    );
+    assert_eq!(epoch.lease_until, stored_time(later + ttl).ok());
+    let untouched = store
+        .get_provision(&not_asked.id)
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(
+        untouched.lease_until,
+        stored_time(T0 + ttl).ok(),
+        "a provision not asked for"
+    );
+    let theirs = store
+        .get_provision(&taken.id)
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(
+        (
+            theirs.lease_owner.as_deref(),
+            theirs.lease_epoch,
+            theirs.lease_until
+        ),
+        (Some("replica-other"), other, stored_time(T0 + ttl).ok()),
+        "another owner's lease is left alone"
+    );
+    assert!(
+        store
+            .renew_leases(OWNER, &[], later, later + ttl)
+            .await
+            .expect("renew")
+            .is_empty()
+    );
 }
 
 async fn one_of_many_concurrent_takers_gets_a_free_lease(store: Arc<dyn ProvisionerStore>) {
