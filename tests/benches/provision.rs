@@ -1,14 +1,20 @@
-//! Provisioning figures: `Provision` latency at 64 concurrent clients with provider latency
-//! excluded (the RPC only validates, claims the name and records the provision; the server
-//! is created by the background workflow), beside a no-op RPC; enrollment → watcher
-//! delivery; memory per open `WatchProvision` stream at 10,000 streams.
-//! Run with `cargo bench -p levelrail-tests --bench provision`.
+//! Provisioning figures, on embedded SQLite and (when `LEVELRAIL_TEST_POSTGRES_URL` is set)
+//! on PostgreSQL, each next to a no-op RPC (health `Check`) measured in the same run:
+//! - enrollment → watcher: an agent enrolls with a provision's own join token (taken from
+//!   the user-data the fake cloud received) while a `WatchProvision` stream is open; the
+//!   figure is the time from the agent's enrollment answer to `ready` on the stream;
+//! - `Provision` throughput and p50/p99 at 64 clients while 1,024 provisions are in flight
+//!   in the background (their servers never leave `initializing`, so their drivers keep
+//!   polling). The RPC only validates, checks the cached catalog and records the provision.
+//!
+//! Run with `cargo bench --workspace --bench provision`.
 use std::time::{Duration, Instant};
 
+use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
+use levelrail_agent::token::JoinToken;
 use levelrail_credentials::model::{CredentialInput, ProviderId};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
-use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
 use secrecy::SecretString;
 use tonic_health::pb::HealthCheckRequest;
@@ -17,27 +23,16 @@ use tonic_health::pb::health_client::HealthClient;
 #[path = "../tests/api/harness.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod harness;
+#[path = "support/report.rs"]
+#[allow(dead_code)]
+mod report;
 
 const TOKEN: &str = "benchtoken00000000000000000000000000000000000000000000000000000000";
-
-fn pct(sorted: &[Duration], q: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
-}
-
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .unwrap_or("0")
-                    .parse()
-                    .unwrap_or(0)
-            })
-        })
-        .unwrap_or(0)
-}
+const CLIENTS: usize = 64;
+const PER_CLIENT: usize = 16;
+const ENROLLMENTS: usize = 64;
+const THROUGHPUT_TARGET: f64 = 500.0;
+const ENROLL_WATCH_TARGET_MS: f64 = 50.0;
 
 fn request(name: String) -> ppb::ProvisionRequest {
     ppb::ProvisionRequest {
@@ -50,10 +45,73 @@ fn request(name: String) -> ppb::ProvisionRequest {
     }
 }
 
-#[tokio::main(flavor = "multi_thread")]
-async fn main() {
-    // Servers stay `initializing` for an hour: nothing finishes, so streams stay open and
-    // the workflow adds no load beyond its first create.
+/// Latencies of `CLIENTS` clients making `PER_CLIENT` calls each, and the wall time.
+async fn load<F, Fut>(call: F) -> (Vec<Duration>, Duration)
+where
+    F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..CLIENTS {
+        let call = call.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(PER_CLIENT);
+            for i in 0..PER_CLIENT {
+                let t = Instant::now();
+                call(c, i).await;
+                lat.push(t.elapsed());
+            }
+            lat
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.expect("client"));
+    }
+    let wall = started.elapsed();
+    all.sort();
+    (all, wall)
+}
+
+/// The load of no-op RPCs (health `Check`).
+async fn noop_load(health: &HealthClient<tonic::transport::Channel>) -> (Vec<Duration>, Duration) {
+    let health = health.clone();
+    load(move |_, _| {
+        let mut h = health.clone();
+        async move {
+            h.check(HealthCheckRequest::default()).await.expect("check");
+        }
+    })
+    .await
+}
+
+/// The load of `Provision` calls, naming the nodes `<prefix>-<client>-<call>`.
+async fn provision_load(
+    client: &harness::ProvisionerClient,
+    prefix: &'static str,
+) -> (Vec<Duration>, Duration) {
+    let client = client.clone();
+    load(move |c, i| {
+        let mut p = client.clone();
+        async move {
+            p.provision(request(format!("{prefix}-{c}-{i}")))
+                .await
+                .expect("provision");
+        }
+    })
+    .await
+}
+
+/// The join token in a user-data document (`LR1.<pin>.<id>.<secret>`).
+fn token_in(user_data: &str) -> Option<String> {
+    user_data
+        .split_whitespace()
+        .find(|w| w.starts_with("LR1."))
+        .map(str::to_owned)
+}
+
+async fn run(backend: &str, database_url: Option<String>) {
     let fake = FakeHetzner::start(FakeHetznerConfig {
         token: TOKEN.into(),
         state_step: Duration::from_secs(3600),
@@ -64,6 +122,7 @@ async fn main() {
     .expect("fake");
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut cfg = harness::test_config(tmp.path());
+    cfg.storage.database_url = database_url.map(SecretString::from);
     harness::set_endpoint(&mut cfg, ProviderId::Hetzner, "api", fake.base_url());
     let app = harness::TestApp::start(cfg).await.expect("app");
     app.credentials
@@ -74,103 +133,150 @@ async fn main() {
         .await
         .expect("credential");
     let channel = app.channel().await;
-    let client = ProvisionerServiceClient::with_interceptor(
-        channel.clone(),
-        harness::Bearer(app.token.clone()),
-    );
-    // Warm the catalog cache (the only provider call on the Provision path).
-    client
-        .clone()
-        .provision(request("warm-0".into()))
-        .await
-        .expect("warm");
+    let client = app.provisioner_client().await;
+    let health = HealthClient::new(channel.clone());
 
-    const CLIENTS: usize = 64;
-    const PER: usize = 16;
-    for (label, provision) in [("no-op unary (health Check)", false), ("Provision", true)] {
-        let mut tasks = Vec::new();
-        let started = Instant::now();
-        for c in 0..CLIENTS {
-            let mut p = client.clone();
-            let mut h = HealthClient::new(channel.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut lat = Vec::new();
-                for i in 0..PER {
-                    let t = Instant::now();
-                    if provision {
-                        p.provision(request(format!("bench-{c}-{i}")))
-                            .await
-                            .expect("provision");
-                    } else {
-                        h.check(HealthCheckRequest {
-                            service: String::new(),
-                        })
-                        .await
-                        .expect("check");
-                    }
-                    lat.push(t.elapsed());
-                }
-                lat
-            }));
-        }
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.expect("task"));
-        }
-        let wall = started.elapsed();
-        all.sort();
-        println!(
-            "{label:<28} clients={CLIENTS} n={}  p50={:.2} ms  p99={:.2} ms  throughput={:.0}/s",
-            all.len(),
-            pct(&all, 0.5),
-            pct(&all, 0.99),
-            all.len() as f64 / wall.as_secs_f64()
-        );
-    }
-
-    // Memory per open WatchProvision stream: 10,000 streams on one provision over 100
-    // connections (the listener allows 100 streams per connection). Client and server
-    // share this process, so the figure is an upper bound for the server side.
-    let target = client
-        .clone()
-        .provision(request("watched-1".into()))
-        .await
-        .expect("provision")
-        .into_inner()
-        .provision
-        .expect("p")
-        .id;
-    let mut conns = Vec::new();
-    for _ in 0..100 {
-        conns.push(ProvisionerServiceClient::with_interceptor(
-            app.channel().await,
-            harness::Bearer(app.token.clone()),
-        ));
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let before = rss_kib();
-    let mut streams = Vec::with_capacity(10_000);
-    for i in 0..10_000 {
-        let mut c = conns[i % conns.len()].clone();
-        let mut s = c
-            .watch_provision(ppb::WatchProvisionRequest { id: target.clone() })
+    // Enrollment → watcher, before the background load takes the provider's rate budget.
+    let mut watchers = Vec::new();
+    for i in 0..ENROLLMENTS {
+        let p = client
+            .clone()
+            .provision(request(format!("enroll-{i}")))
+            .await
+            .expect("provision")
+            .into_inner()
+            .provision
+            .expect("provision");
+        let stream = client
+            .clone()
+            .watch_provision(ppb::WatchProvisionRequest { id: p.id })
             .await
             .expect("watch")
             .into_inner();
-        s.message()
-            .await
-            .expect("first message")
-            .expect("current state first");
-        streams.push(s);
+        watchers.push((p.name, stream));
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = rss_kib();
-    println!(
-        "WatchProvision streams open=10000  RSS {} MiB → {} MiB  ≈ {:.1} KiB per stream (client + server)",
-        before / 1024,
-        after / 1024,
-        (after.saturating_sub(before)) as f64 / 10_000.0
+    let addr = ControlPlaneAddr::parse(&app.agent_addr.to_string()).expect("addr");
+    let mut after_enroll = Vec::with_capacity(ENROLLMENTS);
+    for (name, mut stream) in watchers {
+        let token = loop {
+            let found = fake
+                .servers()
+                .into_iter()
+                .find(|s| s.name == name)
+                .and_then(|s| token_in(&s.user_data));
+            if let Some(t) = found {
+                break t;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let token = JoinToken::parse(&token).expect("token");
+        let enrollment = Enrollment {
+            addr: addr.clone(),
+            pin: token.fingerprint(),
+            token,
+            node_name: name,
+        };
+        // Everything the stream said before the enrollment.
+        while let Ok(Ok(Some(_))) =
+            tokio::time::timeout(Duration::from_millis(5), stream.message()).await
+        {}
+        let ready = tokio::spawn(async move {
+            loop {
+                let event = stream.message().await.expect("stream").expect("event");
+                let status = event.provision.expect("provision").status;
+                if status == ppb::ProvisionStatus::Ready as i32 {
+                    return Instant::now();
+                }
+            }
+        });
+        levelrail_agent::enroll::enroll(&enrollment, Duration::from_secs(30))
+            .await
+            .expect("enrolls");
+        let enrolled = Instant::now();
+        let ready = ready.await.expect("watcher");
+        after_enroll.push(ready.saturating_duration_since(enrolled));
+    }
+    after_enroll.sort();
+    let (noop, _) = noop_load(&health).await;
+    let p99 = report::pct_ms(&after_enroll, 0.99);
+    report::figure(
+        &format!("enrollment → watcher delivery ({backend})"),
+        format!(
+            "p50 {:.2} ms, p99 {p99:.2} ms",
+            report::pct_ms(&after_enroll, 0.5)
+        ),
+        format!(
+            "no-op p50 {:.2} ms, p99 {:.2} ms",
+            report::pct_ms(&noop, 0.5),
+            report::pct_ms(&noop, 0.99)
+        ),
+        format!("p99 ≤ {ENROLL_WATCH_TARGET_MS:.0} ms"),
+        p99 <= ENROLL_WATCH_TARGET_MS,
     );
-    drop(streams);
+
+    // The background: 1,024 provisions in flight (64 clients × 16).
+    provision_load(&client, "bg").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let (noop, noop_wall) = noop_load(&health).await;
+    let (prov, prov_wall) = provision_load(&client, "bench").await;
+    let n = (CLIENTS * PER_CLIENT) as f64;
+    let (noop_rate, rate) = (n / noop_wall.as_secs_f64(), n / prov_wall.as_secs_f64());
+    let floor = format!(
+        "no-op {noop_rate:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
+        report::pct_ms(&noop, 0.5),
+        report::pct_ms(&noop, 0.99)
+    );
+    report::figure(
+        &format!("Provision throughput, 64 clients, 1,024 in flight ({backend})"),
+        format!("{rate:.0}/s"),
+        floor.clone(),
+        format!("≥ {THROUGHPUT_TARGET:.0}/s"),
+        rate >= THROUGHPUT_TARGET,
+    );
+    let (p99, noop_p99) = (report::pct_ms(&prov, 0.99), report::pct_ms(&noop, 0.99));
+    report::figure(
+        &format!("Provision latency ({backend})"),
+        format!("p50 {:.2} ms, p99 {p99:.2} ms", report::pct_ms(&prov, 0.5)),
+        floor,
+        format!("p99 ≤ 3 × no-op p99 = {:.2} ms", 3.0 * noop_p99),
+        p99 <= 3.0 * noop_p99,
+    );
     app.stop().await;
+    fake.shutdown();
+}
+
+/// A fresh database on the PostgreSQL server at `base` (dropped first if a previous run
+/// left it), and its URL.
+async fn fresh_postgres(base: &str) -> String {
+    use sqlx::Executor as _;
+    const NAME: &str = "levelrail_bench";
+    let admin = sqlx::PgPool::connect(base).await.expect("PostgreSQL");
+    admin
+        .execute(sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {NAME} WITH (FORCE)"
+        ))))
+        .await
+        .expect("drop");
+    admin
+        .execute(sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "CREATE DATABASE {NAME}"
+        ))))
+        .await
+        .expect("create");
+    admin.close().await;
+    let (root, _) = base.rsplit_once('/').expect("a database in the URL");
+    format!("{root}/{NAME}")
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    run("SQLite", None).await;
+    match std::env::var_os("LEVELRAIL_TEST_POSTGRES_URL").and_then(|v| v.into_string().ok()) {
+        Some(base) => {
+            let url = fresh_postgres(&base).await;
+            run("PostgreSQL", Some(url)).await;
+        }
+        None => eprintln!("PostgreSQL: skipped (set LEVELRAIL_TEST_POSTGRES_URL)"),
+    }
 }
