@@ -193,6 +193,15 @@ pub struct NodeArgs {
     /// provisions over within about twice this.
     #[arg(long, env = "LEVELRAIL_LEASE_TTL", default_value = "30s")]
     pub lease_ttl: String,
+    /// How many provisions this process drives at once; a `Provision` beyond it is refused
+    /// with `RESOURCE_EXHAUSTED` (retry later) instead of queued.
+    #[arg(
+        long,
+        env = "LEVELRAIL_MAX_PROVISIONS_IN_FLIGHT",
+        default_value_t = 10_000,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub max_provisions_in_flight: u32,
 }
 
 /// The clouds as this process reaches them.

@@ -180,6 +180,7 @@ pub async fn build(
             tuning: WorkflowTuning {
                 lease_ttl,
                 sweep_unknown_servers: cfg.sweep_unknown_servers,
+                max_in_flight: cfg.max_provisions_in_flight as usize,
                 ..WorkflowTuning::default()
             },
         },

@@ -47,6 +47,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
                 provision_timeout: None,
                 sweep_unknown_servers: false,
                 lease_ttl: "30s".into(),
+                max_provisions_in_flight: 10_000,
             },
         },
         clouds: CloudArgs {

@@ -178,3 +178,31 @@ async fn the_catalog_is_served_from_the_cache() {
         "{unknown:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_provision_beyond_the_in_flight_limit_is_refused_at_once_not_queued() {
+    let tuning = crate::app::WorkflowTuning {
+        max_in_flight: 1,
+        ..Default::default()
+    };
+    let h = Harness::with_tuning(None, tuning);
+    let first = h.provision("node-1").await;
+
+    let refused = h.provisioner.provision(input("node-2")).await;
+    let ready = h.complete(&first.id, "node-1").await;
+    h.settle().await;
+    let after = h.provisioner.provision(input("node-2")).await;
+
+    assert!(
+        matches!(&refused, Err(ProvisionError::ResourceExhausted(m)) if m.contains("--max-provisions-in-flight")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        ready.status,
+        crate::model::provision::ProvisionStatus::Ready
+    );
+    assert!(
+        after.is_ok(),
+        "the limit frees up as provisions finish: {after:?}"
+    );
+}

@@ -58,12 +58,15 @@ impl Drop for Registration {
     }
 }
 
-/// Drives `id` until it is terminal or this process loses it. `inserted`: the row as this
-/// process just inserted it, leased to itself (no lease to take, nothing to read).
-pub(super) async fn drive(shared: Arc<Shared>, id: ProvisionId, inserted: Option<ProvisionRecord>) {
-    let Some(signals) = shared.events.register_driver(id.as_str()) else {
-        return;
-    };
+/// Drives `id` (whose registration `signals` are) until it is terminal or this process
+/// loses it. `inserted`: the row as this process just inserted it, leased to itself (no lease
+/// to take, nothing to read).
+pub(super) async fn drive(
+    shared: Arc<Shared>,
+    id: ProvisionId,
+    inserted: Option<ProvisionRecord>,
+    signals: DriverSignals,
+) {
     let _registration = Registration {
         shared: Arc::clone(&shared),
         id: id.clone(),

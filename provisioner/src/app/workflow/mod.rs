@@ -190,20 +190,27 @@ impl Workflow {
     /// Starts driving `id` in the background unless a driver of this process already does;
     /// the driver stops at once if another replica holds the lease.
     pub fn start(&self, id: &ProvisionId) {
-        if self.shared.events.is_driving(id.as_str()) {
-            return;
-        }
-        tokio::spawn(driver::drive(Arc::clone(&self.shared), id.clone(), None));
+        self.spawn_driver(id.clone(), None);
     }
 
     /// Starts driving a provision this process just inserted, leased to itself: the
     /// driver starts from `record` with no read and no lease write of its own.
     pub fn start_leased(&self, record: ProvisionRecord) {
-        if self.shared.events.is_driving(record.id.as_str()) {
+        self.spawn_driver(record.id.clone(), Some(record));
+    }
+
+    /// Registers the one local driver of `id` now (it counts as in flight from here) and
+    /// runs it in the background; nothing when one is registered already.
+    fn spawn_driver(&self, id: ProvisionId, inserted: Option<ProvisionRecord>) {
+        let Some(signals) = self.shared.events.register_driver(id.as_str()) else {
             return;
-        }
-        let id = record.id.clone();
-        tokio::spawn(driver::drive(Arc::clone(&self.shared), id, Some(record)));
+        };
+        tokio::spawn(driver::drive(
+            Arc::clone(&self.shared),
+            id,
+            inserted,
+            signals,
+        ));
     }
 
     /// Starts a driver for every provision in flight whose lease is free or expired (after
