@@ -50,8 +50,8 @@ pub enum Cached<T> {
 type Key = (ProviderId, String, Option<String>);
 
 struct Entry<T> {
-    created: Instant,
-    cell: Arc<OnceCell<Arc<T>>>,
+    /// The value and when it was fetched.
+    cell: Arc<OnceCell<(Instant, Arc<T>)>>,
     /// The value of the entry this one replaced, served while this one is fetched.
     previous: Option<Arc<T>>,
     /// When a refresh was last handed out by a peek.
@@ -94,9 +94,12 @@ impl CatalogCache {
             (client.id(), credential_id.to_owned(), None),
             self.ttl.regions,
         );
-        cell.get_or_try_init(|| async { client.list_regions().await.map(Arc::new) })
-            .await
-            .cloned()
+        let (_, regions) = cell
+            .get_or_try_init(|| async {
+                Ok((Instant::now(), Arc::new(client.list_regions().await?)))
+            })
+            .await?;
+        Ok(Arc::clone(regions))
     }
 
     /// Sizes in `region`: the cached ones while fresh, else fetched.
@@ -112,9 +115,12 @@ impl CatalogCache {
             Some(region.to_owned()),
         );
         let cell = cell(&self.sizes, key, self.ttl.sizes);
-        cell.get_or_try_init(|| async { client.list_sizes(region).await.map(Arc::new) })
-            .await
-            .cloned()
+        let (_, sizes) = cell
+            .get_or_try_init(|| async {
+                Ok((Instant::now(), Arc::new(client.list_sizes(region).await?)))
+            })
+            .await?;
+        Ok(Arc::clone(sizes))
     }
 
     /// The cached regions of `provider` for `credential_id`, with no provider call.
@@ -150,26 +156,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The live cell for `key`, replacing an expired one (whose value is kept as the new one's
 /// `previous`). A failed fetch leaves the cell empty, so the next caller tries again.
-fn cell<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: Key, ttl: Duration) -> Arc<OnceCell<Arc<T>>> {
+fn cell<T>(
+    map: &Mutex<HashMap<Key, Entry<T>>>,
+    key: Key,
+    ttl: Duration,
+) -> Arc<OnceCell<(Instant, Arc<T>)>> {
     let mut m = lock(map);
-    let now = Instant::now();
     let entry = m.entry(key).or_insert_with(|| Entry {
-        created: now,
         cell: Arc::new(OnceCell::new()),
         previous: None,
         refresh_claimed: None,
     });
-    if entry.cell.initialized() && now.duration_since(entry.created) >= ttl {
-        let previous = entry.cell.get().cloned();
+    if let Some((fetched, value)) = entry.cell.get()
+        && fetched.elapsed() >= ttl
+    {
         *entry = Entry {
-            created: now,
             cell: Arc::new(OnceCell::new()),
-            previous,
+            previous: Some(Arc::clone(value)),
             refresh_claimed: entry.refresh_claimed,
         };
-    } else if !entry.cell.initialized() {
-        // A fetch starts (or joins the one in flight): its value's lifetime starts now.
-        entry.created = now;
     }
     Arc::clone(&entry.cell)
 }
@@ -183,8 +188,10 @@ fn peek<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: &Key, ttl: Duration) -> Cac
     };
     let now = Instant::now();
     let value = match entry.cell.get() {
-        Some(v) if now.duration_since(entry.created) < ttl => return Cached::Fresh(Arc::clone(v)),
-        Some(v) => Arc::clone(v),
+        Some((fetched, v)) if now.duration_since(*fetched) < ttl => {
+            return Cached::Fresh(Arc::clone(v));
+        }
+        Some((_, v)) => Arc::clone(v),
         None => match &entry.previous {
             Some(v) => Arc::clone(v),
             None => return Cached::Missing,
@@ -218,7 +225,7 @@ mod tests {
             Cached::Missing,
             "a fetch in flight"
         );
-        c.set(Arc::new(1)).expect("set");
+        c.set((Instant::now(), Arc::new(1))).expect("set");
         assert_eq!(peek(&map, &key(), ttl), Cached::Fresh(Arc::new(1)));
 
         tokio::time::advance(ttl).await;
@@ -243,7 +250,7 @@ mod tests {
             stale(true),
             "a failed refresh is retried later"
         );
-        refreshing.set(Arc::new(2)).expect("set");
+        refreshing.set((Instant::now(), Arc::new(2))).expect("set");
         assert_eq!(peek(&map, &key(), ttl), Cached::Fresh(Arc::new(2)));
     }
 }

@@ -136,6 +136,9 @@ impl<D: Dialect> Db<D> {
 
     /// Closes every connection.
     pub async fn close(&self) {
+        if let Some(tasks) = &self._tasks {
+            tasks.0.abort();
+        }
         self.pool.close().await;
         self.read.close().await;
     }

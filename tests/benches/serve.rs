@@ -225,21 +225,9 @@ async fn main() {
     .expect("provision")
     .id;
 
-    let pid = server.pid();
-    let health = per_stream_kib(&pid, |i| {
-        let mut c = HealthClient::new(channels[i % CONNECTIONS].clone());
-        async move {
-            let mut s = c
-                .watch(HealthCheckRequest::default())
-                .await
-                .expect("health watch")
-                .into_inner();
-            s.message().await.expect("first").expect("status");
-            s
-        }
-    })
-    .await;
-    let watch = per_stream_kib(&pid, |i| {
+    // Each figure on a fresh process: memory freed by one set of streams would otherwise
+    // be reused by the next and hide its cost.
+    let watch = per_stream_kib(&server.pid(), |i| {
         let mut c = ProvisionerServiceClient::with_interceptor(
             channels[i % CONNECTIONS].clone(),
             harness::Bearer(token.clone()),
@@ -252,6 +240,23 @@ async fn main() {
                 .expect("watch")
                 .into_inner();
             s.message().await.expect("first").expect("current state");
+            s
+        }
+    })
+    .await;
+    drop(channels);
+    drop(server);
+    let (server, _) = start(&data_dir, &fake.base_url()).await;
+    let channels = connections(&server.url).await;
+    let health = per_stream_kib(&server.pid(), |i| {
+        let mut c = HealthClient::new(channels[i % CONNECTIONS].clone());
+        async move {
+            let mut s = c
+                .watch(HealthCheckRequest::default())
+                .await
+                .expect("health watch")
+                .into_inner();
+            s.message().await.expect("first").expect("status");
             s
         }
     })

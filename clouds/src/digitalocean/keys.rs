@@ -6,6 +6,9 @@
 //! sets nor e-mails a root password. Keys uploaded for a provision are named `levelrail-<provision>-key-<n>` (or
 //! `-key-lock`) so its deletion finds them.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use super::client::Api;
 use super::names;
 use super::retry::retry_create;
@@ -66,9 +69,28 @@ fn bad_key(index: usize) -> ProviderError {
     )
 }
 
-/// The provision's lock key: a fresh key uploaded under the provision's lock-key name (an
-/// ambiguous failure is resolved by looking its fingerprint up). A key an interrupted
-/// earlier attempt uploaded is not looked for (that would mean listing every key of the
+/// The lock keys this process generated, by provision (at most [`LOCK_KEYS_KEPT`]).
+static LOCK_KEYS: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Mutex::default);
+const LOCK_KEYS_KEPT: usize = 4096;
+
+/// The provision's lock key in this process: generated once, so every retried create
+/// finds by its fingerprint the key an earlier attempt uploaded.
+fn lock_key_for(provision: &str) -> Result<String, ProviderError> {
+    let mut keys = LOCK_KEYS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(key) = keys.get(provision) {
+        return Ok(key.clone());
+    }
+    if keys.len() >= LOCK_KEYS_KEPT {
+        keys.clear();
+    }
+    let key = crate::ssh::lock_key(ProviderId::DigitalOcean)?;
+    keys.insert(provision.to_owned(), key.clone());
+    Ok(key)
+}
+
+/// The provision's lock key, looked up by its fingerprint (a retry finds what an earlier
+/// attempt of this process uploaded) or uploaded under the provision's lock-key name. A key
+/// uploaded before a restart is not looked for (that would mean listing every key of the
 /// account); it carries the same name, so the provision's cleanup deletes it too.
 async fn ensure_lock_key(
     api: &Api,
@@ -76,9 +98,12 @@ async fn ensure_lock_key(
     provision: &str,
 ) -> Result<u64, ProviderError> {
     let name = names::lock_key_name(provision);
-    let public_key = crate::ssh::lock_key(ProviderId::DigitalOcean)?;
+    let public_key = lock_key_for(provision)?;
     let fingerprint = crate::ssh::md5_fingerprint(&public_key).ok_or_else(|| bad_key(0))?;
     let find = || api.ssh_key_by_fingerprint(&fingerprint);
+    if let Some(key) = find().await? {
+        return Ok(key.id);
+    }
     Ok(
         retry_create(policy, find, || api.create_ssh_key(&name, &public_key))
             .await?

@@ -1,6 +1,7 @@
 //! The `Credentials` state struct: every operation of the credentials service. The gRPC
 //! layer converts requests and calls exactly one method here.
 use std::sync::Arc;
+use std::time::Instant;
 
 use secrecy::SecretString;
 use time::OffsetDateTime;
@@ -67,9 +68,23 @@ struct Inner {
     /// Bumped after every change a provisioner caches (credentials, API tokens).
     changes: tokio::sync::watch::Sender<u64>,
     /// The credential id of each provider known to have one (learnt from a read, or from
-    /// this service's own writes), so a provisioner in this process can key its catalog
-    /// with no read. Changed only together with `changes`, under this lock.
-    current: std::sync::Mutex<std::collections::HashMap<ProviderId, String>>,
+    /// this service's own writes) and when, so a provisioner in this process can key its
+    /// catalog with no read. Trusted for [`KNOWN_CREDENTIAL_TTL`] (another process sharing
+    /// the database may replace it). Changed only together with `changes`, under this lock.
+    current: std::sync::Mutex<std::collections::HashMap<ProviderId, (String, Instant)>>,
+}
+
+/// How long a credential id learnt by this process is used without a read.
+const KNOWN_CREDENTIAL_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Each provider's known credential id, and when it was learnt.
+type KnownCredentials = std::collections::HashMap<ProviderId, (String, Instant)>;
+
+fn set_known(known: &mut KnownCredentials, provider: ProviderId, id: Option<&str>) {
+    match id {
+        Some(id) => known.insert(provider, (id.to_owned(), Instant::now())),
+        None => known.remove(&provider),
+    };
 }
 
 /// What a provisioner caches from this service: which credential each provider has, and
@@ -127,22 +142,30 @@ impl Credentials {
     fn credential_changed(&self, provider: ProviderId, id: Option<&str>) {
         let mut current = self.lock_current();
         self.changed();
-        match id {
-            Some(id) => current.insert(provider, id.to_owned()),
-            None => current.remove(&provider),
-        };
+        set_known(&mut current, provider, id);
     }
 
-    fn lock_current(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<ProviderId, String>> {
+    /// Records what a read found (`id`, or none), unless a change landed since the read
+    /// began (`seen`: the change counter then): memory would then be newer than the read.
+    fn credential_read(&self, provider: ProviderId, id: Option<&str>, seen: u64) {
+        let mut current = self.lock_current();
+        if *self.inner.changes.borrow() == seen {
+            set_known(&mut current, provider, id);
+        }
+    }
+
+    fn lock_current(&self) -> std::sync::MutexGuard<'_, KnownCredentials> {
         self.inner.current.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The id of `provider`'s credential if this service knows it has one, with no read
-    /// (`None`: it has none, or this process has not read it yet; ask [`Self::issue_access`]).
+    /// The id of `provider`'s credential if this service learnt in the last
+    /// [`KNOWN_CREDENTIAL_TTL`] that it has one, with no read (`None`: it has none, or this
+    /// process does not know; ask [`Self::issue_access`]).
     pub fn known_credential_id(&self, provider: ProviderId) -> Option<String> {
-        self.lock_current().get(&provider).cloned()
+        self.lock_current()
+            .get(&provider)
+            .filter(|(_, at)| at.elapsed() < KNOWN_CREDENTIAL_TTL)
+            .map(|(id, _)| id.clone())
     }
 
     /// The stored credentials' ids and the API tokens' digests.
@@ -313,19 +336,9 @@ impl Credentials {
         reuse: bool,
     ) -> Result<AccessGrant, CredentialsError> {
         let seen = *self.inner.changes.borrow();
-        let record = self
-            .inner
-            .store
-            .get_credential(provider)
-            .await?
-            .ok_or(CredentialsError::NotConnected(provider))?;
-        {
-            // Unless a change landed since the read began (it would be older than memory).
-            let mut current = self.lock_current();
-            if *self.inner.changes.borrow() == seen {
-                current.insert(provider, record.id.clone());
-            }
-        }
+        let found = self.inner.store.get_credential(provider).await?;
+        self.credential_read(provider, found.as_ref().map(|r| r.id.as_str()), seen);
+        let record = found.ok_or(CredentialsError::NotConnected(provider))?;
         // A grant cached for this very row needs no decryption.
         let source = GrantSource::new(&record.id, &record.envelope);
         if let Some(grant) = reuse

@@ -168,10 +168,11 @@ impl Provisioner {
         let placements = self.plan_placements(&credential, &spec).await?;
         let now = self.now();
         let id = ProvisionId::generate();
-        // By this replica's clock, with no round trip on the request path; the driver it
-        // starts holds it from here, and its first renewal (a third of the lease later, in
-        // the replica's batch) sets it by the database's clock.
+        // By this replica's clock, with no round trip on the request path (the driver takes
+        // it again by the database's clock where replicas share it); the driver holds it
+        // from before the write.
         let lease_until = now + self.config.tuning.lease_ttl;
+        let asked = tokio::time::Instant::now();
         let mut record = ProvisionRecord::new(
             id.clone(),
             &spec,
@@ -212,7 +213,7 @@ impl Provisioner {
         info!(provision = %stored.id, provider = %stored.provider, name = %stored.name, token_id = %token.id, "provision requested");
         let view = Provision::from(&stored);
         self.workflow.publish(&view);
-        self.workflow.start_leased(stored);
+        self.workflow.start_leased(stored, asked);
         Ok(view)
     }
 

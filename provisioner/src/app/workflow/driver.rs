@@ -59,12 +59,12 @@ impl Drop for Registration {
 }
 
 /// Drives `id` (whose registration `signals` are) until it is terminal or this process
-/// loses it. `inserted`: the row as this process just inserted it, leased to itself (no lease
-/// to take, nothing to read).
+/// loses it. `inserted`: the row as this process just inserted it, leased to itself by a
+/// write started at the instant given (no lease to take, nothing to read).
 pub(super) async fn drive(
     shared: Arc<Shared>,
     id: ProvisionId,
-    inserted: Option<ProvisionRecord>,
+    inserted: Option<(ProvisionRecord, tokio::time::Instant)>,
     signals: DriverSignals,
 ) {
     let _registration = Registration {
@@ -95,21 +95,36 @@ pub(super) async fn drive(
 async fn start(
     shared: &Arc<Shared>,
     id: &ProvisionId,
-    inserted: Option<ProvisionRecord>,
+    inserted: Option<(ProvisionRecord, tokio::time::Instant)>,
     signals: DriverSignals,
 ) -> Result<Option<Driver>, Halt> {
     let (record, epoch, asked) = match inserted {
-        Some(record) if record.lease_owner.as_deref() == Some(shared.owner.as_str()) => {
-            // Leased at insert, by this process's clock at `created_at`: the tenure is
-            // counted from then.
-            let age = (shared.now() - record.created_at)
-                .try_into()
-                .unwrap_or(Duration::ZERO);
-            let asked = tokio::time::Instant::now()
-                .checked_sub(age)
-                .unwrap_or_else(tokio::time::Instant::now);
-            let epoch = record.lease_epoch;
-            (record, epoch, asked)
+        // Leased by the insert: the tenure counts from before that write. Where replicas
+        // share the database, the lease the insert wrote by this replica's clock is taken
+        // again by the database's before any provider call (one write, no read).
+        Some((record, asked)) if record.lease_owner.as_deref() == Some(shared.owner.as_str()) => {
+            match shared.store.database_time().await {
+                Ok(None) => {
+                    let epoch = record.lease_epoch;
+                    (record, epoch, asked)
+                }
+                Ok(Some(now)) => {
+                    let asked = tokio::time::Instant::now();
+                    let until = shared.lease_until(now);
+                    match shared
+                        .store
+                        .acquire_lease(id, &shared.owner, now, until)
+                        .await
+                    {
+                        Ok(Some(epoch)) if epoch == record.lease_epoch => (record, epoch, asked),
+                        // It lapsed by the database's clock (and may have changed hands): the
+                        // provision is resumed once the lease expires.
+                        Ok(_) => return Ok(None),
+                        Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
+                    }
+                }
+                Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
+            }
         }
         _ => match lease_and_read(shared, id).await? {
             Some(taken) => taken,

@@ -132,6 +132,16 @@ impl ProvisionEvents {
         }
     }
 
+    /// Stops the driver of `id` if it still holds the lease of `epoch` (a newer driver of
+    /// the same provision holds another epoch and keeps going).
+    pub(crate) fn lose_lease(&self, id: &str, epoch: u64) -> bool {
+        let holds = lock(&self.drivers)
+            .get(id)
+            .and_then(|d| d.lease)
+            .is_some_and(|t| t.epoch == epoch);
+        holds && self.stop(id, Stop::LeaseLost)
+    }
+
     /// Every lease a local driver holds.
     pub(crate) fn leases(&self) -> Vec<(String, Tenure)> {
         lock(&self.drivers)

@@ -13,7 +13,6 @@ use tokio::time::Instant;
 use tracing::warn;
 
 use super::Shared;
-use super::events::Stop;
 use crate::model::provision::ProvisionId;
 
 /// The pause before asking again after a failed renewal.
@@ -66,9 +65,8 @@ async fn renew_once(shared: &Shared) -> Duration {
                 for (id, tenure) in &held {
                     if renewed.get(id) == Some(&tenure.epoch) {
                         shared.events.confirm_lease(id, tenure.epoch, asked);
-                    } else {
-                        warn!(provision = %id, "the lease went to another driver or lapsed; stopping the driver");
-                        shared.events.stop(id, Stop::LeaseLost);
+                    } else if shared.events.lose_lease(id, tenure.epoch) {
+                        warn!(provision = %id, "the lease went to another driver or lapsed; the driver stops");
                     }
                 }
                 ttl / 3
@@ -92,8 +90,9 @@ async fn renew_once(shared: &Shared) -> Duration {
     for (id, tenure) in shared.events.leases() {
         let due = tenure.confirmed + keep;
         if now >= due {
-            warn!(provision = %id, "the lease could not be renewed before it may lapse; stopping the driver");
-            shared.events.stop(&id, Stop::LeaseLost);
+            if shared.events.lose_lease(&id, tenure.epoch) {
+                warn!(provision = %id, "the lease could not be renewed before it may lapse; the driver stops");
+            }
         } else {
             pause = pause.min(due - now);
         }

@@ -193,15 +193,20 @@ impl Workflow {
         self.spawn_driver(id.clone(), None);
     }
 
-    /// Starts driving a provision this process just inserted, leased to itself: the
-    /// driver starts from `record` with no read and no lease write of its own.
-    pub fn start_leased(&self, record: ProvisionRecord) {
-        self.spawn_driver(record.id.clone(), Some(record));
+    /// Starts driving a provision this process just inserted, leased to itself by a write
+    /// that started at `asked`: the driver starts from `record` with no read and no lease
+    /// write of its own.
+    pub fn start_leased(&self, record: ProvisionRecord, asked: tokio::time::Instant) {
+        self.spawn_driver(record.id.clone(), Some((record, asked)));
     }
 
     /// Registers the one local driver of `id` now (it counts as in flight from here) and
     /// runs it in the background; nothing when one is registered already.
-    fn spawn_driver(&self, id: ProvisionId, inserted: Option<ProvisionRecord>) {
+    fn spawn_driver(
+        &self,
+        id: ProvisionId,
+        inserted: Option<(ProvisionRecord, tokio::time::Instant)>,
+    ) {
         let Some(signals) = self.shared.events.register_driver(id.as_str()) else {
             return;
         };

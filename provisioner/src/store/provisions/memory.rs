@@ -39,14 +39,17 @@ impl ProvisionStore for MemoryStore {
         if state.provisions.contains_key(&record.id) {
             return Err(StoreError::Duplicate("provisions").into());
         }
+        if token
+            .as_ref()
+            .is_some_and(|t| state.tokens.contains_key(&t.id))
+        {
+            return Err(StoreError::Duplicate("join_tokens").into());
+        }
         state.claims.insert(
             record.name.clone(),
             ClaimHolder::Provision(record.id.clone()),
         );
         if let Some(token) = token {
-            if state.tokens.contains_key(&token.id) {
-                return Err(StoreError::Duplicate("join_tokens").into());
-            }
             state.tokens.insert(token.id.clone(), token);
         }
         state.provisions.insert(record.id.clone(), stored.clone());
