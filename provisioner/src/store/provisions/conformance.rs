@@ -22,6 +22,7 @@ pub async fn run(store: Arc<dyn ProvisionerStore>) {
     starts_empty(&*store).await;
     provisions_round_trip(&*store).await;
     a_request_id_returns_the_original_provision(&*store).await;
+    a_provision_and_its_token_are_stored_together_or_not_at_all(&*store).await;
     updates_are_conditional_on_the_generation(&*store).await;
     a_terminal_write_wipes_the_sealed_token_and_the_lease(&*store).await;
     lists_are_newest_first_and_paged(&*store).await;
@@ -106,6 +107,58 @@ async fn a_request_id_returns_the_original_provision(store: &dyn ProvisionStore)
             .is_none(),
         "a replay kept a claim on its name"
     );
+}
+
+async fn a_provision_and_its_token_are_stored_together_or_not_at_all(store: &dyn ProvisionerStore) {
+    let mut first = record("with-token", T0);
+    first.request_id = Some("req-with-token".into());
+    let token = fixtures::token(Some(&first.id));
+    first.join_token_id = Some(token.id.clone());
+
+    let inserted = store
+        .insert_provision_with_token(&first, Some(&token))
+        .await
+        .expect("insert");
+    let mut taken = record("with-token", T0);
+    let lost = fixtures::token(Some(&taken.id));
+    taken.join_token_id = Some(lost.id.clone());
+    let name_taken = store.insert_provision_with_token(&taken, Some(&lost)).await;
+    let mut replay = record("with-token-replay", T0);
+    replay.request_id = Some("req-with-token".into());
+    let replayed_token = fixtures::token(Some(&replay.id));
+    let replayed = store
+        .insert_provision_with_token(&replay, Some(&replayed_token))
+        .await;
+
+    assert_eq!(
+        store.get_provision(&first.id).await.expect("get"),
+        Some(inserted),
+        "the provision inserted with its token"
+    );
+    let stored = store.get_join_token(&token.id).await.expect("get token");
+    assert_eq!(
+        stored.map(|t| t.provision_id),
+        Some(Some(first.id.to_string())),
+        "the token was not stored with its provision"
+    );
+    assert!(
+        matches!(name_taken, Err(InsertProvisionError::NameTaken)),
+        "{name_taken:?}"
+    );
+    assert!(
+        matches!(&replayed, Err(InsertProvisionError::Replayed(p)) if p.id == first.id),
+        "{replayed:?}"
+    );
+    for (lost, why) in [(&lost, "a taken name"), (&replayed_token, "a replay")] {
+        assert!(
+            store
+                .get_join_token(&lost.id)
+                .await
+                .expect("get token")
+                .is_none(),
+            "{why} stored its token"
+        );
+    }
 }
 
 async fn updates_are_conditional_on_the_generation(store: &dyn ProvisionStore) {

@@ -39,6 +39,23 @@ const INSERT: &str = concat!(
      $29, $30, $31, $32, $33)"
 );
 
+/// PostgreSQL: the name claim (`$44`), the provision (`$1`…`$33`) and its join token
+/// (`$34`…`$43`) in one statement, one round trip. A name already claimed claims nothing
+/// and so inserts nothing (`claimed` is 0); a repeated request id fails the whole statement.
+const INSERT_WITH_TOKEN_POSTGRES: &str = concat!(
+    "WITH claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
+     VALUES ($44, 'provision', $1) ON CONFLICT (name) DO NOTHING RETURNING holder_id), \
+     provision AS (INSERT INTO provisions (",
+    provision_columns!(),
+    ", lease_until, created_at, updated_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
+     $29, $30, $31, $32, $33 FROM claim RETURNING id), \
+     token AS (INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
+     created_at, expires_at, used_at, used_by_node, revoked_at) \
+     SELECT $34, $35, $36, $37, $38, $39, $40, $41, $42, $43 FROM provision RETURNING id) \
+     SELECT (SELECT count(*) FROM claim) AS claimed, (SELECT count(*) FROM token) AS tokens"
+);
+
 /// [`PROVISIONS_PER_READ`] provisions by id.
 const GET_MANY: &str = select_provisions!(
     "WHERE id IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)"
@@ -77,6 +94,26 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     ) -> Result<ProvisionRecord, InsertProvisionError> {
         let stored = record.stored()?;
         let enc = Encoded::of(&stored)?;
+        if let (true, Some(token)) = (D::NAME == "postgres", token) {
+            let mut all = enc.all_columns(&stored);
+            all.extend(join_token_args(token));
+            all.push(Arg::from(stored.name.as_str()));
+            return match self
+                .db
+                .fetch_optional(INSERT_WITH_TOKEN_POSTGRES, &all)
+                .await
+            {
+                Ok(Some(row)) if row.int("claimed").map_err(StoreError::from)? == 1 => Ok(stored),
+                Ok(_) => Err(replayed_or_taken(self, record).await),
+                Err(e) if is_request_conflict::<D>(&e) => {
+                    Err(replayed_or_taken(self, record).await)
+                }
+                Err(e) if D::unique_violation(&e).is_some() => {
+                    Err(StoreError::Duplicate("provisions").into())
+                }
+                Err(e) => Err(e.into()),
+            };
+        }
         let mut tx = self.db.write().await?;
         let claim = tx
             .execute(
