@@ -96,7 +96,8 @@ impl CatalogCache {
         );
         let (_, regions) = cell
             .get_or_try_init(|| async {
-                Ok((Instant::now(), Arc::new(client.list_regions().await?)))
+                let regions = client.list_regions().await?;
+                Ok((Instant::now(), Arc::new(regions)))
             })
             .await?;
         Ok(Arc::clone(regions))
@@ -117,7 +118,8 @@ impl CatalogCache {
         let cell = cell(&self.sizes, key, self.ttl.sizes);
         let (_, sizes) = cell
             .get_or_try_init(|| async {
-                Ok((Instant::now(), Arc::new(client.list_sizes(region).await?)))
+                let sizes = client.list_sizes(region).await?;
+                Ok((Instant::now(), Arc::new(sizes)))
             })
             .await?;
         Ok(Arc::clone(sizes))

@@ -63,7 +63,9 @@ pub(super) async fn create_droplet(
                 ],
                 user_data: &req.user_data,
             };
-            retry_create(policy, find, || api.create_droplet(&body)).await?
+            let created = retry_create(policy, find, || api.create_droplet(&body)).await?;
+            keys::forget_lock_key(provision);
+            created
         }
     };
     Ok(droplet)

@@ -69,9 +69,18 @@ fn bad_key(index: usize) -> ProviderError {
     )
 }
 
-/// The lock keys this process generated, by provision (at most [`LOCK_KEYS_KEPT`]).
+/// The lock keys this process generated for provisions whose droplet does not exist yet
+/// (at most [`LOCK_KEYS_KEPT`], above any in-flight bound).
 static LOCK_KEYS: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Mutex::default);
-const LOCK_KEYS_KEPT: usize = 4096;
+const LOCK_KEYS_KEPT: usize = 65_536;
+
+/// Forgets the provision's lock key (its droplet exists: no create will be retried).
+pub(super) fn forget_lock_key(provision: &str) {
+    LOCK_KEYS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(provision);
+}
 
 /// The provision's lock key in this process: generated once, so every retried create
 /// finds by its fingerprint the key an earlier attempt uploaded.

@@ -166,13 +166,13 @@ impl Provisioner {
         }
         let credential = self.credential(spec.provider, "provision").await?;
         let placements = self.plan_placements(&credential, &spec).await?;
+        let asked = tokio::time::Instant::now();
         let now = self.now();
         let id = ProvisionId::generate();
         // By this replica's clock, with no round trip on the request path (the driver takes
         // it again by the database's clock where replicas share it); the driver holds it
         // from before the write.
         let lease_until = now + self.config.tuning.lease_ttl;
-        let asked = tokio::time::Instant::now();
         let mut record = ProvisionRecord::new(
             id.clone(),
             &spec,

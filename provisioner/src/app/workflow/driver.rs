@@ -103,23 +103,28 @@ async fn start(
         // share the database, the lease the insert wrote by this replica's clock is taken
         // again by the database's before any provider call (one write, no read).
         Some((record, asked)) if record.lease_owner.as_deref() == Some(shared.owner.as_str()) => {
+            let confirming = tokio::time::Instant::now();
             match shared.store.database_time().await {
                 Ok(None) => {
                     let epoch = record.lease_epoch;
                     (record, epoch, asked)
                 }
                 Ok(Some(now)) => {
-                    let asked = tokio::time::Instant::now();
                     let until = shared.lease_until(now);
                     match shared
                         .store
                         .acquire_lease(id, &shared.owner, now, until)
                         .await
                     {
-                        Ok(Some(epoch)) if epoch == record.lease_epoch => (record, epoch, asked),
-                        // It lapsed by the database's clock (and may have changed hands): the
-                        // provision is resumed once the lease expires.
-                        Ok(_) => return Ok(None),
+                        Ok(Some(epoch)) if epoch == record.lease_epoch => {
+                            (record, epoch, confirming)
+                        }
+                        // It lapsed by the database's clock and this process took it anew
+                        // (or another replica holds it): go on from the row as it is now.
+                        Ok(_) => match lease_and_read(shared, id).await? {
+                            Some(taken) => taken,
+                            None => return Ok(None),
+                        },
                         Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
                     }
                 }

@@ -38,6 +38,24 @@ struct DriverHandle {
     lease: Option<Tenure>,
 }
 
+impl DriverHandle {
+    /// Signals the driver (see [`ProvisionEvents::stop`]).
+    fn signal(&mut self, signal: Stop) {
+        if signal == Stop::LeaseLost {
+            // No longer renewed: the driver stops without writing.
+            self.lease = None;
+        }
+        self.stop.send_if_modified(|current| {
+            let replace = *current != Stop::LeaseLost && *current != signal;
+            if replace {
+                *current = signal;
+            }
+            replace
+        });
+        self.kick.notify_one();
+    }
+}
+
 /// A driver's hold on its lease: the epoch it took, and when (by this process's monotonic
 /// clock) the lease was last confirmed, measured from before the write that confirmed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,11 +153,13 @@ impl ProvisionEvents {
     /// Stops the driver of `id` if it still holds the lease of `epoch` (a newer driver of
     /// the same provision holds another epoch and keeps going).
     pub(crate) fn lose_lease(&self, id: &str, epoch: u64) -> bool {
-        let holds = lock(&self.drivers)
-            .get(id)
-            .and_then(|d| d.lease)
-            .is_some_and(|t| t.epoch == epoch);
-        holds && self.stop(id, Stop::LeaseLost)
+        match lock(&self.drivers).get_mut(id) {
+            Some(d) if d.lease.is_some_and(|t| t.epoch == epoch) => {
+                d.signal(Stop::LeaseLost);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Every lease a local driver holds.
@@ -186,18 +206,7 @@ impl ProvisionEvents {
     pub(crate) fn stop(&self, id: &str, signal: Stop) -> bool {
         match lock(&self.drivers).get_mut(id) {
             Some(d) => {
-                if signal == Stop::LeaseLost {
-                    // No longer renewed: the driver stops without writing.
-                    d.lease = None;
-                }
-                d.stop.send_if_modified(|current| {
-                    let replace = *current != Stop::LeaseLost && *current != signal;
-                    if replace {
-                        *current = signal;
-                    }
-                    replace
-                });
-                d.kick.notify_one();
+                d.signal(signal);
                 true
             }
             None => false,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use time::Duration;
 
 use self::fixtures::{T0, T0_STORED, record};
-use crate::model::ports::{ProvisionStore, ProvisionerStore};
+use crate::model::ports::{ProvisionStore, ProvisionerStore, StoreError};
 use crate::model::provision::{InsertProvisionError, PageCursor};
 use crate::model::provision::{ProvisionId, ProvisionStatus, SagaStep, StageTiming};
 use crate::model::{InstallStep, JoinTokenId};
@@ -148,6 +148,48 @@ async fn a_provision_and_its_token_are_stored_together_or_not_at_all(store: &dyn
     assert!(
         matches!(&replayed, Err(InsertProvisionError::Replayed(p)) if p.id == first.id),
         "{replayed:?}"
+    );
+    let mut clash = record("with-token-clash", T0);
+    clash.join_token_id = Some(token.id.clone());
+    let mut clashing = fixtures::token(Some(&clash.id));
+    clashing.id = token.id.clone();
+    let clashed = store
+        .insert_provision_with_token(&clash, Some(&clashing))
+        .await;
+    assert!(
+        matches!(
+            clashed,
+            Err(InsertProvisionError::Store(StoreError::Duplicate(
+                "join_tokens"
+            )))
+        ),
+        "a token id in use: {clashed:?}"
+    );
+    assert!(
+        store
+            .name_claim(&clash.name)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a token clash kept a claim on its name"
+    );
+    for (row, why) in [
+        (&taken.id, "a taken name"),
+        (&replay.id, "a replay"),
+        (&clash.id, "a token clash"),
+    ] {
+        assert!(
+            store.get_provision(row).await.expect("get").is_none(),
+            "{why} stored its provision"
+        );
+    }
+    assert!(
+        store
+            .name_claim(&replay.name)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a replay kept a claim on its name"
     );
     for (lost, why) in [(&lost, "a taken name"), (&replayed_token, "a replay")] {
         assert!(

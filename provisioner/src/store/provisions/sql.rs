@@ -1,6 +1,7 @@
 //! `ProvisionStore` in SQL. Writes that touch a claim run in write transactions
-//! (`BEGIN IMMEDIATE` on SQLite, row locks on PostgreSQL), so concurrent requests on any
-//! replica queue, and the `name_claims` primary key decides which of them gets a name.
+//! (`BEGIN IMMEDIATE` on SQLite, row locks on PostgreSQL) or, for a provision inserted with
+//! its token on PostgreSQL, in one statement, so concurrent requests on any replica queue,
+//! and the `name_claims` primary key decides which of them gets a name.
 use async_trait::async_trait;
 use levelrail_db::{Dialect, Value as Arg, args};
 use time::OffsetDateTime;
@@ -85,6 +86,16 @@ macro_rules! renew_leases {
 const RENEW_LEASES_SQLITE: &str = renew_leases!("SELECT value FROM json_each($4)");
 const RENEW_LEASES_POSTGRES: &str = renew_leases!("SELECT jsonb_array_elements_text($4::jsonb)");
 
+/// A failed insert: a duplicate key names its table (a provision id, a token id); anything
+/// else is the database's.
+fn duplicate_or_unavailable<D: Dialect>(e: sqlx::Error) -> InsertProvisionError {
+    match D::unique_violation(&e) {
+        Some(v) if v.table == "join_tokens" => StoreError::Duplicate("join_tokens").into(),
+        Some(_) => StoreError::Duplicate("provisions").into(),
+        None => e.into(),
+    }
+}
+
 #[async_trait]
 impl<D: Dialect> ProvisionStore for SqlStore<D> {
     async fn insert_provision_with_token(
@@ -108,10 +119,7 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                 Err(e) if is_request_conflict::<D>(&e) => {
                     Err(replayed_or_taken(self, record).await)
                 }
-                Err(e) if D::unique_violation(&e).is_some() => {
-                    Err(StoreError::Duplicate("provisions").into())
-                }
-                Err(e) => Err(e.into()),
+                Err(e) => Err(duplicate_or_unavailable::<D>(e)),
             };
         }
         let mut tx = self.db.write().await?;
@@ -129,16 +137,14 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                 Ok(_) => {
                     if let Some(token) = token {
                         tx.execute(INSERT_JOIN_TOKEN, &join_token_args(token))
-                            .await?;
+                            .await
+                            .map_err(duplicate_or_unavailable::<D>)?;
                     }
                     tx.commit().await?;
                     return Ok(stored);
                 }
                 Err(e) if is_request_conflict::<D>(&e) => {}
-                Err(e) if D::unique_violation(&e).is_some() => {
-                    return Err(StoreError::Duplicate("provisions").into());
-                }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(duplicate_or_unavailable::<D>(e)),
             },
         }
         tx.rollback().await?;
