@@ -57,6 +57,20 @@ const INSERT_WITH_TOKEN_POSTGRES: &str = concat!(
      SELECT (SELECT count(*) FROM claim) AS claimed, (SELECT count(*) FROM token) AS tokens"
 );
 
+/// SQLite: the same three inserts as one batch of statements in the write transaction (one
+/// hand-off to the connection's thread instead of three); the first to fail stops it.
+const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
+    "INSERT INTO name_claims (name, holder_kind, holder_id) VALUES ($44, 'provision', $1); \
+     INSERT INTO provisions (",
+    provision_columns!(),
+    ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
+     $29, $30, $31, $32, $33); \
+     INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, created_at, \
+     expires_at, used_at, used_by_node, revoked_at) \
+     VALUES ($34, $35, $36, $37, $38, $39, $40, $41, $42, $43)"
+);
+
 /// [`PROVISIONS_PER_READ`] provisions by id.
 const GET_MANY: &str = select_provisions!(
     "WHERE id IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)"
@@ -105,10 +119,24 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     ) -> Result<ProvisionRecord, InsertProvisionError> {
         let stored = record.stored()?;
         let enc = Encoded::of(&stored)?;
-        if let (true, Some(token)) = (D::NAME == "postgres", token) {
+        if let Some(token) = token {
             let mut all = enc.all_columns(&stored);
             all.extend(join_token_args(token));
             all.push(Arg::from(stored.name.as_str()));
+            if D::NAME != "postgres" {
+                let mut tx = self.db.write().await?;
+                return match tx.execute(INSERT_WITH_TOKEN_SQLITE, &all).await {
+                    Ok(_) => {
+                        tx.commit().await?;
+                        Ok(stored)
+                    }
+                    Err(e) if is_claim_conflict::<D>(&e) || is_request_conflict::<D>(&e) => {
+                        tx.rollback().await?;
+                        Err(replayed_or_taken(self, record).await)
+                    }
+                    Err(e) => Err(duplicate_or_unavailable::<D>(e)),
+                };
+            }
             return match self
                 .db
                 .fetch_optional(INSERT_WITH_TOKEN_POSTGRES, &all)
