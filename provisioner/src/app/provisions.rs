@@ -24,7 +24,7 @@ use crate::app::workflow::{ProvisionEvents, Subscription, Workflow};
 use crate::model::ports::Clock;
 use crate::model::ports::{OrphanStore, ProvisionStore};
 use crate::model::provision::{InsertProvisionError, PageCursor, ProvisionRecord};
-use crate::model::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput};
+use crate::model::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput, stamp};
 use levelrail_clouds::catalog::CatalogCache;
 use levelrail_clouds::registry::ProviderRegistry;
 
@@ -195,7 +195,7 @@ impl Provisioner {
             .sealing_key
             .seal(&id, &secret)
             .map_err(|e| anyhow::anyhow!("could not seal the join token: {e}"))?;
-        record.record_join_token(&token.id, sealed, rfc3339(now));
+        record.record_join_token(&token.id, sealed, stamp(now));
         let stored = match self
             .store
             .insert_provision_with_token(&record, Some(&token))
@@ -304,12 +304,6 @@ impl Provisioner {
             "the provision is changing too fast to cancel; retry".into(),
         ))
     }
-}
-
-/// `at` in RFC 3339, as the saga log records times.
-fn rfc3339(at: OffsetDateTime) -> String {
-    at.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -9,9 +9,8 @@ use levelrail_proto::provisioner::v1::provisioner_service_server::ProvisionerSer
 use tonic::{Request, Response, Status};
 
 use super::provision_convert as convert;
-use super::watch::{ProvisionerServer, subscription_stream};
+use super::watch::{ProvisionerServer, event, subscription_stream};
 use crate::app::Provisioner;
-use crate::app::workflow::Published;
 use crate::model::provision::ProvisionError;
 
 /// The `ProvisionerService` implementation over a [`Provisioner`].
@@ -124,13 +123,6 @@ impl ProvisionerService for ProvisionerGrpc {
         Ok(Response::new(pb::CancelProvisionResponse {
             provision: Some(convert::provision(provision)),
         }))
-    }
-}
-
-/// A published state as a `ProvisionEvent` message.
-fn event(published: &Published) -> pb::ProvisionEvent {
-    pb::ProvisionEvent {
-        provision: Some(convert::provision(published.provision.clone())),
     }
 }
 

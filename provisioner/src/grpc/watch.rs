@@ -110,15 +110,16 @@ pub(super) fn subscription_stream<T: Send + 'static>(
     ))
 }
 
-/// The wire form of a published state: a `ProvisionEvent`, encoded once.
+/// A published state as a `ProvisionEvent` message.
+pub(super) fn event(published: &Published) -> pb::ProvisionEvent {
+    pb::ProvisionEvent {
+        provision: Some(convert::provision(published.provision.clone())),
+    }
+}
+
+/// The wire form of a published state: its `ProvisionEvent`, encoded once.
 fn encoded_event(published: &Published) -> Bytes {
-    published.encoded(|provision| {
-        pb::ProvisionEvent {
-            provision: Some(convert::provision(provision.clone())),
-        }
-        .encode_to_vec()
-        .into()
-    })
+    published.encoded(|_| event(published).encode_to_vec().into())
 }
 
 struct Watch(Arc<Provisioner>);

@@ -421,10 +421,7 @@ impl Driver {
 
     /// RFC 3339 "now" for the saga log.
     pub(super) fn stamp(&self) -> String {
-        self.shared
-            .now()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default()
+        crate::model::provision::stamp(self.shared.now())
     }
 }
 

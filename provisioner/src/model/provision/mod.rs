@@ -21,7 +21,7 @@ pub use progress::{PROGRESS_CREDENTIAL_PREFIX, ProgressCredential, is_progress_c
 pub use record::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 pub(crate) use request::catalog_id;
 pub use request::{NewProvision, ProvisionInput, host_port};
-pub use saga::{FailureNote, SagaLog, SagaStep, StepOutcome};
+pub use saga::{FailureNote, SagaLog, SagaStep, StepOutcome, stamp};
 pub use sealing::{SealError, SealingKey};
 pub use status::{ProvisionStatus, StageTiming};
 pub use view::Provision;

@@ -121,6 +121,12 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// `at` as the saga log records times (RFC 3339).
+pub fn stamp(at: time::OffsetDateTime) -> String {
+    at.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
 impl SagaLog {
     /// Whether `step` completed.
     pub fn is_completed(&self, step: SagaStep) -> bool {
