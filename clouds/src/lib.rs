@@ -201,6 +201,14 @@ pub struct CapabilityReport {
     pub message: String,
 }
 
+/// A server to poll: its provider id and the provision it was created for (some clouds
+/// find servers by their provision label rather than by id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollTarget {
+    pub server_id: String,
+    pub provision_id: String,
+}
+
 /// One cloud.
 #[async_trait]
 pub trait CloudProvider: Send + Sync + fmt::Debug {
@@ -225,6 +233,35 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
         server: Option<&str>,
         ownership: &Ownership,
     ) -> Result<(), ProviderError>;
+    /// How many servers one [`Self::poll_servers`] call reads. 1 for a cloud with no call
+    /// that reads several chosen servers at once.
+    fn poll_batch(&self) -> usize {
+        1
+    }
+    /// The group a server is polled in: the servers of one `poll_servers` call share it
+    /// (the AWS region, the GCP zone). `None` where `poll_batch` is 1.
+    fn poll_group(&self, _server_id: &str) -> Option<String> {
+        None
+    }
+    /// Reads `targets` (at most `poll_batch`, all of one `poll_group`) in one API call where
+    /// the cloud has one: a list filtered by the control plane's and the provisions' labels,
+    /// or by instance ids. A target absent from the answer was not found by that call.
+    /// The default reads each target with `get_server`.
+    async fn poll_servers(
+        &self,
+        _control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        let mut out = Vec::with_capacity(targets.len());
+        for t in targets {
+            match self.get_server(&t.server_id).await {
+                Ok(info) => out.push(info),
+                Err(e) if e.kind == ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
     /// Servers carrying this control plane's ownership label (orphan detection).
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError>;
     /// Proves what the credential can do, without creating anything billable.

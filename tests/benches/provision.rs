@@ -12,14 +12,13 @@ use std::time::{Duration, Instant};
 
 use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
 use levelrail_agent::token::JoinToken;
-use levelrail_credentials::model::{CredentialInput, ProviderId};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
-use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
-use secrecy::SecretString;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
+#[path = "support/fake_app.rs"]
+mod fake_app;
 #[path = "../tests/api/harness.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod harness;
@@ -27,7 +26,6 @@ mod harness;
 #[allow(dead_code)]
 mod report;
 
-const TOKEN: &str = "benchtoken00000000000000000000000000000000000000000000000000000000";
 const CLIENTS: usize = 64;
 const PER_CLIENT: usize = 16;
 const ENROLLMENTS: usize = 64;
@@ -112,26 +110,7 @@ fn token_in(user_data: &str) -> Option<String> {
 }
 
 async fn run(backend: &str, database_url: Option<String>) {
-    let fake = FakeHetzner::start(FakeHetznerConfig {
-        token: TOKEN.into(),
-        state_step: Duration::from_secs(3600),
-        rate_limit: None,
-        ..Default::default()
-    })
-    .await
-    .expect("fake");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut cfg = harness::test_config(tmp.path());
-    cfg.storage.database_url = database_url.map(SecretString::from);
-    harness::set_endpoint(&mut cfg, ProviderId::Hetzner, "api", fake.base_url());
-    let app = harness::TestApp::start(cfg).await.expect("app");
-    app.credentials
-        .set_credential(CredentialInput::Token {
-            provider: ProviderId::Hetzner,
-            token: SecretString::from(TOKEN),
-        })
-        .await
-        .expect("credential");
+    let (fake, app, _tmp) = fake_app::start(database_url).await;
     let channel = app.channel().await;
     let client = app.provisioner_client().await;
     let health = HealthClient::new(channel.clone());

@@ -20,8 +20,8 @@ use super::http::RetryPolicy;
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::{AwsKeys, ClientParts, ProviderSpec};
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Reason, Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, ProviderError,
+    ProviderId, Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod catalog;
@@ -234,6 +234,44 @@ impl CloudProvider for AwsProvider {
         delete::delete_provision_resources(self, server, ownership).await
     }
 
+    /// `DescribeInstances` filtered by `instance-id` (a filter, unlike `InstanceIds`, does
+    /// not fail the whole call for one id that is gone), up to 100 ids of one region.
+    fn poll_batch(&self) -> usize {
+        100
+    }
+
+    fn poll_group(&self, server_id: &str) -> Option<String> {
+        parse_id(server_id, &self.clients.default_region)
+            .ok()
+            .map(|(region, _)| region)
+    }
+
+    async fn poll_servers(
+        &self,
+        _control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        let mut region = None;
+        let mut ids = Vec::with_capacity(targets.len());
+        for t in targets {
+            let (r, instance) = parse_id(&t.server_id, &self.clients.default_region)?;
+            if region.as_ref().is_some_and(|first| *first != r) {
+                return Err(invalid(
+                    "invalid_id",
+                    "one poll reads the instances of one region",
+                ));
+            }
+            region = Some(r);
+            ids.push(instance);
+        }
+        let Some(region) = region else {
+            return Ok(Vec::new());
+        };
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let ec2 = self.clients.ec2(&region).await;
+        described(&ec2, &region, &[filter("instance-id", &ids)]).await
+    }
+
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {
         let mut tasks = JoinSet::new();
         for region in self.region_ids().await? {
@@ -343,13 +381,25 @@ async fn tagged(
     cp: String,
 ) -> Result<Vec<ServerInfo>, ProviderError> {
     let ec2 = clients.ec2(&region).await;
+    let filters = [
+        tag_filter(tags::CONTROL_PLANE, &cp),
+        filter("instance-state-name", &create::LIVE_STATES),
+    ];
+    described(&ec2, &region, &filters).await
+}
+
+/// Every instance of `region` matching `filters`, page by page.
+async fn described(
+    ec2: &aws_sdk_ec2::Client,
+    region: &str,
+    filters: &[aws_sdk_ec2::types::Filter],
+) -> Result<Vec<ServerInfo>, ProviderError> {
     let mut out = Vec::new();
     let mut next: Option<String> = None;
     loop {
         let page = ec2
             .describe_instances()
-            .filters(tag_filter(tags::CONTROL_PLANE, &cp))
-            .filters(filter("instance-state-name", &create::LIVE_STATES))
+            .set_filters(Some(filters.to_vec()))
             .set_next_token(next.take())
             .send()
             .await
@@ -358,7 +408,7 @@ async fn tagged(
             page.reservations()
                 .iter()
                 .flat_map(|r| r.instances())
-                .map(|i| server_info(&region, i)),
+                .map(|i| server_info(region, i)),
         );
         match page.next_token() {
             Some(t) if !t.is_empty() => next = Some(t.to_owned()),

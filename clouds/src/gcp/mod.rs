@@ -19,8 +19,8 @@ use super::http::{ApiClient, RetryPolicy};
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::{ClientParts, GrantContext, ProviderSpec};
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, ProviderError,
+    ProviderId, Region, ServerInfo, ServerState, Size,
 };
 
 mod client;
@@ -315,6 +315,53 @@ impl CloudProvider for GcpProvider {
         ownership: &Ownership,
     ) -> Result<(), ProviderError> {
         create::delete_provision_resources(self, server, ownership).await
+    }
+
+    /// The zonal list filtered by `(name = "…") OR (name = "…")`, up to 20 instances of
+    /// one zone.
+    fn poll_batch(&self) -> usize {
+        20
+    }
+
+    fn poll_group(&self, id: &str) -> Option<String> {
+        server_id(id).ok().map(|(zone, _)| zone.to_owned())
+    }
+
+    async fn poll_servers(
+        &self,
+        _control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        let mut zone = None;
+        let mut terms = Vec::with_capacity(targets.len());
+        for t in targets {
+            let (z, name) = server_id(&t.server_id)?;
+            if zone.is_some_and(|first| first != z) {
+                return Err(ProviderError::new(
+                    ProviderId::Gcp,
+                    ErrorKind::InvalidRequest,
+                    "invalid",
+                    "one poll reads the instances of one zone",
+                ));
+            }
+            zone = Some(z);
+            terms.push(format!("(name = \"{name}\")"));
+        }
+        let Some(zone) = zone else {
+            return Ok(Vec::new());
+        };
+        let filter = terms.join(" OR ");
+        let rest = format!("zones/{zone}/instances?filter={}", client::encode(&filter));
+        let mut out = Vec::new();
+        for page in self.compute.pages(&rest).await? {
+            let Some(list) = page.get("items") else {
+                continue;
+            };
+            let instances: Vec<wire::Instance> = serde_json::from_value(list.clone())
+                .map_err(|e| client::unexpected(&e.to_string()))?;
+            out.extend(instances.iter().map(server_info));
+        }
+        Ok(out)
     }
 
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {

@@ -74,6 +74,19 @@ pub(super) fn control_plane_selector(control_plane: &str) -> String {
     format!("{CONTROL_PLANE}={}", value(control_plane))
 }
 
+/// The servers of this control plane created for any of `provisions`.
+pub(super) fn provisions_selector<'a>(
+    control_plane: &str,
+    provisions: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let values: Vec<String> = provisions.into_iter().map(value).collect();
+    format!(
+        "{},{PROVISION} in ({})",
+        control_plane_selector(control_plane),
+        values.join(",")
+    )
+}
+
 /// Whether `labels` mark a resource created for this provision.
 pub(super) fn is_ours(labels: &BTreeMap<String, String>, o: &Ownership) -> bool {
     labels.get(PROVISION) == Some(&value(&o.provision_id))

@@ -14,8 +14,8 @@ use super::cloud::{Cloud, Endpoint, bearer_spec};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Reason, Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, ProviderError,
+    ProviderId, Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod client;
@@ -142,6 +142,29 @@ impl CloudProvider for HetznerProvider {
         ownership: &Ownership,
     ) -> Result<(), ProviderError> {
         delete::delete_provision_resources(self, server, ownership).await
+    }
+
+    /// A page holds 50 servers: one label selector (`levelrail-provision in (…)`) reads
+    /// the servers of 50 provisions in one call.
+    fn poll_batch(&self) -> usize {
+        50
+    }
+
+    fn poll_group(&self, _server_id: &str) -> Option<String> {
+        Some(String::new())
+    }
+
+    async fn poll_servers(
+        &self,
+        control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        let selector = labels::provisions_selector(
+            control_plane,
+            targets.iter().map(|t| t.provision_id.as_str()),
+        );
+        let servers = self.servers_by_selector(&selector).await?;
+        Ok(servers.iter().map(server_info).collect())
     }
 
     async fn list_servers(&self, control_plane: &str) -> Result<Vec<ServerInfo>, ProviderError> {

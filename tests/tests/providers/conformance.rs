@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use levelrail_clouds::{CloudProvider, CreateServer, ErrorKind, ProviderId, ServerState};
+use levelrail_clouds::{
+    CloudProvider, CreateServer, ErrorKind, PollTarget, ProviderId, ServerState,
+};
 
 use crate::{
     aws_support as aws, azure_support as azs, digitalocean_support as dos, gcp_support as gcs,
@@ -78,6 +80,30 @@ async fn run(s: Subject) {
         "{provider}: public address once running"
     );
 
+    // A poll reads it as `get_server` does, in one call of its group.
+    let target = PollTarget {
+        server_id: created.id.clone(),
+        provision_id: pid.clone(),
+    };
+    let cp = s.request.ownership.control_plane.as_str();
+    let polled = client
+        .poll_servers(cp, std::slice::from_ref(&target))
+        .await
+        .expect("poll");
+    assert_eq!(polled.len(), 1, "{provider}: the poll finds the server");
+    assert_eq!(
+        (polled[0].id.as_str(), polled[0].ipv4.as_deref()),
+        (created.id.as_str(), running.ipv4.as_deref()),
+        "{provider}: the poll reads what get_server reads"
+    );
+    assert!(client.poll_batch() >= 1);
+    if client.poll_batch() > 1 {
+        assert!(
+            client.poll_group(&created.id).is_some(),
+            "{provider}: a batch has a group"
+        );
+    }
+
     let listed = client
         .list_servers(&s.request.ownership.control_plane)
         .await
@@ -115,6 +141,16 @@ async fn run(s: Subject) {
         matches!(&gone, Err(e) if e.kind == ErrorKind::NotFound)
             || matches!(&gone, Ok(x) if x.state == ServerState::Failed),
         "{provider}: deleted server is gone or going: {gone:?}"
+    );
+    let polled = client
+        .poll_servers(cp, std::slice::from_ref(&target))
+        .await
+        .expect("poll after the delete");
+    assert!(
+        polled
+            .iter()
+            .all(|x| x.id != created.id || x.state == ServerState::Failed),
+        "{provider}: a poll does not find a deleted server running: {polled:?}"
     );
 
     let report = client.probe().await.expect("probe");

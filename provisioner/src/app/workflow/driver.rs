@@ -12,6 +12,7 @@ use tracing::{debug, info, warn};
 use super::events::{DriverSignals, Stop, Tenure};
 use super::failure::{Failure, Halt, StepError};
 use super::hooks::{HookAction, HookPoint};
+use super::poller::ServerWatch;
 use super::{Shared, StepContext, leases};
 use crate::model::provision::ProvisionRecord;
 use crate::model::provision::{Provision, ProvisionId, SagaStep, StageTiming};
@@ -35,8 +36,8 @@ pub(super) struct Driver {
     pub(super) last_poll_code: Option<String>,
     /// Transient failures retried so far (the per-provision budget).
     pub(super) retries: u32,
-    /// How long the provider asked us to wait before the next poll.
-    pub(super) provider_pause: Option<std::time::Duration>,
+    /// This driver's registration with its provider's poller, while the server is polled.
+    pub(super) server_watch: Option<ServerWatch>,
     /// Changes applied to `record` but not yet written: the next commit carries them
     /// (re-applied to the row after a reload).
     unsaved: Vec<Deferred>,
@@ -152,7 +153,7 @@ async fn start(
         stop: signals.stop,
         last_poll_code: None,
         retries,
-        provider_pause: None,
+        server_watch: None,
         unsaved: Vec::new(),
     }))
 }

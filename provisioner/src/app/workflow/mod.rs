@@ -18,6 +18,7 @@ mod failure;
 mod feed;
 pub(crate) mod hooks;
 mod leases;
+mod poller;
 mod retry;
 mod steps;
 mod sweeper;
@@ -59,12 +60,23 @@ pub(crate) struct StepContext {
     pub(crate) clock: Clock,
     /// Retry budgets per credential, shared by every driver of this process.
     pub(crate) budgets: retry::RetryBudgets,
+    /// The pollers of booting servers, one per provider, shared likewise.
+    pub(crate) pollers: poller::Pollers,
 }
 
 impl StepContext {
     /// Now, by the provisioner's clock.
     pub(crate) fn now(&self) -> OffsetDateTime {
         (self.clock)()
+    }
+
+    /// What a poller of booting servers acts with.
+    pub(crate) fn poll_context(&self) -> poller::PollContext {
+        poller::PollContext {
+            registry: Arc::clone(&self.registry),
+            config: Arc::clone(&self.config),
+            clock: Arc::clone(&self.clock),
+        }
     }
 }
 
@@ -139,6 +151,7 @@ impl Workflow {
                 config,
                 clock,
                 budgets: retry::RetryBudgets::default(),
+                pollers: poller::Pollers::default(),
             },
             store,
             events,

@@ -1,19 +1,21 @@
 //! The waiting steps (`wait_running`, `installing`, `enrolling`): one loop that wakes on a
-//! push (enrollment, progress report, cancel) or a timer, reads what the database says
-//! (enrollment, reported install steps, a cancel from another replica) and polls the
-//! provider — only this driver, only while booting, with backoff from 2 s to 15 s.
-use std::sync::Arc;
+//! push (enrollment, progress report, cancel), on what the provider's poller read of the
+//! server (registered only while it boots or has no address; see `poller.rs`), or on a
+//! safety-net timer, and reads what the database says (enrollment, reported install
+//! steps, a cancel from another replica).
 use std::time::Duration;
 
 use tokio::time::Instant;
 use tracing::{debug, warn};
 
+use super::calls::code_of;
 use super::driver::Driver;
 use super::failure::{Failure, StepError};
+use super::poller::{Observation, ServerWatch};
 use crate::model::InstallStep;
 use crate::model::provision::{ProvisionStatus, SagaStep};
 use levelrail_clouds::error::clip;
-use levelrail_clouds::{ErrorKind, ServerInfo, ServerState};
+use levelrail_clouds::{PollTarget, ServerState};
 
 /// The saga step that follows a status.
 fn step_of(status: ProvisionStatus) -> SagaStep {
@@ -37,14 +39,39 @@ fn passed(status: ProvisionStatus) -> impl Iterator<Item = SagaStep> {
     .map(|(_, step)| step)
 }
 
+/// The next observation of the watched server; never, without a watch.
+async fn next_observation(watch: Option<&mut ServerWatch>) -> Observation {
+    match watch {
+        Some(w) => w.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What woke a waiting driver.
+enum Woke {
+    /// A push: an enrollment, a progress report, a cancel, another replica's change.
+    Pushed,
+    /// The database's safety-net tick.
+    Tick,
+    /// The provider's poller read the server.
+    Server(Observation),
+}
+
 impl Driver {
     /// Waits until the saga moves to its next step (`Ok`; `ready` once the node enrolled),
     /// or fails.
     pub(super) async fn wait_for_node(&mut self) -> Result<(), StepError> {
+        let waited = self.wait_loop().await;
+        if waited.is_err() {
+            // Unwinding: the server is no longer polled.
+            self.server_watch = None;
+        }
+        waited
+    }
+
+    async fn wait_loop(&mut self) -> Result<(), StepError> {
         let tuning = self.cx().config.tuning.clone();
         let entry = self.record.saga_step;
-        let mut backoff = tuning.poll_initial;
-        let mut next_poll = Instant::now();
         // The database is read when something was pushed (an enrollment, a progress
         // report, a cancel, a change another replica committed) and every `db_tick` as a
         // safety net, not on every provider poll.
@@ -66,26 +93,52 @@ impl Driver {
                     return Ok(());
                 }
             }
-            if self.needs_poll() && Instant::now() >= next_poll {
-                self.poll_server().await?;
-                // A provider that asked for a pause gets it.
-                let asked = self.provider_pause.take().unwrap_or_default();
-                next_poll = Instant::now() + backoff.max(asked.min(tuning.retry.max_retry_after));
-                backoff = backoff.mul_f64(1.5).min(tuning.poll_max);
-            }
             self.skip_silent_install(tuning.install_grace).await?;
             if self.record.saga_step != entry {
                 return Ok(());
             }
-            let wake = if self.needs_poll() {
-                next_poll.min(next_read)
-            } else {
-                next_read
+            self.follow_server();
+            let woke = tokio::select! {
+                () = self.kick.notified() => Woke::Pushed,
+                () = tokio::time::sleep_until(next_read) => Woke::Tick,
+                observed = next_observation(self.server_watch.as_mut()) => Woke::Server(observed),
             };
-            pushed = tokio::select! {
-                () = self.kick.notified() => true,
-                () = tokio::time::sleep_until(wake) => false,
-            };
+            pushed = matches!(woke, Woke::Pushed);
+            if let Woke::Server(observed) = woke {
+                self.observe_server(observed).await?;
+                if self.record.saga_step != entry {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Registers the server with its provider's poller while it needs polling (see
+    /// [`Self::needs_poll`]), and ends the registration once it does not.
+    fn follow_server(&mut self) {
+        let wanted = self
+            .record
+            .provider_server_id
+            .clone()
+            .filter(|_| self.needs_poll());
+        match wanted {
+            Some(id)
+                if self
+                    .server_watch
+                    .as_ref()
+                    .is_some_and(|w| w.server_id() == id) => {}
+            Some(id) => {
+                let target = PollTarget {
+                    server_id: id,
+                    provision_id: self.record.id.to_string(),
+                };
+                let cx = self.cx();
+                let watch = cx
+                    .pollers
+                    .watch(&cx.poll_context(), self.record.provider, target);
+                self.server_watch = Some(watch);
+            }
+            None => self.server_watch = None,
         }
     }
 
@@ -214,11 +267,29 @@ impl Driver {
         Ok(())
     }
 
-    /// One `get_server` call: running → `installing` (and the address); errored or gone →
-    /// failure; other errors are remembered for a timeout's reason and polled again.
-    async fn poll_server(&mut self) -> Result<(), StepError> {
-        let Some(info) = self.fetch_server().await? else {
-            return Ok(());
+    /// What the poller read: running → `installing` (and the address); errored or gone →
+    /// failure; a failed read is remembered for a timeout's reason and polled again.
+    async fn observe_server(&mut self, observed: Observation) -> Result<(), StepError> {
+        let (phase, region) = (self.record.status, self.record.region_in_use());
+        let info = match observed {
+            Observation::Seen(info) => info,
+            Observation::Gone(e) => {
+                self.last_poll_code = Some(code_of(&e));
+                let failure = Failure::provider(phase, "the server no longer exists", &e, region);
+                return Err(failure.into());
+            }
+            // A refused credential (after one fresh grant), forbidden, a rejected request:
+            // polling again cannot help.
+            Observation::Refused(e) => {
+                self.last_poll_code = Some(code_of(&e));
+                let failure = Failure::provider(phase, "could not read the server", &e, region);
+                return Err(failure.into());
+            }
+            Observation::Failed(e) => {
+                debug!(provision = %self.record.id, error = %e, "polling the server failed; will retry");
+                self.last_poll_code = Some(code_of(&e));
+                return Ok(());
+            }
         };
         if info.state == ServerState::Failed {
             let state = clip(&info.provider_state);
@@ -254,44 +325,6 @@ impl Driver {
         })
         .await?;
         Ok(())
-    }
-
-    /// The server as the provider reports it; `None` after a transient error (remembered
-    /// for a timeout's reason). A server that no longer exists fails the provision.
-    async fn fetch_server(&mut self) -> Result<Option<ServerInfo>, StepError> {
-        let Some(server_id) = self.record.provider_server_id.clone() else {
-            return Ok(None);
-        };
-        let id = Arc::new(server_id);
-        let fetched = self
-            .call_once("get_server", |client| {
-                let id = Arc::clone(&id);
-                async move { client.get_server(&id).await }
-            })
-            .await;
-        let error = match fetched {
-            Ok(info) => return Ok(Some(info)),
-            Err(e) => e,
-        };
-        let (phase, region) = (self.record.status, self.record.region_in_use());
-        if error.kind == ErrorKind::NotFound {
-            return Err(
-                Failure::provider(phase, "the server no longer exists", &error, region).into(),
-            );
-        }
-        if matches!(
-            error.kind,
-            ErrorKind::Unauthorized | ErrorKind::InvalidRequest
-        ) {
-            // A refused credential (after one refresh), forbidden, a rejected request:
-            // polling again cannot help. Anything else is polled again.
-            return Err(
-                Failure::provider(phase, "could not read the server", &error, region).into(),
-            );
-        }
-        debug!(provision = %self.record.id, error = %error, "polling the server failed; will retry");
-        self.provider_pause = error.retry_after;
-        Ok(None)
     }
 
     /// A server running without any progress report for `grace` (an image without curl, a

@@ -1,6 +1,6 @@
 //! Reads of the fake's instances: get, the zonal list and the aggregated list (instances
-//! grouped under `zones/<zone>`, a warning for empty zones), with a `labels.KEY = "VALUE"`
-//! filter, rendered like the Compute API (external address once `STAGING`).
+//! grouped under `zones/<zone>`, a warning for empty zones), with the API's filter
+//! expressions on `name`, `status` and labels, rendered like the Compute API (external address once `STAGING`).
 use serde_json::{Value, json};
 
 use super::state::{Instance, error};
@@ -71,18 +71,82 @@ pub(crate) fn aggregated(shared: &Shared, call: &Call) -> Reply {
     )
 }
 
-/// `labels.KEY = "VALUE"` (quotes optional).
-fn parse_filter(f: &str) -> Option<(String, String)> {
-    let (lhs, rhs) = f.split_once('=')?;
-    let key = lhs.trim().strip_prefix("labels.")?.trim();
-    let value = rhs.trim().trim_matches('"');
-    (!key.is_empty()).then(|| (key.to_owned(), value.to_owned()))
+/// A list filter as the Compute API reads it: comparisons (`name = "a"`,
+/// `labels.KEY != "VALUE"`, `status = RUNNING`; quotes optional), each in parentheses when
+/// there are several, joined by `AND` (also implied by a space) and `OR` (`AND` binds
+/// tighter). Held as alternatives of all-of groups.
+#[derive(Debug, PartialEq)]
+struct Filter(Vec<Vec<Comparison>>);
+
+#[derive(Debug, PartialEq)]
+struct Comparison {
+    field: String,
+    equal: bool,
+    value: String,
 }
 
-fn matches(filter: &Option<(String, String)>, i: &Instance) -> bool {
+/// `None` when `f` is not a filter this fake (and the API) understands.
+fn parse_filter(f: &str) -> Option<Filter> {
+    let f = f.trim();
+    if !f.starts_with('(') {
+        return Some(Filter(vec![vec![comparison(f)?]]));
+    }
+    let mut any = Vec::new();
+    let mut all = Vec::new();
+    let mut rest = f;
+    loop {
+        let inner = rest.strip_prefix('(')?;
+        let close = inner.find(')')?;
+        all.push(comparison(&inner[..close])?);
+        rest = inner[close + 1..].trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        if let Some(r) = rest.strip_prefix("OR ") {
+            any.push(std::mem::take(&mut all));
+            rest = r.trim_start();
+        } else if let Some(r) = rest.strip_prefix("AND ") {
+            rest = r.trim_start();
+        }
+    }
+    any.push(all);
+    Some(Filter(any))
+}
+
+/// `field = value` or `field != value`, for `name`, `status` and `labels.KEY`.
+fn comparison(c: &str) -> Option<Comparison> {
+    let (lhs, rhs, equal) = match c.split_once("!=") {
+        Some((l, r)) => (l, r, false),
+        None => {
+            let (l, r) = c.split_once('=')?;
+            (l, r, true)
+        }
+    };
+    let field = lhs.trim();
+    let known = matches!(field, "name" | "status")
+        || field
+            .strip_prefix("labels.")
+            .is_some_and(|k| !k.trim().is_empty());
+    let value = rhs.trim().trim_matches('"');
+    known.then(|| Comparison {
+        field: field.to_owned(),
+        equal,
+        value: value.to_owned(),
+    })
+}
+
+fn matches(filter: &Option<Filter>, i: &Instance) -> bool {
+    let holds = |c: &Comparison| {
+        let actual = match c.field.as_str() {
+            "name" => Some(&i.name),
+            "status" => Some(&i.status),
+            f => f.strip_prefix("labels.").and_then(|k| i.labels.get(k)),
+        };
+        (actual.map(String::as_str) == Some(c.value.as_str())) == c.equal
+    };
     filter
         .as_ref()
-        .is_none_or(|(k, v)| i.labels.get(k) == Some(v))
+        .is_none_or(|Filter(any)| any.iter().any(|all| all.iter().all(holds)))
 }
 
 fn render(shared: &Shared, i: &Instance) -> Value {
@@ -119,4 +183,39 @@ fn render(shared: &Shared, i: &Instance) -> Value {
         "tags": { "items": i.body.pointer("/tags/items").cloned().unwrap_or(json!([])), "fingerprint": "fp" },
         "selfLink": format!("{zone_url}/instances/{}", i.name),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmp(field: &str, equal: bool, value: &str) -> Comparison {
+        Comparison {
+            field: field.into(),
+            equal,
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn filters_parse_as_the_compute_api_reads_them() {
+        assert_eq!(
+            parse_filter(r#"labels.levelrail-control-plane = "cp1""#),
+            Some(Filter(vec![vec![cmp(
+                "labels.levelrail-control-plane",
+                true,
+                "cp1"
+            )]]))
+        );
+        assert_eq!(
+            parse_filter(r#"(name = "a") OR (name = "b") (status != RUNNING)"#),
+            Some(Filter(vec![
+                vec![cmp("name", true, "a")],
+                vec![cmp("name", true, "b"), cmp("status", false, "RUNNING")],
+            ]))
+        );
+        assert_eq!(parse_filter("cpuPlatform = x"), None);
+        assert_eq!(parse_filter("(name = \"a\""), None);
+        assert_eq!(parse_filter("name"), None);
+    }
 }

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use levelrail_clouds::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, ProviderError,
+    ProviderId, Region, ServerInfo, ServerState, Size,
 };
 
 /// A fault: the next `times` calls of `method` (or every call until `until`) fail with
@@ -45,6 +45,8 @@ struct State {
     user_data: BTreeMap<String, String>,
     faults: Vec<Fault>,
     running_after_polls: u32,
+    /// Servers one `poll_servers` call reads (1: the cloud has no such call).
+    poll_batch: usize,
     create_delay: Duration,
     refused_grants: usize,
     full_regions: Vec<String>,
@@ -69,6 +71,7 @@ impl Default for FakeProvider {
             user_data: BTreeMap::new(),
             faults: Vec::new(),
             running_after_polls: 2,
+            poll_batch: 1,
             create_delay: Duration::ZERO,
             refused_grants: 0,
             full_regions: Vec::new(),
@@ -206,6 +209,27 @@ impl FakeProvider {
     /// Servers report running after `polls` `get_server` calls (`u32::MAX`: never).
     pub(crate) fn set_running_after(&self, polls: u32) {
         self.lock().running_after_polls = polls;
+    }
+
+    /// One `poll_servers` call reads up to `batch` servers (by their provisions' labels).
+    pub(crate) fn set_poll_batch(&self, batch: usize) {
+        self.lock().poll_batch = batch;
+    }
+
+    /// Every server polled so far, with how often: (provision, polls).
+    pub(crate) fn polls(&self) -> Vec<(String, u32)> {
+        self.lock()
+            .servers
+            .values()
+            .map(|s| (s.provision_id.clone(), s.polls))
+            .collect()
+    }
+
+    /// Deletes the servers of `provision` behind the control plane's back.
+    pub(crate) fn remove_servers(&self, provision: &str) {
+        self.lock()
+            .servers
+            .retain(|_, s| s.provision_id != provision);
     }
 
     /// The servers of `provision` report an error state from now on.
@@ -411,6 +435,36 @@ impl CloudProvider for FakeProvider {
             .ok_or_else(|| error(ErrorKind::NotFound, "not_found"))?;
         server.polls = server.polls.saturating_add(1);
         Ok(Self::info(key, server, running_after))
+    }
+
+    fn poll_batch(&self) -> usize {
+        self.lock().poll_batch
+    }
+
+    fn poll_group(&self, _server_id: &str) -> Option<String> {
+        (self.lock().poll_batch > 1).then(String::new)
+    }
+
+    async fn poll_servers(
+        &self,
+        control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        if let Some(f) = self.enter("poll_servers") {
+            return Err(f.error);
+        }
+        let mut st = self.lock();
+        assert!(targets.len() <= st.poll_batch, "a batch over poll_batch");
+        let running_after = st.running_after_polls;
+        let mut out = Vec::new();
+        for (id, s) in st.servers.iter_mut().filter(|(_, s)| {
+            s.control_plane == control_plane
+                && targets.iter().any(|t| t.provision_id == s.provision_id)
+        }) {
+            s.polls = s.polls.saturating_add(1);
+            out.push(Self::info(*id, s, running_after));
+        }
+        Ok(out)
     }
 
     async fn delete_provision_resources(

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use super::fake::FakeProvider;
 use crate::model::ports::Clock;
 use levelrail_clouds::{
-    CapabilityReport, CloudProvider, CreateServer, Ownership, ProviderError, ProviderId, Region,
-    ServerInfo, Size,
+    CapabilityReport, CloudProvider, CreateServer, Ownership, PollTarget, ProviderError,
+    ProviderId, Region, ServerInfo, Size,
 };
 
 /// The fake cloud as seen with one grant: every call after the grant's expiry (by the
@@ -62,6 +62,23 @@ impl CloudProvider for GrantedClient {
     async fn get_server(&self, id: &str) -> Result<ServerInfo, ProviderError> {
         self.check()?;
         self.inner.get_server(id).await
+    }
+
+    fn poll_batch(&self) -> usize {
+        self.inner.poll_batch()
+    }
+
+    fn poll_group(&self, server_id: &str) -> Option<String> {
+        self.inner.poll_group(server_id)
+    }
+
+    async fn poll_servers(
+        &self,
+        control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        self.check()?;
+        self.inner.poll_servers(control_plane, targets).await
     }
 
     async fn delete_provision_resources(

@@ -9,6 +9,7 @@ pub(crate) mod fake;
 mod fallback;
 pub(crate) mod granted;
 pub(crate) mod harness;
+mod polling;
 mod retries;
 mod saga;
 mod sweeper;
