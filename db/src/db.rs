@@ -1,21 +1,36 @@
 //! The handle stores hold: a pool, and write transactions, over one dialect.
 use std::fmt;
+use std::sync::Arc;
 
 use sqlx::{Pool, Transaction};
 use time::OffsetDateTime;
 
+use crate::gate::{Class, WriterGate, WriterTurn};
+use crate::group::GroupCommit;
 use crate::{DbError, Dialect, Row, UniqueViolation, Value};
 
 /// The connection pools of a database of dialect `D`: one for writes, and one for reads
 /// (the same pool on PostgreSQL and for an in-memory SQLite database; on a SQLite file the
 /// writer pool holds a single connection, so writers queue in this process instead of
 /// sleeping in SQLite's busy handler, and readers use their own read-only connections).
+///
+/// A handle does the work of one [`Class`]: [`Db::background`] gives the handle for
+/// background work. On PostgreSQL it has pools of its own, so a busy background cannot
+/// take the API's connections; on a SQLite file both share the one writer, whose queue
+/// serves the API first.
 pub struct Db<D: Dialect> {
     pool: Pool<D::Db>,
     read: Pool<D::Db>,
+    class: Class,
+    /// The writer's queue (a SQLite file).
+    gate: Option<Arc<WriterGate>>,
+    /// Group commit of API writes at the one writer (a SQLite file).
+    pub(crate) group: Option<Arc<GroupCommit>>,
+    /// Background work's own pool, where it has one.
+    background: Option<Pool<D::Db>>,
     /// Background work tied to this database's life (SQLite's checkpointer), stopped when
     /// the last handle goes.
-    _tasks: Option<std::sync::Arc<TaskGuard>>,
+    _tasks: Option<Arc<TaskGuard>>,
 }
 
 impl<D: Dialect> Clone for Db<D> {
@@ -23,6 +38,10 @@ impl<D: Dialect> Clone for Db<D> {
         Db {
             pool: self.pool.clone(),
             read: self.read.clone(),
+            class: self.class,
+            gate: self.gate.clone(),
+            group: self.group.clone(),
+            background: self.background.clone(),
             _tasks: self._tasks.clone(),
         }
     }
@@ -57,17 +76,62 @@ impl<D: Dialect> Db<D> {
         Db {
             read: pool.clone(),
             pool,
+            class: Class::Api,
+            gate: None,
+            group: None,
+            background: None,
             _tasks: None,
         }
     }
 
-    /// A writer pool and a separate pool of read-only connections, and the background
-    /// work that lives as long as they do.
-    pub(crate) fn split(pool: Pool<D::Db>, read: Pool<D::Db>, tasks: Option<TaskGuard>) -> Self {
+    /// One pool for the API and another for background work.
+    pub(crate) fn with_background(pool: Pool<D::Db>, background: Pool<D::Db>) -> Self {
+        Db {
+            background: Some(background),
+            ..Db::new(pool)
+        }
+    }
+
+    /// A writer pool with its queue, a separate pool of read-only connections, and the
+    /// background work that lives as long as they do.
+    pub(crate) fn split(
+        pool: Pool<D::Db>,
+        read: Pool<D::Db>,
+        gate: Arc<WriterGate>,
+        tasks: Option<TaskGuard>,
+    ) -> Self {
         Db {
             pool,
             read,
-            _tasks: tasks.map(std::sync::Arc::new),
+            class: Class::Api,
+            gate: Some(gate),
+            group: Some(Arc::new(GroupCommit::default())),
+            background: None,
+            _tasks: tasks.map(Arc::new),
+        }
+    }
+
+    /// The handle for background work (see [`Db`]).
+    pub fn background(&self) -> Self {
+        let mut db = self.clone();
+        db.class = Class::Background;
+        if let Some(pool) = &self.background {
+            db.pool = pool.clone();
+            db.read = pool.clone();
+        }
+        db
+    }
+
+    /// Whose work this handle does.
+    pub fn class(&self) -> Class {
+        self.class
+    }
+
+    /// The writer's turn, where the writer has a queue.
+    async fn turn(&self) -> Result<Option<WriterTurn>, sqlx::Error> {
+        match &self.gate {
+            Some(gate) => Ok(Some(gate.enter(self.class).await?)),
+            None => Ok(None),
         }
     }
 
@@ -78,6 +142,7 @@ impl<D: Dialect> Db<D> {
 
     /// Runs one statement in its own transaction; the number of rows it changed.
     pub async fn execute(&self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
+        let _turn = self.turn().await?;
         let mut conn = self.pool.acquire().await?;
         D::execute(&mut conn, sql, args).await
     }
@@ -88,8 +153,12 @@ impl<D: Dialect> Db<D> {
         sql: &'static str,
         args: &[Value],
     ) -> Result<Vec<Row>, sqlx::Error> {
-        let pool = if is_read(sql) { &self.read } else { &self.pool };
-        let mut conn = pool.acquire().await?;
+        if is_read(sql) {
+            let mut conn = self.read.acquire().await?;
+            return D::fetch_all(&mut conn, sql, args).await;
+        }
+        let _turn = self.turn().await?;
+        let mut conn = self.pool.acquire().await?;
         D::fetch_all(&mut conn, sql, args).await
     }
 
@@ -105,8 +174,10 @@ impl<D: Dialect> Db<D> {
     /// Opens a write transaction (see [`Dialect::begin_write`]). Dropping it uncommitted
     /// rolls it back.
     pub async fn write(&self) -> Result<Tx<D>, sqlx::Error> {
+        let turn = self.turn().await?;
         Ok(Tx {
             tx: D::begin_write(&self.pool).await?,
+            _turn: turn,
         })
     }
 
@@ -141,12 +212,17 @@ impl<D: Dialect> Db<D> {
         }
         self.pool.close().await;
         self.read.close().await;
+        if let Some(pool) = &self.background {
+            pool.close().await;
+        }
     }
 }
 
 /// A write transaction.
 pub struct Tx<D: Dialect> {
     tx: Transaction<'static, D::Db>,
+    /// Declared after `tx`: the writer is handed on once the transaction has ended.
+    _turn: Option<WriterTurn>,
 }
 
 impl<D: Dialect> fmt::Debug for Tx<D> {

@@ -10,6 +10,8 @@
 //! which may hold a database password.
 mod db;
 mod dialect;
+mod gate;
+mod group;
 mod listen;
 mod open;
 mod postgres;
@@ -23,6 +25,8 @@ mod tests;
 
 pub use db::{Db, Tx};
 pub use dialect::{Dialect, UniqueViolation};
+pub use gate::Class;
+pub use group::{GROUP_RELEASE, GROUP_SAVEPOINT};
 pub use listen::{Listener, Notice};
 pub use open::{DbError, Migrations, Opened, open};
 pub use postgres::Postgres;

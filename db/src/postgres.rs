@@ -241,25 +241,33 @@ impl Db<Postgres> {
         migrations: &Migrations,
     ) -> Result<Self, sqlx::Error> {
         let options = PgConnectOptions::from_str(dsn)?;
-        let mut pool = PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(Duration::from_secs(10));
-        if let Some(schema) = schema {
-            let set: Arc<str> = format!("SET search_path TO \"{schema}\"").into();
-            pool = pool.after_connect(move |conn, _meta| {
-                let set = Arc::clone(&set);
-                Box::pin(async move {
-                    conn.execute(sqlx::raw_sql(AssertSqlSafe(set))).await?;
-                    Ok(())
-                })
-            });
-        }
-        let pool = pool.connect_with(options).await?;
+        let set: Option<Arc<str>> = schema.map(|s| format!("SET search_path TO \"{s}\"").into());
+        let pool_options = || {
+            let pool = PgPoolOptions::new()
+                .max_connections(CONNECTIONS)
+                .acquire_timeout(Duration::from_secs(10));
+            match set.clone() {
+                Some(set) => pool.after_connect(move |conn, _meta| {
+                    let set = Arc::clone(&set);
+                    Box::pin(async move {
+                        conn.execute(sqlx::raw_sql(AssertSqlSafe(set))).await?;
+                        Ok(())
+                    })
+                }),
+                None => pool,
+            }
+        };
+        let pool = pool_options().connect_with(options.clone()).await?;
+        // Background work's own connections, opened as it needs them.
+        let background = pool_options().connect_lazy_with(options);
         Postgres::migrate(&pool, migrations).await?;
         load_keys(&pool).await?;
-        Ok(Db::new(pool))
+        Ok(Db::with_background(pool, background))
     }
 }
+
+/// Connections of each pool: the API's, and background work's.
+const CONNECTIONS: u32 = 8;
 
 /// The columns of every primary-key and unique constraint seen, by (table, constraint).
 /// Schemas migrated alike (the isolated test schemas) agree on them.

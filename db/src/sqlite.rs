@@ -15,6 +15,7 @@ use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
 
 use crate::db::TaskGuard;
 use crate::dialect::Conn;
+use crate::gate::WriterGate;
 use crate::row::Cell;
 use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, format_timestamp};
 
@@ -192,7 +193,8 @@ impl Db<Sqlite> {
             .connect_with(options.clone().read_only(true))
             .await?;
         let checkpointer = tokio::spawn(checkpoint_every(options, CHECKPOINT_INTERVAL));
-        Ok(Db::split(pool, read, Some(TaskGuard(checkpointer))))
+        let gate = WriterGate::new(ACQUIRE_TIMEOUT);
+        Ok(Db::split(pool, read, gate, Some(TaskGuard(checkpointer))))
     }
 }
 

@@ -206,3 +206,81 @@ async fn postgres_names_a_violated_key_from_the_catalog_not_the_translated_messa
     )
     .await;
 }
+
+/// Two rows per operation; the second of `n`'s batch clashes on (kind, label) for every
+/// third operation, which is then undone whole while the others commit.
+const GROUPED: &str = "SAVEPOINT grouped; \
+     INSERT INTO items (id, kind, label, count) VALUES ($1, 'g', $1, 1); \
+     INSERT INTO items (id, kind, label, count) VALUES ($2, 'g', $3, 2); \
+     RELEASE grouped";
+
+async fn grouped_suite<D: Dialect>(db: Db<D>) {
+    db.execute(
+        "INSERT INTO items (id, kind, label, count) VALUES ('taken', 'g', 'clash', 0)",
+        &[],
+    )
+    .await
+    .expect("seed");
+    let mut ops = Vec::new();
+    for n in 0..150 {
+        let db = db.clone();
+        ops.push(tokio::spawn(async move {
+            let label = if n % 3 == 0 {
+                "clash".to_owned()
+            } else {
+                format!("second-{n}")
+            };
+            let args = args![format!("first-{n}"), format!("second-{n}"), label].to_vec();
+            (n, db.write_grouped(GROUPED, args).await)
+        }));
+    }
+    for op in ops {
+        let (n, result) = op.await.expect("op");
+        match result {
+            Ok(changed) => assert!(n % 3 != 0 && changed >= 1, "op {n} changed {changed}"),
+            Err(e) => assert!(
+                n % 3 == 0 && Db::<D>::unique_violation(&e).is_some(),
+                "op {n}: {e}"
+            ),
+        }
+    }
+    let count = |sql: &'static str| {
+        let db = db.clone();
+        async move {
+            db.fetch_optional(sql, &[])
+                .await
+                .expect("count")
+                .expect("row")
+                .int("n")
+                .expect("n")
+        }
+    };
+    // 100 operations of two rows each, none of the 50 clashing ones, and the seed.
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM items WHERE kind = 'g'").await,
+        201
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM items WHERE id IN ('first-0', 'first-3', 'first-147')")
+            .await,
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_group_commit_commits_each_operation_alone_or_not_at_all() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("grouped.db");
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+    grouped_suite(db).await;
+}
+
+#[tokio::test]
+async fn sqlite_in_memory_grouped_writes_are_atomic_alone() {
+    let crate::Opened::Sqlite(db) = crate::open("memory", &MIGRATIONS).await.expect("opens") else {
+        panic!("memory is SQLite");
+    };
+    grouped_suite(db).await;
+}

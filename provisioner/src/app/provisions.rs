@@ -90,8 +90,13 @@ impl Provisioner {
     /// `spawn_recovery`) once at startup to continue provisions a previous run left.
     pub fn new(deps: ProvisionerDeps) -> Self {
         let config = Arc::new(deps.config);
+        // The drivers' writes queue behind the API's (or use their own connections).
+        let background = deps
+            .store
+            .background()
+            .unwrap_or_else(|| Arc::clone(&deps.store));
         let workflow = Workflow::new(
-            Arc::clone(&deps.store),
+            background,
             Arc::clone(&deps.orphans),
             Arc::clone(&deps.nodes),
             Arc::clone(&deps.registry),

@@ -1,5 +1,6 @@
 //! The provisions' storage port, and every port in one database.
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use time::OffsetDateTime;
@@ -95,6 +96,12 @@ pub trait ProvisionStore: Send + Sync + Debug {
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError>;
     /// Who holds `name`.
     async fn name_claim(&self, name: &NodeName) -> Result<Option<ClaimHolder>, StoreError>;
+    /// This store for background work (the drivers, lease renewals, the sweeper): on its
+    /// own connections where the database has them (PostgreSQL), behind the API's requests
+    /// at a single writer (a SQLite file). `None` where both are served alike.
+    fn background(&self) -> Option<Arc<dyn ProvisionStore>> {
+        None
+    }
 }
 
 /// Every part of the provisioner's storage in one database.

@@ -2,6 +2,8 @@
 //! (`BEGIN IMMEDIATE` on SQLite, row locks on PostgreSQL) or, for a provision inserted with
 //! its token on PostgreSQL, in one statement, so concurrent requests on any replica queue,
 //! and the `name_claims` primary key decides which of them gets a name.
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use levelrail_db::{Dialect, Value as Arg, args};
 use time::OffsetDateTime;
@@ -57,10 +59,12 @@ const INSERT_WITH_TOKEN_POSTGRES: &str = concat!(
      SELECT (SELECT count(*) FROM claim) AS claimed, (SELECT count(*) FROM token) AS tokens"
 );
 
-/// SQLite: the same three inserts as one batch of statements in the write transaction (one
-/// hand-off to the connection's thread instead of three); the first to fail stops it.
+/// SQLite: the same three inserts as one batch of statements (one hand-off to the writer's
+/// thread), committed with the other requests queued meanwhile (group commit); the first
+/// to fail stops it, and its savepoint undoes what it did.
 const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
-    "INSERT INTO name_claims (name, holder_kind, holder_id) VALUES ($44, 'provision', $1); \
+    "SAVEPOINT grouped; \
+     INSERT INTO name_claims (name, holder_kind, holder_id) VALUES ($44, 'provision', $1); \
      INSERT INTO provisions (",
     provision_columns!(),
     ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
@@ -68,7 +72,8 @@ const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
      $29, $30, $31, $32, $33); \
      INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, created_at, \
      expires_at, used_at, used_by_node, revoked_at) \
-     VALUES ($34, $35, $36, $37, $38, $39, $40, $41, $42, $43)"
+     VALUES ($34, $35, $36, $37, $38, $39, $40, $41, $42, $43); \
+     RELEASE grouped"
 );
 
 /// [`PROVISIONS_PER_READ`] provisions by id.
@@ -124,14 +129,9 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             all.extend(join_token_args(token));
             all.push(Arg::from(stored.name.as_str()));
             if D::NAME != "postgres" {
-                let mut tx = self.db.write().await?;
-                return match tx.execute(INSERT_WITH_TOKEN_SQLITE, &all).await {
-                    Ok(_) => {
-                        tx.commit().await?;
-                        Ok(stored)
-                    }
+                return match self.db.write_grouped(INSERT_WITH_TOKEN_SQLITE, all).await {
+                    Ok(_) => Ok(stored),
                     Err(e) if is_claim_conflict::<D>(&e) || is_request_conflict::<D>(&e) => {
-                        tx.rollback().await?;
                         Err(replayed_or_taken(self, record).await)
                     }
                     Err(e) => Err(duplicate_or_unavailable::<D>(e)),
@@ -344,6 +344,10 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
 
     async fn database_time(&self) -> Result<Option<OffsetDateTime>, StoreError> {
         Ok(self.db.now().await?)
+    }
+
+    fn background(&self) -> Option<Arc<dyn ProvisionStore>> {
+        Some(Arc::new(SqlStore::new(self.db.background())))
     }
 
     async fn change_feed(&self) -> Result<Option<Box<dyn ChangeFeed>>, StoreError> {
