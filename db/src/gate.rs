@@ -17,11 +17,16 @@ pub enum Class {
     Background,
 }
 
+/// API turns in a row, with background work waiting, before one background turn.
+const API_STREAK: u32 = 8;
+
 #[derive(Debug, Default)]
 struct State {
     held: bool,
     api: VecDeque<oneshot::Sender<()>>,
     background: VecDeque<oneshot::Sender<()>>,
+    /// API turns given in a row while background work waited.
+    streak: u32,
 }
 
 /// The writer's queue.
@@ -88,15 +93,19 @@ impl WriterGate {
     fn pass_on(&self) {
         let mut state = self.lock();
         loop {
-            let next = match state.api.pop_front() {
-                Some(tx) => tx,
-                None => match state.background.pop_front() {
-                    Some(tx) => tx,
-                    None => {
-                        state.held = false;
-                        return;
-                    }
-                },
+            let background_due = state.streak >= API_STREAK || state.api.is_empty();
+            let next = if background_due && let Some(tx) = state.background.pop_front() {
+                state.streak = 0;
+                tx
+            } else if let Some(tx) = state.api.pop_front() {
+                if !state.background.is_empty() {
+                    state.streak += 1;
+                }
+                tx
+            } else {
+                state.held = false;
+                state.streak = 0;
+                return;
             };
             // A waiter that gave up is skipped.
             if next.send(()).is_ok() {
@@ -158,6 +167,29 @@ mod tests {
             w.await.expect("waiter");
         }
         assert_eq!(*order.lock().unwrap(), ["api1", "api2", "bg1", "bg2"]);
+    }
+
+    #[tokio::test]
+    async fn background_work_gets_a_turn_after_a_streak_of_api_turns() {
+        let gate = WriterGate::new(Duration::from_secs(5));
+        let first = gate.enter(Class::Api).await.expect("free");
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        let classes = std::iter::once(Class::Background).chain(std::iter::repeat_n(Class::Api, 10));
+        for (n, class) in classes.enumerate() {
+            let (gate, order) = (Arc::clone(&gate), Arc::clone(&order));
+            waiters.push(tokio::spawn(async move {
+                let _turn = gate.enter(class).await.expect("turn");
+                order.lock().unwrap().push(n);
+            }));
+            tokio::task::yield_now().await;
+        }
+        drop(first);
+        for w in waiters {
+            w.await.expect("waiter");
+        }
+        // Eight API turns, then the background waiter, then the other API turns.
+        assert_eq!(*order.lock().unwrap(), [1, 2, 3, 4, 5, 6, 7, 8, 0, 9, 10]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -5,7 +5,9 @@
 //! RELEASE grouped`: one that fails is rolled back to its savepoint alone and answered
 //! with its error, while the others commit. A group holds at most [`MAX_GROUP`]
 //! operations; there is no waiting for more: a group is what queued while the previous
-//! one ran.
+//! one ran. An operation whose caller went away is still committed (the caller's request
+//! then has no answer; a provision inserted so is resumed by the recovery pass once its
+//! lease lapses).
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
@@ -97,6 +99,7 @@ impl<D: Dialect> Db<D> {
 
 /// Commits groups until none is queued.
 async fn lead<D: Dialect>(db: Db<D>, group: Arc<GroupCommit>) {
+    let _leading = Leading(Arc::clone(&group));
     loop {
         let ops = group.take();
         if ops.is_empty() {
@@ -109,14 +112,32 @@ async fn lead<D: Dialect>(db: Db<D>, group: Arc<GroupCommit>) {
                 }
             }
             Err(e) => {
-                // The transaction failed as a whole: nothing of the group was committed.
+                // The transaction failed as a whole: nothing of the group was committed. A
+                // writer that stayed busy past the timeout says so to every operation.
                 let why = e.to_string();
+                let busy = matches!(e, sqlx::Error::PoolTimedOut);
                 for op in ops {
-                    let _ = op.done.send(Err(sqlx::Error::Protocol(format!(
-                        "the grouped commit failed: {why}"
-                    ))));
+                    let _ = op.done.send(Err(if busy {
+                        sqlx::Error::PoolTimedOut
+                    } else {
+                        sqlx::Error::Protocol(format!("the grouped commit failed: {why}"))
+                    }));
                 }
             }
+        }
+    }
+}
+
+/// If the leader panics: no leader any more, and what is queued is answered with an error
+/// (its senders dropped), so the next operation leads again and nobody waits forever.
+struct Leading(Arc<GroupCommit>);
+
+impl Drop for Leading {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut q = self.0.lock();
+            q.leading = false;
+            q.pending.clear();
         }
     }
 }

@@ -287,22 +287,6 @@ impl Nodes {
         info!(node_id = %id, "node deleted");
         Ok(())
     }
-
-    /// The node enrolled with join token `id`, if it was redeemed and the node still exists.
-    pub async fn node_enrolled_with_token(
-        &self,
-        id: &JoinTokenId,
-    ) -> Result<Option<Node>, NodesError> {
-        let Some(node_id) = self
-            .store
-            .get_join_token(id)
-            .await?
-            .and_then(|t| t.used_by_node)
-        else {
-            return Ok(None);
-        };
-        Ok(self.store.get_node(&node_id).await?)
-    }
 }
 
 #[cfg(test)]

@@ -73,9 +73,11 @@ pub(crate) fn read_node(row: &Row) -> Result<Node, StoreError> {
 }
 
 /// Decodes `install_progress` rows into step order.
-pub(crate) fn read_progress(rows: &[Row]) -> Result<Vec<InstallReport>, StoreError> {
+pub(crate) fn read_progress<'a>(
+    rows: impl IntoIterator<Item = &'a Row>,
+) -> Result<Vec<InstallReport>, StoreError> {
     let mut steps = rows
-        .iter()
+        .into_iter()
         .map(|row| {
             let step = InstallStep::parse(&row.text("step")?)
                 .map_err(|_| corrupt("install_progress.step"))?;
@@ -106,7 +108,7 @@ pub(crate) fn node_insert_outcome<D: Dialect>(
     }
 }
 
-fn corrupt(column: &str) -> StoreError {
+pub(crate) fn corrupt(column: &str) -> StoreError {
     StoreError::Corrupt(format!("{column} holds an invalid value"))
 }
 

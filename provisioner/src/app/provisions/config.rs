@@ -82,6 +82,9 @@ pub struct WorkflowTuning {
     /// Provisions this replica drives at once; a `Provision` beyond it is refused with
     /// `RESOURCE_EXHAUSTED` rather than queued.
     pub max_in_flight: usize,
+    /// Servers this replica renders and creates at once per cloud; the other provisions
+    /// wait their turn in `creating`.
+    pub creates_per_cloud: usize,
 }
 
 impl Default for WorkflowTuning {
@@ -102,6 +105,7 @@ impl Default for WorkflowTuning {
             sweep_grace: None,
             sweep_unknown_servers: false,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            creates_per_cloud: 16,
         }
     }
 }

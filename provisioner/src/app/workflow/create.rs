@@ -16,8 +16,23 @@ use crate::model::provision::{PlacementOutcome, ProvisionStatus, SagaStep, curre
 use levelrail_clouds::{CreateServer, ErrorKind, ProviderError, ServerInfo};
 
 impl Driver {
+    /// Waits for this cloud's turn to render and create (see `creates.rs`), unless this
+    /// driver holds one.
+    pub(super) async fn take_create_turn(&mut self) {
+        if self.create_turn.is_none() {
+            let per_cloud = self.cx().config.tuning.creates_per_cloud;
+            let turn = self
+                .cx()
+                .creates
+                .take(self.record.provider, per_cloud)
+                .await;
+            self.create_turn = Some(turn);
+        }
+    }
+
     /// Creates the server, trying the choices in order.
     pub(super) async fn create_server(&mut self) -> Result<(), StepError> {
+        self.take_create_turn().await;
         let user_data = self.user_data()?;
         let mut first = true;
         loop {
@@ -226,6 +241,8 @@ impl Driver {
             r.saga_step = SagaStep::WaitRunning;
         })
         .await?;
+        // Created and recorded: the next provision's turn.
+        self.create_turn = None;
         Ok(())
     }
 }

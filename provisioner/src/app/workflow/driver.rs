@@ -16,6 +16,7 @@ use super::poller::ServerWatch;
 use super::{Shared, StepContext, leases};
 use crate::model::provision::ProvisionRecord;
 use crate::model::provision::{Provision, ProvisionId, SagaStep, StageTiming};
+use crate::model::{InstallReport, NodeId};
 use levelrail_clouds::registry::LeasedClient;
 
 /// Store errors tolerated in a row before the driver gives up (the lease then expires and
@@ -38,9 +39,18 @@ pub(super) struct Driver {
     pub(super) retries: u32,
     /// This driver's registration with its provider's poller, while the server is polled.
     pub(super) server_watch: Option<ServerWatch>,
+    /// This driver's turn to render and create its server, from the render until the
+    /// created server is recorded.
+    pub(super) create_turn: Option<tokio::sync::OwnedSemaphorePermit>,
     /// Changes applied to `record` but not yet written: the next commit carries them
     /// (re-applied to the row after a reload).
     unsaved: Vec<Deferred>,
+}
+
+/// What the node registry holds about the provision, read with its row.
+pub(super) struct Joined {
+    pub(super) progress: Vec<InstallReport>,
+    pub(super) enrolled_node: Option<NodeId>,
 }
 
 /// A change to the row that waits for the next commit.
@@ -154,6 +164,7 @@ async fn start(
         last_poll_code: None,
         retries,
         server_watch: None,
+        create_turn: None,
         unsaved: Vec::new(),
     }))
 }
@@ -256,7 +267,7 @@ impl Driver {
             }
             race
         };
-        match race {
+        let outcome = match race {
             Race::Done(Ok(())) => self.after_step(step).await,
             Race::Done(Err(e)) => Err(e),
             Race::TimedOut => {
@@ -268,7 +279,14 @@ impl Driver {
             }
             Race::Stopped(Stop::Cancel) => Err(Failure::cancelled(self.record.status).into()),
             Race::Stopped(_) => Err(Halt::LeaseLost.into()),
+        };
+        if outcome.is_err() {
+            // Failing, timed out, cancelled or stopped: the server is no longer polled, and
+            // the turn to create goes to the next provision.
+            self.server_watch = None;
+            self.create_turn = None;
         }
+        outcome
     }
 
     /// The hook after a recorded step: a replay rewinds the saga to the step.
@@ -372,16 +390,26 @@ impl Driver {
         self.unsaved.push(Box::new(change));
     }
 
-    /// Adopts a newer row (a cancel written by the API, possibly on another replica).
-    pub(super) async fn refresh(&mut self) -> Result<(), StepError> {
-        match self.shared.store.get_provision(&self.record.id).await {
-            Ok(Some(fresh)) if fresh.generation > self.record.generation => self.reload().await?,
-            Ok(_) => {}
+    /// Reads the provision (adopting a newer row: a cancel written by the API, possibly
+    /// on another replica) with its reports and enrollment, in one round trip. A failed
+    /// read is logged and waited out.
+    pub(super) async fn refresh(&mut self) -> Result<Option<Joined>, StepError> {
+        match self.shared.store.wait_view(&self.record.id).await {
+            Ok(Some(view)) => {
+                if view.record.generation > self.record.generation {
+                    self.adopt(view.record)?;
+                }
+                Ok(Some(Joined {
+                    progress: view.progress,
+                    enrolled_node: view.enrolled_node,
+                }))
+            }
+            Ok(None) => Ok(None),
             Err(e) => {
-                warn!(provision = %self.record.id, error = %e, "could not re-read the provision")
+                warn!(provision = %self.record.id, error = %e, "could not re-read the provision");
+                Ok(None)
             }
         }
-        Ok(())
     }
 
     /// What the steps act with (they reach the store only through `commit`, `reload` and
@@ -400,6 +428,13 @@ impl Driver {
             .await
             .map_err(|e| Halt::StoreUnavailable(e.to_string()))?
             .ok_or(Halt::Finished)?;
+        self.adopt(fresh)
+    }
+
+    /// Takes `fresh` as the row (with the unsaved changes applied again); stops when it
+    /// finished, or when its lease is another driver's or changed hands since this driver
+    /// took it.
+    fn adopt(&mut self, fresh: ProvisionRecord) -> Result<(), Halt> {
         if fresh.status.is_terminal() {
             self.record = fresh;
             return Err(Halt::Finished);

@@ -12,6 +12,7 @@
 //! continues every provision whose lease expired from its persisted step.
 mod calls;
 mod create;
+mod creates;
 mod driver;
 mod events;
 mod failure;
@@ -62,6 +63,8 @@ pub(crate) struct StepContext {
     pub(crate) budgets: retry::RetryBudgets,
     /// The pollers of booting servers, one per provider, shared likewise.
     pub(crate) pollers: poller::Pollers,
+    /// Turns to create a server, per cloud.
+    pub(crate) creates: creates::CreateTurns,
 }
 
 impl StepContext {
@@ -152,6 +155,7 @@ impl Workflow {
                 clock,
                 budgets: retry::RetryBudgets::default(),
                 pollers: poller::Pollers::default(),
+                creates: creates::CreateTurns::default(),
             },
             store,
             events,

@@ -1,7 +1,8 @@
 //! Booting servers are polled per cloud, not per provision. One poller per provider reads
 //! the servers every waiting driver registered, in rounds of one provider call: a batch of
 //! up to `poll_batch` servers of one `poll_group` (a label selector, an instance-id filter),
-//! least recently polled first.
+//! least recently polled first. A cloud that cannot read several servers in one call gets
+//! a few single reads per round instead.
 //!
 //! A round comes `poll_initial` after the previous one while some registered server was
 //! never polled; otherwise the pause grows by half each round up to `poll_max`, and a
@@ -22,6 +23,11 @@ use crate::model::ports::Clock;
 use levelrail_clouds::registry::{LeasedClient, ProviderRegistry};
 use levelrail_clouds::{CloudProvider, ErrorKind, PollTarget, ProviderError, ServerInfo};
 use levelrail_types::ProviderId;
+
+/// Servers a round reads one call each, on a cloud that cannot read several in one call
+/// (DigitalOcean, Azure): a few, so a fleet is still seen every few rounds, while the calls
+/// per minute stay bounded.
+const READS_ALONE_PER_ROUND: usize = 4;
 
 /// What the last poll of a server found.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,6 +196,7 @@ struct Entry {
 
 /// One poller's rounds, for as long as servers are registered.
 async fn run(poller: Arc<Poller>, cx: PollContext) {
+    let _running = Running(Arc::clone(&poller));
     let tuning = cx.config.tuning.clone();
     let mut client: Option<LeasedClient> = None;
     let mut pause = tuning.poll_initial;
@@ -244,6 +251,17 @@ async fn run(poller: Arc<Poller>, cx: PollContext) {
     }
 }
 
+/// Marks the poller stopped if its task panics, so the next registration starts another.
+struct Running(Arc<Poller>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().running = false;
+        }
+    }
+}
+
 impl Poller {
     /// Whether some registered server was never polled; `None` (and the poller marked
     /// stopped) when none is registered.
@@ -267,11 +285,11 @@ impl Poller {
         let limit = if group.is_some() {
             client.poll_batch().max(1)
         } else {
-            1
+            READS_ALONE_PER_ROUND
         };
         let targets = order
             .iter()
-            .filter(|(id, _)| *id == *first || (group.is_some() && client.poll_group(id) == group))
+            .filter(|(id, _)| group.is_none() || *id == *first || client.poll_group(id) == group)
             .take(limit)
             .map(|(id, e)| PollTarget {
                 server_id: (*id).clone(),
@@ -319,64 +337,133 @@ async fn leased(
     Ok(c)
 }
 
-/// One round: `targets` read in one call (`poll_servers`, or `get_server` for a cloud
-/// that reads one server at a time), with one fresh grant when the provider refuses the
-/// held one. A target a batch did not find is read alone, which tells a server that is
-/// gone from one the list did not show yet. Returns each target's observation, in order,
-/// and the pause the provider asked for.
+/// One round: `targets` read in one call (`poll_servers`) where the cloud reads them
+/// together, else each alone (`get_server`), with one fresh grant when the provider
+/// refuses the held one. A target a batch did not find is read alone, which tells a server
+/// that is gone from one the list did not show yet. Reads alone stop at the first
+/// transient failure (a rate limit among them): the rest of the round hears that failure.
+/// Returns each target's observation, in order, and the pause the provider asked for.
 async fn round(
     cx: &PollContext,
     provider: ProviderId,
     held: &mut Option<LeasedClient>,
-    mut client: Arc<dyn CloudProvider>,
+    client: Arc<dyn CloudProvider>,
     targets: &[PollTarget],
 ) -> (Vec<Observation>, Option<Duration>) {
-    let batched = targets.len() > 1 || client.poll_group(&targets[0].server_id).is_some();
-    let cp = cx.config.control_plane_id.as_str();
-    let mut refreshed = false;
-    let found = loop {
-        let answer = if batched {
-            client.poll_servers(cp, targets).await
-        } else {
-            client
-                .get_server(&targets[0].server_id)
-                .await
-                .map(|s| vec![s])
-        };
-        match answer {
-            Ok(found) => break found,
-            Err(e) if e.is_grant_refused() && !refreshed => {
-                refreshed = true;
-                info!(provider = provider.as_str(), error = %e, "the provider refused the grant; polling with a fresh one");
-                match leased(cx, provider, held, true).await {
-                    Ok(c) => client = c,
-                    Err(e) => return (vec![failure(&e); targets.len()], e.retry_after),
-                }
-            }
-            // The batch's scope (a zone, a region) is gone: each is read alone below.
-            Err(e) if e.kind == ErrorKind::NotFound && batched => break Vec::new(),
-            Err(e) if e.kind == ErrorKind::NotFound => {
-                return (vec![Observation::Gone(e)], None);
-            }
-            Err(e) => {
-                debug!(provider = provider.as_str(), servers = targets.len(), error = %e, "polling failed; will poll again");
-                return (vec![failure(&e); targets.len()], e.retry_after);
-            }
+    let mut calls = Calls {
+        cx,
+        provider,
+        held,
+        client,
+        refreshed: false,
+    };
+    let found = if calls.client.poll_group(&targets[0].server_id).is_some() {
+        match calls.batch(targets).await {
+            Ok(found) => found,
+            Err(e) => return (vec![e.clone(); targets.len()], e.retry_after()),
         }
+    } else {
+        Vec::new()
     };
     let mut out = Vec::with_capacity(targets.len());
+    let mut halted: Option<Observation> = None;
     for t in targets {
         if let Some(info) = found.iter().find(|s| s.id == t.server_id) {
             out.push(Observation::Seen(info.clone()));
-            continue;
+        } else if let Some(h) = &halted {
+            out.push(h.clone());
+        } else {
+            let observed = calls.alone(&t.server_id).await;
+            if matches!(&observed, Observation::Failed(_)) {
+                halted = Some(observed.clone());
+            }
+            out.push(observed);
         }
-        out.push(match client.get_server(&t.server_id).await {
-            Ok(info) => Observation::Seen(info),
-            Err(e) if e.kind == ErrorKind::NotFound => Observation::Gone(e),
-            Err(e) => failure(&e),
-        });
     }
-    (out, None)
+    let asked = halted.and_then(|h| h.retry_after());
+    (out, asked)
+}
+
+/// The provider calls of one round, and its one grant refresh.
+struct Calls<'a> {
+    cx: &'a PollContext,
+    provider: ProviderId,
+    held: &'a mut Option<LeasedClient>,
+    client: Arc<dyn CloudProvider>,
+    refreshed: bool,
+}
+
+impl Calls<'_> {
+    /// `targets` in one call; an answer that is not the servers is each target's
+    /// observation. A scope that is gone (a zone, a region) finds nothing: each is then
+    /// read alone. A batch the cloud rejects fails no provision: it is polled again.
+    async fn batch(&mut self, targets: &[PollTarget]) -> Result<Vec<ServerInfo>, Observation> {
+        let cp = self.cx.config.control_plane_id.as_str();
+        loop {
+            let e = match self.client.poll_servers(cp, targets).await {
+                Ok(found) => return Ok(found),
+                Err(e) => e,
+            };
+            if self.refresh(&e).await? {
+                continue;
+            }
+            debug!(provider = self.provider.as_str(), servers = targets.len(), error = %e, "polling failed; will poll again");
+            return match e.kind {
+                ErrorKind::NotFound => Ok(Vec::new()),
+                ErrorKind::Unauthorized => Err(Observation::Refused(e)),
+                _ => Err(Observation::Failed(e)),
+            };
+        }
+    }
+
+    /// One server, alone.
+    async fn alone(&mut self, server_id: &str) -> Observation {
+        loop {
+            let e = match self.client.get_server(server_id).await {
+                Ok(info) => return Observation::Seen(info),
+                Err(e) => e,
+            };
+            match self.refresh(&e).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(failed) => return failed,
+            }
+            return if e.kind == ErrorKind::NotFound {
+                Observation::Gone(e)
+            } else {
+                failure(&e)
+            };
+        }
+    }
+
+    /// Replaces the client with one on a fresh grant, once per round, when the provider
+    /// refused the held grant: true when the call is worth making again.
+    async fn refresh(&mut self, e: &ProviderError) -> Result<bool, Observation> {
+        if !e.is_grant_refused() || self.refreshed {
+            return Ok(false);
+        }
+        self.refreshed = true;
+        info!(provider = self.provider.as_str(), error = %e, "the provider refused the grant; polling with a fresh one");
+        match leased(self.cx, self.provider, self.held, true).await {
+            Ok(c) => {
+                self.client = c;
+                Ok(true)
+            }
+            Err(e) => Err(failure(&e)),
+        }
+    }
+}
+
+impl Observation {
+    /// The pause the provider asked for with a failure.
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Observation::Seen(_) => None,
+            Observation::Gone(e) | Observation::Refused(e) | Observation::Failed(e) => {
+                e.retry_after
+            }
+        }
+    }
 }
 
 /// `e` as an observation: for good when asking again cannot help.

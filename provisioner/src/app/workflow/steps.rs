@@ -78,6 +78,7 @@ impl Driver {
     /// document itself holds the token and is never stored) with the create's first write:
     /// rendering is pure, so a crash before that write renders again.
     async fn render_user_data(&mut self) -> Result<(), StepError> {
+        self.take_create_turn().await;
         let user_data = self.user_data()?;
         let digest = hex::encode(Sha256::digest(user_data.as_bytes()));
         let bytes = user_data.len().to_string();

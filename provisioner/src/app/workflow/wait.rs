@@ -6,14 +6,14 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use super::calls::code_of;
 use super::driver::Driver;
 use super::failure::{Failure, StepError};
 use super::poller::{Observation, ServerWatch};
-use crate::model::InstallStep;
 use crate::model::provision::{ProvisionStatus, SagaStep};
+use crate::model::{InstallReport, InstallStep, NodeId};
 use levelrail_clouds::error::clip;
 use levelrail_clouds::{PollTarget, ServerState};
 
@@ -61,15 +61,6 @@ impl Driver {
     /// Waits until the saga moves to its next step (`Ok`; `ready` once the node enrolled),
     /// or fails.
     pub(super) async fn wait_for_node(&mut self) -> Result<(), StepError> {
-        let waited = self.wait_loop().await;
-        if waited.is_err() {
-            // Unwinding: the server is no longer polled.
-            self.server_watch = None;
-        }
-        waited
-    }
-
-    async fn wait_loop(&mut self) -> Result<(), StepError> {
         let tuning = self.cx().config.tuning.clone();
         let entry = self.record.saga_step;
         // The database is read when something was pushed (an enrollment, a progress
@@ -80,7 +71,8 @@ impl Driver {
         loop {
             if pushed || Instant::now() >= next_read {
                 next_read = Instant::now() + tuning.db_tick;
-                self.refresh().await?;
+                // One round trip: the row, the reports and the enrollment.
+                let joined = self.refresh().await?;
                 if self.record.cancel_requested {
                     return Err(Failure::cancelled(self.record.status).into());
                 }
@@ -88,8 +80,15 @@ impl Driver {
                 // recorded (and hooked) in order even when reports and the enrollment
                 // arrive together.
                 self.align_step().await?;
-                self.observe_progress().await?;
-                if self.record.saga_step != entry || self.observe_enrollment().await? {
+                if let Some(joined) = joined {
+                    self.observe_progress(&joined.progress).await?;
+                    if self.record.saga_step != entry
+                        || self.observe_enrollment(joined.enrolled_node).await?
+                    {
+                        return Ok(());
+                    }
+                }
+                if self.record.saga_step != entry {
                     return Ok(());
                 }
             }
@@ -167,18 +166,10 @@ impl Driver {
             && (self.record.status == ProvisionStatus::Booting || self.record.ip_address.is_none())
     }
 
-    /// `ready` as soon as the provision's token enrolled a node.
-    async fn observe_enrollment(&mut self) -> Result<bool, StepError> {
-        let Some(token_id) = self.record.join_token_id.clone() else {
+    /// `ready` as soon as the provision's token enrolled a node (`enrolled`).
+    async fn observe_enrollment(&mut self, enrolled: Option<NodeId>) -> Result<bool, StepError> {
+        let Some(node_id) = enrolled.filter(|_| self.record.join_token_id.is_some()) else {
             return Ok(false);
-        };
-        let node = match self.cx().nodes.node_enrolled_with_token(&token_id).await {
-            Ok(Some(node)) => node,
-            Ok(None) => return Ok(false),
-            Err(e) => {
-                warn!(provision = %self.record.id, error = %e, "could not check the enrollment");
-                return Ok(false);
-            }
         };
         if self.record.status < ProvisionStatus::Enrolling {
             // The agent enrolled before its start was reported (it is quick, and the report
@@ -205,9 +196,9 @@ impl Driver {
             r.saga.complete(
                 SagaStep::Enrolling,
                 at.clone(),
-                &[("node_id", node.id.as_str())],
+                &[("node_id", node_id.as_str())],
             );
-            r.node_id = Some(node.id.clone());
+            r.node_id = Some(node_id.clone());
             // An enrolled agent has started, whether or not cloud-init's report of it came
             // first: the report races the agent's own enrollment and may be refused.
             r.install_step = Some(InstallStep::AgentStarted);
@@ -218,21 +209,10 @@ impl Driver {
         Ok(true)
     }
 
-    /// Follows cloud-init's reports: `installing` with the latest step, `enrolling` once the
-    /// agent started. A report proves the server runs, so `booting` is left behind.
-    async fn observe_progress(&mut self) -> Result<(), StepError> {
-        let steps = match self
-            .cx()
-            .nodes
-            .install_progress(self.record.id.as_str())
-            .await
-        {
-            Ok(steps) => steps,
-            Err(e) => {
-                warn!(provision = %self.record.id, error = %e, "could not read install progress");
-                return Ok(());
-            }
-        };
+    /// Follows cloud-init's reports (`steps`): `installing` with the latest step,
+    /// `enrolling` once the agent started. A report proves the server runs, so `booting`
+    /// is left behind.
+    async fn observe_progress(&mut self, steps: &[InstallReport]) -> Result<(), StepError> {
         if let Some(failed) = steps.iter().find(|r| r.error.is_some()) {
             let error = failed.error.as_deref().unwrap_or_default();
             let reason = format!("the node reported {} failed: {error}", failed.step.as_str());

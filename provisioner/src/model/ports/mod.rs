@@ -16,7 +16,7 @@ pub use changes::{Change, ChangeFeed, EnrollmentListener, SharedStateStore};
 pub use error::StoreError;
 pub use nodes::NodeStore;
 pub use orphans::OrphanStore;
-pub use provisions::{PROVISIONS_PER_READ, ProvisionStore, ProvisionerStore};
+pub use provisions::{PROVISIONS_PER_READ, ProvisionStore, ProvisionerStore, WaitView};
 
 /// The source of "now" (replaceable in tests).
 pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;

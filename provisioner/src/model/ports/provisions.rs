@@ -9,7 +9,7 @@ use super::{ChangeFeed, NodeStore, OrphanStore, SharedStateStore, StoreError};
 use crate::model::provision::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionId, ProvisionRecord,
 };
-use crate::model::{JoinTokenRecord, NodeName};
+use crate::model::{InstallReport, JoinTokenRecord, NodeId, NodeName};
 
 /// How many provisions [`ProvisionStore::get_provisions`] reads per query.
 pub const PROVISIONS_PER_READ: usize = 32;
@@ -96,12 +96,25 @@ pub trait ProvisionStore: Send + Sync + Debug {
     async fn list_resumable(&self, now: OffsetDateTime) -> Result<Vec<ProvisionId>, StoreError>;
     /// Who holds `name`.
     async fn name_claim(&self, name: &NodeName) -> Result<Option<ClaimHolder>, StoreError>;
+    /// What a waiting driver reads, in one round trip: the provision, its install-progress
+    /// reports and the node its join token enrolled.
+    async fn wait_view(&self, id: &ProvisionId) -> Result<Option<WaitView>, StoreError>;
     /// This store for background work (the drivers, lease renewals, the sweeper): on its
     /// own connections where the database has them (PostgreSQL), behind the API's requests
     /// at a single writer (a SQLite file). `None` where both are served alike.
     fn background(&self) -> Option<Arc<dyn ProvisionStore>> {
         None
     }
+}
+
+/// A provision as a waiting driver reads it (see [`ProvisionStore::wait_view`]).
+#[derive(Debug, Clone)]
+pub struct WaitView {
+    pub record: ProvisionRecord,
+    /// Its install-progress reports, in step order.
+    pub progress: Vec<InstallReport>,
+    /// The node its join token enrolled, once one did (and while it exists).
+    pub enrolled_node: Option<NodeId>,
 }
 
 /// Every part of the provisioner's storage in one database.

@@ -14,7 +14,7 @@ use self::fixtures::{T0, T0_STORED, record};
 use crate::model::ports::{ProvisionStore, ProvisionerStore, StoreError};
 use crate::model::provision::{InsertProvisionError, PageCursor};
 use crate::model::provision::{ProvisionId, ProvisionStatus, SagaStep, StageTiming};
-use crate::model::{InstallStep, JoinTokenId};
+use crate::model::{InstallStep, JoinTokenId, NodeName};
 
 /// Runs every behaviour against `store`, which must be empty. Needs a multi-thread Tokio
 /// runtime (the concurrency checks spawn tasks).
@@ -27,6 +27,7 @@ pub async fn run(store: Arc<dyn ProvisionerStore>) {
     a_terminal_write_wipes_the_sealed_token_and_the_lease(&*store).await;
     lists_are_newest_first_and_paged(&*store).await;
     many_are_read_by_id_in_batches(&*store).await;
+    a_waiting_driver_reads_its_row_reports_and_enrollment_at_once(&*store).await;
     claims::run(Arc::clone(&store)).await;
     replicas::run(Arc::clone(&store)).await;
     lease::run(store).await;
@@ -201,6 +202,64 @@ async fn a_provision_and_its_token_are_stored_together_or_not_at_all(store: &dyn
             "{why} stored its token"
         );
     }
+}
+
+async fn a_waiting_driver_reads_its_row_reports_and_enrollment_at_once(
+    store: &dyn ProvisionerStore,
+) {
+    let mut p = record("waiting", T0);
+    let token = fixtures::token(Some(&p.id));
+    p.join_token_id = Some(token.id.clone());
+    let inserted = store
+        .insert_provision_with_token(&p, Some(&token))
+        .await
+        .expect("insert");
+
+    let view = store.wait_view(&p.id).await.expect("view").expect("found");
+    assert_eq!(view.record, inserted, "the row, as get_provision reads it");
+    assert!(view.progress.is_empty(), "reports before any: {view:?}");
+    assert_eq!(view.enrolled_node, None, "an enrollment before any");
+
+    let id = p.id.as_str();
+    store
+        .record_install_progress(id, InstallStep::AgentVerified, T0, Some("bad checksum"))
+        .await
+        .expect("report");
+    store
+        .record_install_progress(id, InstallStep::DockerReady, T0, None)
+        .await
+        .expect("report");
+    let node = fixtures::new_node(Some(&p.id));
+    let name = NodeName::parse("waiting-node").expect("name");
+    store
+        .redeem_join_token(&token.id, &token.secret_sha256, &name, T0, &node)
+        .await
+        .expect("redeem");
+
+    let view = store.wait_view(&p.id).await.expect("view").expect("found");
+    assert_eq!(view.record, inserted);
+    assert_eq!(
+        view.progress,
+        store.list_install_progress(id).await.expect("list"),
+        "the reports, as list_install_progress reads them"
+    );
+    assert_eq!(view.progress.len(), 2);
+    assert_eq!(
+        view.enrolled_node,
+        Some(node.id.clone()),
+        "the enrolled node"
+    );
+    store.delete_node(&node.id).await.expect("delete");
+    let view = store.wait_view(&p.id).await.expect("view").expect("found");
+    assert_eq!(view.enrolled_node, None, "a deleted node");
+    assert!(
+        store
+            .wait_view(&ProvisionId::generate())
+            .await
+            .expect("view")
+            .is_none(),
+        "a provision that does not exist"
+    );
 }
 
 async fn updates_are_conditional_on_the_generation(store: &dyn ProvisionStore) {

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use crate::model::ports::StoreError;
-use crate::model::ports::{ChangeFeed, ProvisionStore, SharedStateStore};
+use crate::model::ports::{ChangeFeed, NodeStore as _, ProvisionStore, SharedStateStore, WaitView};
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::model::stored_time;
@@ -14,6 +14,29 @@ use crate::store::memory::stored_token;
 
 #[async_trait]
 impl ProvisionStore for MemoryStore {
+    async fn wait_view(&self, id: &ProvisionId) -> Result<Option<WaitView>, StoreError> {
+        let Some(record) = self.get_provision(id).await? else {
+            return Ok(None);
+        };
+        let progress = self.list_install_progress(id.as_str()).await?;
+        let used_by = match &record.join_token_id {
+            Some(token) => self
+                .get_join_token(token)
+                .await?
+                .and_then(|t| t.used_by_node),
+            None => None,
+        };
+        let enrolled_node = match used_by {
+            Some(node) if self.get_node(&node).await?.is_some() => Some(node),
+            _ => None,
+        };
+        Ok(Some(WaitView {
+            record,
+            progress,
+            enrolled_node,
+        }))
+    }
+
     async fn insert_provision_with_token(
         &self,
         record: &ProvisionRecord,

@@ -14,13 +14,14 @@ use super::codec::{
 use super::replayed_or_taken;
 use crate::model::ports::StoreError;
 use crate::model::ports::{
-    Change, ChangeFeed, PROVISIONS_PER_READ, ProvisionStore, SharedStateStore,
+    Change, ChangeFeed, PROVISIONS_PER_READ, ProvisionStore, SharedStateStore, WaitView,
 };
 use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus};
-use crate::model::{JoinTokenRecord, NodeName};
+use crate::model::{JoinTokenRecord, NodeId, NodeName};
 use crate::store::SqlStore;
 use crate::store::claims::is_claim_conflict;
+use crate::store::codec::{corrupt, read_progress};
 use crate::store::nodes::{INSERT_JOIN_TOKEN, join_token_args};
 
 macro_rules! select_provisions {
@@ -74,6 +75,20 @@ const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
      expires_at, used_at, used_by_node, revoked_at) \
      VALUES ($34, $35, $36, $37, $38, $39, $40, $41, $42, $43); \
      RELEASE grouped"
+);
+
+/// A provision with its install-progress reports (one row each; one row with NULLs when
+/// there is none) and the node its join token enrolled: what a waiting driver reads, in
+/// one round trip.
+const WAIT_VIEW: &str = concat!(
+    "SELECT p.*, \
+     (SELECT nodes.id FROM join_tokens JOIN nodes ON nodes.id = join_tokens.used_by_node \
+      WHERE join_tokens.id = p.join_token_id) AS enrolled_node, \
+     install_progress.step AS step, install_progress.reported_at AS reported_at, \
+     install_progress.error AS error FROM (SELECT ",
+    provision_columns!(),
+    ", lease_until, created_at, updated_at FROM provisions WHERE id = $1) AS p \
+     LEFT JOIN install_progress ON install_progress.provision_id = p.id"
 );
 
 /// [`PROVISIONS_PER_READ`] provisions by id.
@@ -185,6 +200,29 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             .fetch_optional(select_provisions!("WHERE id = $1"), &args![id.as_str()])
             .await?;
         row.as_ref().map(read_provision).transpose()
+    }
+
+    async fn wait_view(&self, id: &ProvisionId) -> Result<Option<WaitView>, StoreError> {
+        let rows = self.db.fetch_all(WAIT_VIEW, &args![id.as_str()]).await?;
+        let Some(first) = rows.first() else {
+            return Ok(None);
+        };
+        let enrolled_node = first
+            .opt_text("enrolled_node")?
+            .map(|n| NodeId::parse(&n).map_err(|_| corrupt("nodes.id")))
+            .transpose()?;
+        // A provision without reports is one row whose report columns are NULL.
+        let mut reported = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if row.opt_text("step")?.is_some() {
+                reported.push(row);
+            }
+        }
+        Ok(Some(WaitView {
+            record: read_provision(first)?,
+            progress: read_progress(reported)?,
+            enrolled_node,
+        }))
     }
 
     async fn get_provisions(

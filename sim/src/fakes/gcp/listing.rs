@@ -73,8 +73,9 @@ pub(crate) fn aggregated(shared: &Shared, call: &Call) -> Reply {
 
 /// A list filter as the Compute API reads it: comparisons (`name = "a"`,
 /// `labels.KEY != "VALUE"`, `status = RUNNING`; quotes optional), each in parentheses when
-/// there are several, joined by `AND` (also implied by a space) and `OR` (`AND` binds
-/// tighter). Held as alternatives of all-of groups.
+/// there are several, joined by `AND` (also implied by a space) and `OR`, which binds
+/// tighter (as in Google's filter grammar, AIP-160). Held as all-of groups of any-of
+/// comparisons.
 #[derive(Debug, PartialEq)]
 struct Filter(Vec<Vec<Comparison>>);
 
@@ -91,26 +92,28 @@ fn parse_filter(f: &str) -> Option<Filter> {
     if !f.starts_with('(') {
         return Some(Filter(vec![vec![comparison(f)?]]));
     }
-    let mut any = Vec::new();
     let mut all = Vec::new();
+    let mut any = Vec::new();
     let mut rest = f;
     loop {
         let inner = rest.strip_prefix('(')?;
         let close = inner.find(')')?;
-        all.push(comparison(&inner[..close])?);
+        any.push(comparison(&inner[..close])?);
         rest = inner[close + 1..].trim_start();
         if rest.is_empty() {
             break;
         }
         if let Some(r) = rest.strip_prefix("OR ") {
-            any.push(std::mem::take(&mut all));
             rest = r.trim_start();
-        } else if let Some(r) = rest.strip_prefix("AND ") {
+            continue;
+        }
+        all.push(std::mem::take(&mut any));
+        if let Some(r) = rest.strip_prefix("AND ") {
             rest = r.trim_start();
         }
     }
-    any.push(all);
-    Some(Filter(any))
+    all.push(any);
+    Some(Filter(all))
 }
 
 /// `field = value` or `field != value`, for `name`, `status` and `labels.KEY`.
@@ -146,7 +149,7 @@ fn matches(filter: &Option<Filter>, i: &Instance) -> bool {
     };
     filter
         .as_ref()
-        .is_none_or(|Filter(any)| any.iter().any(|all| all.iter().all(holds)))
+        .is_none_or(|Filter(all)| all.iter().all(|any| any.iter().any(holds)))
 }
 
 fn render(shared: &Shared, i: &Instance) -> Value {
@@ -210,8 +213,8 @@ mod tests {
         assert_eq!(
             parse_filter(r#"(name = "a") OR (name = "b") (status != RUNNING)"#),
             Some(Filter(vec![
-                vec![cmp("name", true, "a")],
-                vec![cmp("name", true, "b"), cmp("status", false, "RUNNING")],
+                vec![cmp("name", true, "a"), cmp("name", true, "b")],
+                vec![cmp("status", false, "RUNNING")],
             ]))
         );
         assert_eq!(parse_filter("cpuPlatform = x"), None);

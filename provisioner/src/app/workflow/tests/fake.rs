@@ -48,6 +48,8 @@ struct State {
     /// Servers one `poll_servers` call reads (1: the cloud has no such call).
     poll_batch: usize,
     create_delay: Duration,
+    /// Creates in flight now, and the most ever in flight at once.
+    creating: (usize, usize),
     refused_grants: usize,
     full_regions: Vec<String>,
     revoked_tokens: Vec<String>,
@@ -73,6 +75,7 @@ impl Default for FakeProvider {
             running_after_polls: 2,
             poll_batch: 1,
             create_delay: Duration::ZERO,
+            creating: (0, 0),
             refused_grants: 0,
             full_regions: Vec::new(),
             revoked_tokens: Vec::new(),
@@ -142,6 +145,11 @@ impl FakeProvider {
     /// Creates take `delay` before they take effect.
     pub(crate) fn set_create_delay(&self, delay: Duration) {
         self.lock().create_delay = delay;
+    }
+
+    /// The most `create_server` calls ever in flight at once.
+    pub(crate) fn most_creates_at_once(&self) -> usize {
+        self.lock().creating.1
     }
 
     /// Every grant used so far is revoked (as a provider revokes a leaked token early).
@@ -401,8 +409,14 @@ impl CloudProvider for FakeProvider {
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
-        let delay = self.lock().create_delay;
+        let delay = {
+            let mut st = self.lock();
+            st.creating.0 += 1;
+            st.creating.1 = st.creating.1.max(st.creating.0);
+            st.create_delay
+        };
         tokio::time::sleep(delay).await;
+        self.lock().creating.0 -= 1;
         if self.lock().full_regions.contains(&req.region) {
             self.enter("create_server");
             return Err(error(

@@ -1,10 +1,11 @@
 //! Booting servers are polled per cloud, in rounds of one provider call: the calls a cloud
 //! receives do not grow with the provisions in flight, every server is still seen soon
 //! after its create, and a server a batch did not find is read alone before its provision
-//! fails.
+//! fails. Creates take turns per cloud.
 use std::time::Duration;
 
 use super::harness::Harness;
+use crate::app::WorkflowTuning;
 use crate::model::provision::ProvisionStatus;
 
 /// Provider calls (polls) during minutes 2–5 with `n` provisions booting, the servers read
@@ -71,4 +72,26 @@ async fn a_server_a_batch_does_not_find_is_read_alone_then_fails_its_provision()
     );
     let kept = h.provisioner.get_provision(&kept.id).await.expect("kept");
     assert_eq!(kept.status, ProvisionStatus::Booting);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_is_accepted_at_once_and_creates_take_turns() {
+    let tuning = WorkflowTuning {
+        creates_per_cloud: 3,
+        ..WorkflowTuning::default()
+    };
+    let h = Harness::with_tuning(None, tuning);
+    h.fake.set_create_delay(Duration::from_secs(2));
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let p = h.provision(&format!("burst-{i}")).await;
+        assert_eq!(p.status, ProvisionStatus::Creating);
+        ids.push(p.id);
+    }
+    for id in &ids {
+        h.wait_for(id, |p| p.status == ProvisionStatus::Booting)
+            .await;
+    }
+    assert_eq!(h.fake.most_creates_at_once(), 3, "creates at once");
+    assert_eq!(h.fake.calls("create_server"), 12);
 }
