@@ -1,6 +1,6 @@
 //! Conformance of what replicas sharing a database rely on: a shared value is the first
-//! writer's, and (where the store has a change feed) every state change, cancel,
-//! enrollment-visible write is announced, a lease renewal is not.
+//! writer's, and (where the store has a change feed) every state change, cancel and
+//! enrollment-visible write is announced; an insert and a lease renewal are not.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ use tokio::task::JoinSet;
 
 use super::fixtures::{OWNER, T0, record};
 use crate::model::ports::{Change, ChangeFeed, ProvisionerStore};
+use crate::model::provision::ProvisionStatus;
 
 /// Concurrent first writers.
 const WRITERS: usize = 8;
@@ -57,13 +58,28 @@ async fn the_change_feed_names_every_changed_provision(store: &dyn ProvisionerSt
         provision_id: id.clone(),
         cancel_requested,
     };
+    // No other replica drives or follows a provision yet when it is inserted: an insert is
+    // not announced (announcing would serialise every `Provision` call's commit).
+    assert_eq!(
+        next_for(&mut *feed, &id).await,
+        None,
+        "an insert was announced"
+    );
+
+    let mut moved = inserted.clone();
+    moved.status = ProvisionStatus::Booting;
+    let moved = store
+        .update_provision(&moved)
+        .await
+        .expect("update")
+        .expect("current");
     assert_eq!(
         next_for(&mut *feed, &id).await,
         Some(change(false)),
-        "an insert was not announced"
+        "a change was not announced"
     );
 
-    let mut cancelled = inserted.clone();
+    let mut cancelled = moved.clone();
     cancelled.cancel_requested = true;
     store
         .update_provision(&cancelled)
