@@ -122,11 +122,6 @@ impl<D: Dialect> Db<D> {
         db
     }
 
-    /// Whose work this handle does.
-    pub fn class(&self) -> Class {
-        self.class
-    }
-
     /// The writer's turn, where the writer has a queue.
     async fn turn(&self) -> Result<Option<WriterTurn>, sqlx::Error> {
         match &self.gate {

@@ -18,8 +18,8 @@ use crate::{Db, Dialect, Value};
 pub(crate) const MAX_GROUP: usize = 64;
 
 /// What every grouped operation must begin and end with.
-pub const GROUP_SAVEPOINT: &str = "SAVEPOINT grouped;";
-pub const GROUP_RELEASE: &str = "RELEASE grouped";
+pub(crate) const GROUP_SAVEPOINT: &str = "SAVEPOINT grouped;";
+pub(crate) const GROUP_RELEASE: &str = "RELEASE grouped";
 
 struct Op {
     sql: &'static str,

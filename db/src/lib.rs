@@ -26,7 +26,6 @@ mod tests;
 pub use db::{Db, Tx};
 pub use dialect::{Dialect, UniqueViolation};
 pub use gate::Class;
-pub use group::{GROUP_RELEASE, GROUP_SAVEPOINT};
 pub use listen::{Listener, Notice};
 pub use open::{DbError, Migrations, Opened, open};
 pub use postgres::Postgres;
