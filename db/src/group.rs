@@ -5,10 +5,17 @@
 //! RELEASE grouped`: one that fails is rolled back to its savepoint alone and answered
 //! with its error, while the others commit. A group holds at most [`MAX_GROUP`]
 //! operations; there is no waiting for more: a group is what queued while the previous
-//! one ran. An operation whose caller went away is still committed (the caller's request
+//! one ran.
+//!
+//! Operations of the same SQL go to SQLite's thread together, up to [`MAX_BATCH`] in one
+//! hand-off (the SQL repeated, each copy's parameters renumbered): a hand-off costs more
+//! than the inserts it carries. When a batch fails, the group's transaction is rolled back
+//! and its operations run again one at a time, so that the one that fails is found and
+//! undone alone. An operation whose caller went away is still committed (the caller's request
 //! then has no answer; a provision inserted so is resumed by the recovery pass once its
 //! lease lapses).
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::oneshot;
 
@@ -17,6 +24,11 @@ use crate::{Db, Dialect, Value};
 /// The most operations one transaction commits.
 pub(crate) const MAX_GROUP: usize = 64;
 
+/// The most operations one hand-off to SQLite's thread carries. A group runs in batches of
+/// 16, 8, 4, 2 and 1, so at most five batch texts per grouped SQL are ever prepared and
+/// cached by the connection.
+pub(crate) const MAX_BATCH: usize = 16;
+
 /// What every grouped operation must begin and end with.
 pub(crate) const GROUP_SAVEPOINT: &str = "SAVEPOINT grouped;";
 pub(crate) const GROUP_RELEASE: &str = "RELEASE grouped";
@@ -24,7 +36,7 @@ pub(crate) const GROUP_RELEASE: &str = "RELEASE grouped";
 struct Op {
     sql: &'static str,
     args: Vec<Value>,
-    done: oneshot::Sender<Result<u64, sqlx::Error>>,
+    done: oneshot::Sender<Result<(), sqlx::Error>>,
 }
 
 #[derive(Default)]
@@ -71,21 +83,20 @@ impl GroupCommit {
 impl<D: Dialect> Db<D> {
     /// Runs `sql`, a batch of statements that begins with [`GROUP_SAVEPOINT`] and ends
     /// with [`GROUP_RELEASE`], atomically: with others in one transaction on a SQLite
-    /// file, in a transaction of its own in memory. Returns the rows its statements
-    /// changed. SQLite only: PostgreSQL cannot prepare a batch of statements (one
-    /// statement of data-modifying CTEs does the same there).
+    /// file, in a transaction of its own in memory. SQLite only: PostgreSQL cannot prepare
+    /// a batch of statements (one statement of data-modifying CTEs does the same there).
+    /// Parameters are written `$1`, `$2`, …, and no other `$` may appear in `sql`.
     pub async fn write_grouped(
         &self,
         sql: &'static str,
         args: Vec<Value>,
-    ) -> Result<u64, sqlx::Error> {
+    ) -> Result<(), sqlx::Error> {
         debug_assert!(D::NAME == "sqlite", "a batch of statements on {}", D::NAME);
         debug_assert!(sql.starts_with(GROUP_SAVEPOINT) && sql.trim_end().ends_with(GROUP_RELEASE));
         let Some(group) = self.group.clone() else {
             let mut tx = self.write().await?;
-            let changed = tx.execute(sql, &args).await?;
-            tx.commit().await?;
-            return Ok(changed);
+            tx.execute(sql, &args).await?;
+            return tx.commit().await;
         };
         let (done, answer) = oneshot::channel();
         if group.push(Op { sql, args, done }) {
@@ -145,12 +156,21 @@ impl Drop for Leading {
 async fn commit_group<D: Dialect>(
     db: &Db<D>,
     ops: &[Op],
-) -> Result<Vec<Result<u64, sqlx::Error>>, sqlx::Error> {
+) -> Result<Vec<Result<(), sqlx::Error>>, sqlx::Error> {
+    let mut tx = db.write().await?;
+    match run_batched(&mut tx, ops).await {
+        Ok(()) => {
+            tx.commit().await?;
+            return Ok(ops.iter().map(|_| Ok(())).collect());
+        }
+        Err(_) => tx.rollback().await?,
+    }
+    // One of them failed: again one at a time, to undo that one alone.
     let mut tx = db.write().await?;
     let mut results = Vec::with_capacity(ops.len());
     for op in ops {
         match tx.execute(op.sql, &op.args).await {
-            Ok(changed) => results.push(Ok(changed)),
+            Ok(_) => results.push(Ok(())),
             Err(e) => {
                 tx.execute("ROLLBACK TO grouped", &[]).await?;
                 tx.execute(GROUP_RELEASE, &[]).await?;
@@ -160,4 +180,82 @@ async fn commit_group<D: Dialect>(
     }
     tx.commit().await?;
     Ok(results)
+}
+
+/// Runs `ops` in `tx`, those of the same SQL and parameter count in batches of up to
+/// [`MAX_BATCH`]; stops at the first failure.
+async fn run_batched<D: Dialect>(tx: &mut crate::Tx<D>, ops: &[Op]) -> Result<(), sqlx::Error> {
+    let mut rest = ops;
+    while let Some(first) = rest.first() {
+        let alike = rest
+            .iter()
+            .take_while(|op| op.sql == first.sql && op.args.len() == first.args.len())
+            .count();
+        // The largest power of two not above min(alike, MAX_BATCH).
+        let n = 1 << (alike.min(MAX_BATCH).ilog2());
+        let (batch, next) = rest.split_at(n);
+        if n == 1 {
+            tx.execute(first.sql, &first.args).await?;
+        } else {
+            let args: Vec<Value> = batch
+                .iter()
+                .flat_map(|op| op.args.iter().cloned())
+                .collect();
+            tx.execute(batch_sql(first.sql, first.args.len(), n), &args)
+                .await?;
+        }
+        rest = next;
+    }
+    Ok(())
+}
+
+/// `sql` repeated `n` times, the parameters `$i` of the `k`-th copy (from 0) renumbered
+/// `$(i + k × params)`. Built once per SQL and count, and kept for the life of the process.
+fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
+    type Texts = Mutex<HashMap<(&'static str, usize, usize), &'static str>>;
+    static BATCHES: OnceLock<Texts> = OnceLock::new();
+    let mut texts = BATCHES
+        .get_or_init(Texts::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    texts.entry((sql, params, n)).or_insert_with(|| {
+        let text: String = (0..n).map(|k| renumbered(sql, k * params) + "; ").collect();
+        Box::leak(text.into_boxed_str())
+    })
+}
+
+/// `sql` with every parameter `$i` written `$(i + by)`.
+fn renumbered(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match rest[..digits].parse::<usize>() {
+            Ok(i) => out.push_str(&(i + by).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{batch_sql, renumbered};
+
+    #[test]
+    fn renumbering_moves_every_parameter_and_nothing_else() {
+        assert_eq!(
+            renumbered("INSERT INTO t VALUES ($1, $12, 'x', $2)", 12),
+            "INSERT INTO t VALUES ($13, $24, 'x', $14)"
+        );
+        assert_eq!(
+            batch_sql("SAVEPOINT grouped; SELECT $1, $2; RELEASE grouped", 2, 2),
+            "SAVEPOINT grouped; SELECT $1, $2; RELEASE grouped; \
+             SAVEPOINT grouped; SELECT $3, $4; RELEASE grouped; "
+        );
+    }
 }

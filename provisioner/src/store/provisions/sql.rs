@@ -145,7 +145,7 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             all.push(Arg::from(stored.name.as_str()));
             if D::NAME != "postgres" {
                 return match self.db.write_grouped(INSERT_WITH_TOKEN_SQLITE, all).await {
-                    Ok(_) => Ok(stored),
+                    Ok(()) => Ok(stored),
                     Err(e) if is_claim_conflict::<D>(&e) || is_request_conflict::<D>(&e) => {
                         Err(replayed_or_taken(self, record).await)
                     }
