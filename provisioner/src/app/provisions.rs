@@ -174,9 +174,8 @@ impl Provisioner {
         let asked = tokio::time::Instant::now();
         let now = self.now();
         let id = ProvisionId::generate();
-        // By this replica's clock, with no round trip on the request path (the driver takes
-        // it again by the database's clock where replicas share it); the driver holds it
-        // from before the write.
+        // Written with the provision (at the database's clock where replicas share it), so
+        // the driver holds it from before the write, with no write of its own.
         let lease_until = now + self.config.tuning.lease_ttl;
         let mut record = ProvisionRecord::new(
             id.clone(),

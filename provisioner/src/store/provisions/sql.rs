@@ -43,6 +43,22 @@ const INSERT: &str = concat!(
      $29, $30, $31, $32, $33)"
 );
 
+/// PostgreSQL: a lease asked for until `$until` from `$from` (the record's time), run
+/// from the database's clock instead, which every replica compares leases at.
+macro_rules! lease_on_database_clock {
+    ($until:literal, $from:literal) => {
+        concat!(
+            "CASE WHEN ",
+            $until,
+            "::timestamptz IS NULL THEN NULL ELSE clock_timestamp() + (",
+            $until,
+            "::timestamptz - ",
+            $from,
+            "::timestamptz) END"
+        )
+    };
+}
+
 /// PostgreSQL: the name claim (`$44`), the provision (`$1`…`$33`) and its join token
 /// (`$34`…`$43`) in one statement, one round trip. A name already claimed claims nothing
 /// and so inserts nothing (`claimed` is 0); a repeated request id fails the whole statement.
@@ -53,11 +69,22 @@ const INSERT_WITH_TOKEN_POSTGRES: &str = concat!(
     provision_columns!(),
     ", lease_until, created_at, updated_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
-     $29, $30, $31, $32, $33 FROM claim RETURNING id), \
+     $29, $30, ",
+    lease_on_database_clock!("$31", "$33"),
+    ", $32, $33 FROM claim RETURNING id, lease_until), \
      token AS (INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
      created_at, expires_at, used_at, used_by_node, revoked_at) \
      SELECT $34, $35, $36, $37, $38, $39, $40, $41, $42, $43 FROM provision RETURNING id) \
-     SELECT (SELECT count(*) FROM claim) AS claimed, (SELECT count(*) FROM token) AS tokens"
+     SELECT (SELECT count(*) FROM claim) AS claimed, (SELECT count(*) FROM token) AS tokens, \
+     (SELECT lease_until FROM provision) AS lease_until"
+);
+
+/// PostgreSQL, after [`INSERT`]: the lease of `$1` on the database's clock (see
+/// [`lease_on_database_clock`]).
+const LEASE_ON_DATABASE_CLOCK: &str = concat!(
+    "UPDATE provisions SET lease_until = ",
+    lease_on_database_clock!("$2", "$3"),
+    " WHERE id = $1 RETURNING lease_until"
 );
 
 /// SQLite: the same three inserts as one batch of statements (one hand-off to the writer's
@@ -157,7 +184,12 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                 .fetch_optional(INSERT_WITH_TOKEN_POSTGRES, &all)
                 .await
             {
-                Ok(Some(row)) if row.int("claimed").map_err(StoreError::from)? == 1 => Ok(stored),
+                Ok(Some(row)) if row.int("claimed").map_err(StoreError::from)? == 1 => {
+                    Ok(ProvisionRecord {
+                        lease_until: row.opt_time("lease_until").map_err(StoreError::from)?,
+                        ..stored
+                    })
+                }
                 Ok(_) => Err(replayed_or_taken(self, record).await),
                 Err(e) if is_request_conflict::<D>(&e) => {
                     Err(replayed_or_taken(self, record).await)
@@ -178,6 +210,16 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             Err(e) => return Err(e.into()),
             Ok(_) => match tx.execute(INSERT, &enc.all_columns(&stored)).await {
                 Ok(_) => {
+                    let mut stored = stored;
+                    if D::NOW.is_some() && stored.lease_until.is_some() {
+                        let lease =
+                            args![stored.id.as_str(), stored.lease_until, stored.updated_at];
+                        let row = tx.fetch_optional(LEASE_ON_DATABASE_CLOCK, &lease).await?;
+                        stored.lease_until = match row {
+                            Some(row) => row.opt_time("lease_until").map_err(StoreError::from)?,
+                            None => None,
+                        };
+                    }
                     if let Some(token) = token {
                         tx.execute(INSERT_JOIN_TOKEN, &join_token_args(token))
                             .await
@@ -291,26 +333,31 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     ) -> Result<Option<ProvisionRecord>, StoreError> {
         let mut next = record.next_version()?;
         let enc = Encoded::of(&next)?;
-        let mut tx = self.db.write().await?;
-        let row = tx
-            .fetch_optional(UPDATE, &enc.update_columns(&next))
-            .await?;
+        let columns = enc.update_columns(&next);
+        // Only a failure also releases the name: every other change is one statement, in a
+        // transaction of its own (one round trip).
+        let row = if next.status == ProvisionStatus::Failed {
+            let mut tx = self.db.write().await?;
+            let row = tx.fetch_optional(UPDATE, &columns).await?;
+            if row.is_some() {
+                tx.execute(
+                    "DELETE FROM name_claims WHERE name = $1 AND holder_kind = 'provision' \
+                     AND holder_id = $2",
+                    &args![next.name.as_str(), next.id.as_str()],
+                )
+                .await?;
+            }
+            tx.commit().await?;
+            row
+        } else {
+            self.db.fetch_optional(UPDATE, &columns).await?
+        };
         let Some(row) = row else {
-            tx.rollback().await?;
             return Ok(None);
         };
         next.lease_owner = row.opt_text("lease_owner")?;
         next.lease_until = row.opt_time("lease_until")?;
         next.lease_epoch = lease_epoch(&row)?;
-        if next.status == ProvisionStatus::Failed {
-            tx.execute(
-                "DELETE FROM name_claims WHERE name = $1 AND holder_kind = 'provision' \
-                 AND holder_id = $2",
-                &args![next.name.as_str(), next.id.as_str()],
-            )
-            .await?;
-        }
-        tx.commit().await?;
         // Immutable columns are as stored; the caller's record carries them unchanged.
         Ok(Some(next))
     }

@@ -274,6 +274,18 @@ async fn only_unleased_provisions_in_flight_are_resumable(store: &dyn ProvisionS
         .await
         .expect("insert");
     store.release_lease(&over.id, OWNER).await.expect("release");
+    // Leases at the times this test names (an inserted one may run on the database's
+    // clock instead).
+    for (r, until) in [
+        (&leased, far + Duration::minutes(1)),
+        (&expired, far - Duration::minutes(59)),
+    ] {
+        store
+            .acquire_lease(&r.id, OWNER, until - Duration::minutes(1), until)
+            .await
+            .expect("acquire")
+            .expect("ours");
+    }
     // The release bumped the epoch: the write is of the row as it is now.
     let mut over = store
         .get_provision(&over.id)
