@@ -115,7 +115,10 @@ fn shared_http(timeout: Duration, extra_root_pem: Option<&str>) -> Result<reqwes
         return Ok(client.clone());
     }
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // No redirect is followed: reqwest's default re-sends a 307/308 request, body and
+    // credential included, to whatever host the answer names.
     let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout)
         .connect_timeout(Duration::from_secs(10))
         .user_agent(concat!("levelrail/", env!("CARGO_PKG_VERSION")));
@@ -230,6 +233,9 @@ impl ApiClient {
                             body,
                         });
                     }
+                    if status.is_redirection() {
+                        return Err(self.redirected(status, &headers));
+                    }
                     if status == StatusCode::TOO_MANY_REQUESTS {
                         let wait = self.retry_after(&headers);
                         self.limiter.pause_until(tokio::time::Instant::now() + wait);
@@ -264,6 +270,29 @@ impl ApiClient {
     fn classified(&self, status: StatusCode, body: &[u8]) -> ProviderError {
         let (kind, code, message) = (self.classify)(status.as_u16(), body);
         ProviderError::new(self.provider, kind, code, &message).with_status(status.as_u16())
+    }
+
+    /// A redirect, which is not followed (the request carries the credential): the error
+    /// names the host it pointed to, never the whole location.
+    fn redirected(&self, status: StatusCode, headers: &HeaderMap) -> ProviderError {
+        let to = headers
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| reqwest::Url::parse(v).ok())
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .map_or_else(|| "elsewhere".to_owned(), |host| format!("to {host}"));
+        ProviderError::new(
+            self.provider,
+            ErrorKind::Other,
+            "redirect",
+            &format!(
+                "the {} API answered {} with a redirect {to}; redirects are not followed, \
+                 since the request carries the credential (check the API endpoint)",
+                self.provider,
+                status.as_u16()
+            ),
+        )
+        .with_status(status.as_u16())
     }
 
     fn transport_error(&self, e: &reqwest::Error) -> ProviderError {

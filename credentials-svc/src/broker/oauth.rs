@@ -23,7 +23,10 @@ impl TokenClient {
     /// A client trusting the platform's roots plus `extra_root_pem` (a test or demo CA).
     pub fn new(extra_root_pem: Option<&str>) -> Result<Self, CredentialsError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // No redirect is followed: reqwest's default re-sends a 307/308 request, secret
+        // form included, to whatever host the answer names.
         let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
             .connect_timeout(Duration::from_secs(10))
             .user_agent(concat!("levelrail-credentials/", env!("CARGO_PKG_VERSION")));
@@ -97,6 +100,13 @@ impl TokenClient {
                 )));
             }
             bytes.extend_from_slice(&chunk);
+        }
+        if status.is_redirection() {
+            return Err(CredentialsError::Unavailable(format!(
+                "{what} answered HTTP {} with a redirect, which is not followed: the \
+                 request carries a secret (check the endpoint)",
+                status.as_u16()
+            )));
         }
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if status.is_success() {
@@ -186,6 +196,60 @@ pub(crate) fn access_token(body: &Value, what: &str) -> Result<SecretString, Cre
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::net::TcpListener;
+
+    /// A listener that answers every connection with `answer` (after reading the request
+    /// head) and counts the connections.
+    async fn answering(answer: String) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut buf = vec![0; 64 * 1024];
+                let _ = conn.read(&mut buf).await;
+                let _ = conn.write_all(answer.as_bytes()).await;
+            }
+        });
+        (url, seen)
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_refused_and_the_secret_never_reaches_its_target() {
+        let ok = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+        let (elsewhere, reached) = answering(ok.to_owned()).await;
+        for status in [
+            "307 Temporary Redirect",
+            "308 Permanent Redirect",
+            "302 Found",
+        ] {
+            let (endpoint, _) = answering(format!(
+                "HTTP/1.1 {status}\r\nlocation: {elsewhere}/token\r\ncontent-length: 0\r\n\r\n"
+            ))
+            .await;
+            let client = TokenClient::new(None).expect("client");
+            let err = client
+                .post_form(
+                    &endpoint,
+                    &[("client_secret", "s3cr3t")],
+                    "the token endpoint",
+                )
+                .await
+                .expect_err("a redirect is an error");
+            let text = err.to_string();
+            assert!(text.contains("redirect"), "{status}: {text}");
+            assert!(
+                !text.contains("s3cr3t") && !text.contains(&elsewhere),
+                "{text}"
+            );
+        }
+        assert_eq!(reached.load(Ordering::SeqCst), 0, "a redirect was followed");
+    }
 
     #[test]
     fn forms_encode_like_python() {

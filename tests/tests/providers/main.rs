@@ -37,4 +37,5 @@ mod hetzner_ratelimit;
 mod hetzner_support;
 mod openapi;
 mod readme;
+mod redirects;
 mod self_contained;
