@@ -69,6 +69,11 @@ pub(crate) struct Cli {
     )]
     ca_cert: Option<PathBuf>,
 
+    /// Allow a plain http:// API URL whose host is not this machine. The API token then
+    /// crosses the network in clear text: only on a network you trust.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    insecure: bool,
+
     #[command(subcommand)]
     command: Commands,
 }
@@ -98,6 +103,7 @@ where
             token,
             json: cli.json,
             ca_cert: cli.ca_cert,
+            insecure: cli.insecure,
         },
         command: cli.command,
     })

@@ -65,11 +65,13 @@ pub(crate) struct Connection {
 
 impl Connection {
     /// Validates `api_url` and, for https, loads the trust roots: `ca_cert` when given, the
-    /// public web PKI otherwise.
+    /// public web PKI otherwise. A plain http:// URL is refused unless its host is this
+    /// machine (the token would cross the network in clear text) or `insecure` is set.
     pub(crate) fn new(
         api_url: &str,
         ca_cert: Option<&Path>,
         auth: BearerAuth,
+        insecure: bool,
     ) -> Result<Self, CliError> {
         let invalid =
             |reason: &str| CliError::usage(format!("invalid --api-url \"{api_url}\": {reason}"));
@@ -78,7 +80,14 @@ impl Connection {
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT);
         let endpoint = match endpoint.uri().scheme_str() {
-            Some("http") => endpoint,
+            Some("http") if insecure || endpoint.uri().host().is_some_and(is_loopback) => endpoint,
+            Some("http") => {
+                return Err(invalid(
+                    "plain http:// to another machine would send the API token in clear \
+                     text; use https:// (with --ca-cert for the control plane's own CA), or \
+                     pass --insecure on a network you trust",
+                ));
+            }
             Some("https") => {
                 endpoint
                     .tls_config(tls_config(ca_cert)?)
@@ -119,6 +128,15 @@ impl Connection {
             .map_err(|e| CliError::unreachable(&self.api_url, &root_cause(&e)))?;
         Ok(InterceptedService::new(channel, self.auth.clone()))
     }
+}
+
+/// `localhost` or a loopback address (`127.0.0.0/8`, `[::1]`).
+fn is_loopback(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn tls_config(ca_cert: Option<&Path>) -> Result<ClientTlsConfig, CliError> {
@@ -166,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_url_without_http_or_https_is_rejected() {
-        let err = Connection::new("ftp://example", None, auth()).expect_err("rejected");
+        let err = Connection::new("ftp://example", None, auth(), false).expect_err("rejected");
         assert_eq!(
             err.to_string(),
             "invalid --api-url \"ftp://example\": want an http:// or https:// URL"
@@ -174,15 +192,43 @@ mod tests {
     }
 
     #[test]
+    fn plain_http_carries_the_token_only_to_this_machine_unless_insecure() {
+        for local in [
+            "http://127.0.0.1:7443",
+            "http://127.8.9.1:7443",
+            "http://localhost:7443",
+            "http://[::1]:7443",
+        ] {
+            Connection::new(local, None, auth(), false).expect(local);
+        }
+        for remote in [
+            "http://cp.example:7443",
+            "http://10.0.0.5:7443",
+            "http://[2001:db8::1]:7443",
+        ] {
+            let err = Connection::new(remote, None, auth(), false).expect_err(remote);
+            assert_eq!(err.exit_code(), 2, "{remote}");
+            let text = err.to_string();
+            assert!(
+                text.contains("clear text") && text.contains("--insecure"),
+                "{text}"
+            );
+            assert!(!text.contains("t0ken"), "{text}");
+            Connection::new(remote, None, auth(), true).expect("--insecure");
+        }
+    }
+
+    #[test]
     fn https_without_a_ca_cert_uses_the_public_roots() {
-        Connection::new("https://levelrail.example:7443", None, auth()).expect("accepted");
+        Connection::new("https://levelrail.example:7443", None, auth(), false).expect("accepted");
     }
 
     #[test]
     fn a_ca_cert_file_without_a_certificate_is_rejected() {
         let file = tempfile::NamedTempFile::new().expect("temp file");
         std::fs::write(file.path(), "not a certificate").expect("write");
-        let err = Connection::new("https://x:1", Some(file.path()), auth()).expect_err("rejected");
+        let err =
+            Connection::new("https://x:1", Some(file.path()), auth(), false).expect_err("rejected");
         assert!(
             err.to_string().ends_with("no PEM certificate found"),
             "{err}"

@@ -30,6 +30,7 @@ impl<'a, 'io> Context<'a, 'io> {
             &globals.api_url,
             globals.ca_cert.as_deref(),
             BearerAuth::new(&token)?,
+            globals.insecure,
         )?;
         let mut ctx = Self {
             io,

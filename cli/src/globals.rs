@@ -36,4 +36,6 @@ pub(crate) struct Globals {
     pub(crate) json: bool,
     /// `--ca-cert`.
     pub(crate) ca_cert: Option<PathBuf>,
+    /// `--insecure`: plain http:// to another machine is allowed.
+    pub(crate) insecure: bool,
 }
