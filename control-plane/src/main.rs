@@ -36,6 +36,11 @@ enum Pki {
         /// provisioners dial), besides `levelrail-credentials`, `localhost` and `127.0.0.1`.
         #[arg(long = "credentials-san", value_delimiter = ',')]
         credentials_sans: Vec<String>,
+        /// Names of the PostgreSQL server (the host in the services' database URLs): also
+        /// issue its server certificate, `postgres.pem` and `postgres.key`, so the services
+        /// can reach it with `sslmode=verify-full&sslrootcert=<internal-ca.pem>`.
+        #[arg(long = "postgres-san", value_delimiter = ',')]
+        postgres_sans: Vec<String>,
     },
 }
 
@@ -50,7 +55,8 @@ async fn main() -> ExitCode {
         Command::Pki(Pki::Init {
             dir,
             credentials_sans,
-        }) => levelrail::pki::init(&dir, &credentials_sans).map(|files| {
+            postgres_sans,
+        }) => levelrail::pki::init(&dir, &credentials_sans, &postgres_sans).map(|files| {
             println!(
                 "internal CA: {}\ncredentials service: {} {}\nprovisioner: {} {}",
                 files.ca.display(),
@@ -59,6 +65,13 @@ async fn main() -> ExitCode {
                 files.provisioner.0.display(),
                 files.provisioner.1.display()
             );
+            if !postgres_sans.is_empty() {
+                println!(
+                    "PostgreSQL: {} {}",
+                    files.postgres.0.display(),
+                    files.postgres.1.display()
+                );
+            }
         }),
     };
     match result {

@@ -33,6 +33,9 @@ pub struct PkiFiles {
     pub credentials: (PathBuf, PathBuf),
     /// The provisioner's client certificate chain and key.
     pub provisioner: (PathBuf, PathBuf),
+    /// PostgreSQL's server certificate chain and key, where it is asked for: the services
+    /// reach a database on another host only with `sslmode=verify-full`, trusting this CA.
+    pub postgres: (PathBuf, PathBuf),
 }
 
 impl PkiFiles {
@@ -42,14 +45,15 @@ impl PkiFiles {
             ca: dir.join("internal-ca.pem"),
             credentials: (dir.join("credentials.pem"), dir.join("credentials.key")),
             provisioner: (dir.join("provisioner.pem"), dir.join("provisioner.key")),
+            postgres: (dir.join("postgres.pem"), dir.join("postgres.key")),
         }
     }
 }
 
 /// Creates the internal CA in `dir` (or reuses it) and issues both services' certificates:
 /// the credentials service's for `hosts` (with [`CREDENTIALS_HOST`], `localhost` and
-/// `127.0.0.1` always included).
-pub fn init(dir: &Path, hosts: &[String]) -> anyhow::Result<PkiFiles> {
+/// `127.0.0.1` always included); and PostgreSQL's for `postgres_hosts` when any is given.
+pub fn init(dir: &Path, hosts: &[String], postgres_hosts: &[String]) -> anyhow::Result<PkiFiles> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let (ca, created) =
         ControlPlaneCa::load_or_create_named(dir, "internal-ca", "Levelrail internal CA")?;
@@ -70,6 +74,10 @@ pub fn init(dir: &Path, hosts: &[String]) -> anyhow::Result<PkiFiles> {
     write_pair(&files.credentials, &server.chain_pem, &server.key_pem)?;
     let client = ca.issue_client_cert("levelrail-provisioner", PROVISIONER_IDENTITY)?;
     write_pair(&files.provisioner, &client.chain_pem, &client.key_pem)?;
+    if !postgres_hosts.is_empty() {
+        let database = ca.issue_server_cert(postgres_hosts)?;
+        write_pair(&files.postgres, &database.chain_pem, &database.key_pem)?;
+    }
     Ok(files)
 }
 
@@ -163,4 +171,52 @@ pub async fn require_provisioner(
     tonic::Status::permission_denied("only the provisioner may call the credential broker")
         .into_http::<axum::body::Body>()
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The DNS names of the first certificate in `pem`.
+    fn dns_names(pem: &[u8]) -> Vec<String> {
+        let der = rustls_pemfile::certs(&mut &pem[..])
+            .next()
+            .expect("a certificate")
+            .expect("PEM");
+        let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).expect("X.509");
+        let san = cert
+            .subject_alternative_name()
+            .expect("SAN")
+            .expect("present");
+        san.value
+            .general_names
+            .iter()
+            .filter_map(|n| match n {
+                x509_parser::extensions::GeneralName::DNSName(d) => Some((*d).to_owned()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn postgres_gets_a_certificate_for_its_names_only_when_asked() {
+        let dir = tempfile::tempdir().expect("dir");
+        let files = init(dir.path(), &[], &[]).expect("init");
+        assert!(!files.postgres.0.exists() && !files.postgres.1.exists());
+
+        let files = init(
+            dir.path(),
+            &[],
+            &["postgres".to_owned(), "db.internal".to_owned()],
+        )
+        .expect("init");
+        let pem = std::fs::read(&files.postgres.0).expect("certificate");
+        assert_eq!(dns_names(&pem), ["postgres", "db.internal"]);
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&files.postgres.1)
+            .expect("key")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "the key is readable by others: {mode:o}");
+    }
 }

@@ -27,7 +27,7 @@ struct Running {
 async fn start() -> Running {
     levelrail::tls::install_crypto_provider();
     let dir = tempfile::tempdir().expect("dir");
-    let files = pki::init(&dir.path().join("pki"), &[]).expect("pki init");
+    let files = pki::init(&dir.path().join("pki"), &[], &[]).expect("pki init");
     let cfg = CredentialsServeConfig {
         storage: StorageArgs {
             data_dir: dir.path().join("data"),

@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 use sqlx::migrate::MigrateError;
 use sqlx::postgres::{
     PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgPool, PgPoolOptions, PgRow,
+    PgSslMode,
 };
 use sqlx::query::Query;
 use sqlx::{AssertSqlSafe, Column as _, Connection as _, Executor as _, Row as _};
@@ -241,6 +242,7 @@ impl Db<Postgres> {
         migrations: &Migrations,
     ) -> Result<Self, sqlx::Error> {
         let options = PgConnectOptions::from_str(dsn)?;
+        verified_off_host(&options)?;
         let set: Option<Arc<str>> = schema.map(|s| format!("SET search_path TO \"{s}\"").into());
         let pool_options = || {
             let pool = PgPoolOptions::new()
@@ -264,6 +266,32 @@ impl Db<Postgres> {
         load_keys(&pool).await?;
         Ok(Db::with_background(pool, background))
     }
+}
+
+/// A server on another machine is reached only over TLS that verifies its certificate and
+/// its name (`sslmode=verify-full`): with less, whoever is on the network path can read the
+/// sealed credentials' rows or pose as the database. A Unix socket or a loopback address is
+/// this machine.
+fn verified_off_host(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
+    let host = options.get_host();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let local = options.get_socket().is_some()
+        || host.starts_with('/')
+        || bare.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if local || matches!(options.get_ssl_mode(), PgSslMode::VerifyFull) {
+        return Ok(());
+    }
+    Err(sqlx::Error::Configuration(
+        format!(
+            "the PostgreSQL server {host} is on another machine: its URL needs \
+             sslmode=verify-full (add sslrootcert=<CA file> unless a public CA signed its \
+             certificate)"
+        )
+        .into(),
+    ))
 }
 
 /// Connections of each pool: the API's, and background work's.

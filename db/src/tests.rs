@@ -309,3 +309,19 @@ async fn sqlite_in_memory_grouped_writes_are_atomic_alone() {
     };
     grouped_suite(db).await;
 }
+
+#[tokio::test]
+async fn postgres_on_another_machine_needs_verified_tls_before_any_connection() {
+    for url in [
+        "postgres://levelrail:pa55word@db.example.invalid/levelrail",
+        "postgres://levelrail:pa55word@10.1.2.3:5432/levelrail?sslmode=require",
+        "postgres://levelrail:pa55word@[2001:db8::5]/levelrail?sslmode=verify-ca",
+    ] {
+        let err = Db::<Postgres>::connect(url, &MIGRATIONS)
+            .await
+            .expect_err("refused");
+        let text = err.to_string();
+        assert!(text.contains("sslmode=verify-full"), "{url}: {text}");
+        assert!(!text.contains("pa55word"), "{text}");
+    }
+}
