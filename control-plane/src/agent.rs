@@ -37,7 +37,10 @@ pub fn router(nodes: Arc<Nodes>) -> axum::Router {
     let rest = axum::Router::new()
         .route("/v1/provision-progress", post(report_progress))
         .with_state(nodes);
-    grpc.merge(rest)
+    grpc.merge(rest).layer(axum::middleware::from_fn_with_state(
+        Arc::new(crate::per_ip::PerIpBudget::agent_listener()),
+        crate::per_ip::limit,
+    ))
 }
 
 #[derive(Debug, Deserialize)]

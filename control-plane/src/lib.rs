@@ -9,6 +9,7 @@ pub mod credentials_server;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod listener;
+pub mod per_ip;
 pub mod pki;
 pub mod providers;
 pub mod provisioner_server;

@@ -52,7 +52,7 @@ pub fn assemble(
                         .into_response();
                 }
                 match tower::ServiceExt::oneshot(files, req).await {
-                    Ok(resp) => resp.into_response(),
+                    Ok(resp) => with_page_policy(resp.into_response()),
                     Err(never) => match never {},
                 }
             }
@@ -63,6 +63,31 @@ pub fn assemble(
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
             max_concurrent,
         )))
+}
+
+/// What the web app's pages may do: run this origin's scripts and WebAssembly, load its own
+/// styles and images, talk to this origin only, and never be framed, so injected markup
+/// runs nothing and no other site can overlay the app (clickjacking).
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self' \
+     'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+     font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+/// The web app's files, with [`CONTENT_SECURITY_POLICY`] and the headers older browsers
+/// read instead.
+fn with_page_policy(mut resp: Response) -> Response {
+    let headers = resp.headers_mut();
+    let mut set = |name: &'static str, value: &'static str| {
+        headers.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    };
+    set("content-security-policy", CONTENT_SECURITY_POLICY);
+    set("x-frame-options", "DENY");
+    set("x-content-type-options", "nosniff");
+    set("referrer-policy", "no-referrer");
+    resp
 }
 
 fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
@@ -129,15 +154,108 @@ async fn limit_message_size(req: Request, next: Next) -> Response {
     }
 }
 
+/// What one listener allows its connections.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// From accept to the first request's headers, TLS handshake included: a connection
+    /// that stays silent longer is closed, so idle sockets cannot pile up until the
+    /// process runs out of file descriptors.
+    pub first_request: Duration,
+    /// Open connections from one source address; more are closed at once.
+    pub per_ip: usize,
+    /// Open connections of the listener; more are closed at once.
+    pub total: usize,
+}
+
+impl Default for ConnectionLimits {
+    /// An operator-facing listener's.
+    fn default() -> Self {
+        Self {
+            first_request: Duration::from_secs(10),
+            per_ip: 256,
+            total: 8192,
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// The agent listener's: every node of a fleet behind one NAT address keeps its
+    /// heartbeat connection from that address.
+    pub fn agent() -> Self {
+        Self {
+            per_ip: 8192,
+            total: 16384,
+            ..Self::default()
+        }
+    }
+}
+
+/// The open connections of one listener, by source address.
+#[derive(Debug, Default)]
+struct OpenConnections {
+    by_ip: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+/// One admitted connection; counted until dropped.
+struct Admitted {
+    open: Arc<OpenConnections>,
+    ip: std::net::IpAddr,
+}
+
+impl OpenConnections {
+    /// Counts a connection from `ip`, unless that would pass `limits`.
+    fn admit(
+        self: &Arc<Self>,
+        ip: std::net::IpAddr,
+        limits: &ConnectionLimits,
+    ) -> Option<Admitted> {
+        let mut by_ip = self.by_ip.lock().unwrap_or_else(|e| e.into_inner());
+        let total: usize = by_ip.values().sum();
+        let from_ip = by_ip.get(&ip).copied().unwrap_or(0);
+        if total >= limits.total || from_ip >= limits.per_ip {
+            return None;
+        }
+        by_ip.insert(ip, from_ip + 1);
+        Some(Admitted {
+            open: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut by_ip = self.open.by_ip.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = by_ip.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                by_ip.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// Accepts connections on `listener` and serves `router` (over TLS when `tls` is set)
-/// until `shutdown` turns true.
+/// until `shutdown` turns true, within the default [`ConnectionLimits`].
 pub async fn serve(
     listener: TcpListener,
     router: axum::Router,
     tls: Option<Arc<rustls::ServerConfig>>,
+    shutdown: watch::Receiver<bool>,
+) {
+    serve_within(listener, router, tls, shutdown, ConnectionLimits::default()).await;
+}
+
+/// [`serve`] within `limits`.
+pub async fn serve_within(
+    listener: TcpListener,
+    router: axum::Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
     mut shutdown: watch::Receiver<bool>,
+    limits: ConnectionLimits,
 ) {
     let acceptor = tls.map(TlsAcceptor::from);
+    let open = Arc::new(OpenConnections::default());
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -150,20 +268,30 @@ pub async fn serve(
             },
             _ = shutdown.changed() => return,
         };
+        let Some(admitted) = open.admit(peer.ip(), &limits) else {
+            debug!(%peer, "connection refused: too many open from this address or in all");
+            continue;
+        };
         let _ = tcp.set_nodelay(true);
         let router = router.clone();
         let acceptor = acceptor.clone();
+        let deadline = tokio::time::Instant::now() + limits.first_request;
         tokio::spawn(async move {
+            let _admitted = admitted;
             match acceptor {
-                Some(acceptor) => match acceptor.accept(tcp).await {
-                    Ok(tls) => {
-                        let ext = extensions_of(tls.get_ref().1);
-                        serve_connection(TokioIo::new(tls), router, peer, ext).await
+                Some(acceptor) => {
+                    match tokio::time::timeout_at(deadline, acceptor.accept(tcp)).await {
+                        Ok(Ok(tls)) => {
+                            let ext = extensions_of(tls.get_ref().1);
+                            serve_connection(TokioIo::new(tls), router, peer, ext, deadline).await
+                        }
+                        Ok(Err(e)) => debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => debug!(%peer, "TLS handshake timed out"),
                     }
-                    Err(e) => debug!(%peer, error = %e, "TLS handshake failed"),
-                },
+                }
                 None => {
-                    serve_connection(TokioIo::new(tcp), router, peer, http::Extensions::new()).await
+                    let ext = http::Extensions::new();
+                    serve_connection(TokioIo::new(tcp), router, peer, ext, deadline).await
                 }
             }
         });
@@ -171,18 +299,23 @@ pub async fn serve(
 }
 
 /// Serves one connection; `extensions` (for example the TLS peer's certificates) are added
-/// to every request on it.
+/// to every request on it. A connection whose first request has not arrived by
+/// `first_request_by` is closed.
 pub async fn serve_connection<I>(
     io: I,
     router: axum::Router,
     peer: SocketAddr,
     extensions: http::Extensions,
+    first_request_by: tokio::time::Instant,
 ) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = Arc::clone(&asked);
     let service = TowerToHyperService::new(tower::ServiceExt::map_request(
         router,
         move |mut req: http::Request<hyper::body::Incoming>| {
+            seen.store(true, std::sync::atomic::Ordering::Release);
             req.extensions_mut()
                 .insert(axum::extract::ConnectInfo(peer));
             req.extensions_mut().extend(extensions.clone());
@@ -203,8 +336,21 @@ pub async fn serve_connection<I>(
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .keep_alive_timeout(Duration::from_secs(10))
         .timer(hyper_util::rt::TokioTimer::new());
-    if let Err(e) = builder.serve_connection_with_upgrades(io, service).await {
-        debug!(%peer, error = %e, "connection ended with an error");
+    let connection = builder.serve_connection_with_upgrades(io, service);
+    // Past the deadline, a connection that has asked for something lives on.
+    let silent = async {
+        tokio::time::sleep_until(first_request_by).await;
+        if asked.load(std::sync::atomic::Ordering::Acquire) {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        ended = connection => {
+            if let Err(e) = ended {
+                debug!(%peer, error = %e, "connection ended with an error");
+            }
+        }
+        () = silent => debug!(%peer, "connection closed: no request in time"),
     }
 }
 
@@ -218,4 +364,35 @@ fn extensions_of(session: &rustls::ServerConnection) -> http::Extensions {
         ));
     }
     ext
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_web_app_is_served_with_a_strict_policy_and_never_framed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("index.html"), "<!doctype html>").expect("index");
+        std::fs::write(dir.path().join("boot.js"), "export {}").expect("script");
+        let router =
+            assemble(axum::Router::new(), Some(dir.path().to_owned()), &[], 8).expect("router");
+        for path in ["/", "/boot.js", "/nodes/some-node"] {
+            let req = Request::get(path).body(Body::empty()).expect("request");
+            let resp = tower::ServiceExt::oneshot(router.clone(), req)
+                .await
+                .expect("answer");
+            assert_eq!(resp.status(), http::StatusCode::OK, "{path}");
+            let h = resp.headers();
+            let csp = h["content-security-policy"].to_str().expect("text");
+            assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
+            assert!(
+                csp.contains("script-src 'self' 'wasm-unsafe-eval';"),
+                "{path}: {csp}"
+            );
+            assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+            assert_eq!(h["x-frame-options"], "DENY", "{path}");
+            assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        }
+    }
 }

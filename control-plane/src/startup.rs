@@ -276,7 +276,18 @@ pub async fn serve_all(bound: Vec<Bound>, shutdown: watch::Sender<bool>) {
         .into_iter()
         .map(|b| {
             info!(listener = b.name, addr = %b.addr, tls = b.tls.is_some(), "listening");
-            tokio::spawn(listener::serve(b.listener, b.router, b.tls, rx.clone()))
+            let limits = if b.name == "agent" {
+                listener::ConnectionLimits::agent()
+            } else {
+                listener::ConnectionLimits::default()
+            };
+            tokio::spawn(listener::serve_within(
+                b.listener,
+                b.router,
+                b.tls,
+                rx.clone(),
+                limits,
+            ))
         })
         .collect();
     for task in tasks {
