@@ -223,6 +223,16 @@ pub struct CloudArgs {
     /// system's (a TLS-inspecting proxy, a private endpoint).
     #[arg(long, env = "LEVELRAIL_CLOUD_CA_FILE")]
     pub cloud_ca_file: Option<PathBuf>,
+    /// Let AWS credentials that ask for it (`use_ambient_credentials`) use this process's
+    /// own AWS identity: its instance profile, role or environment. Off by default: anyone
+    /// who may store a credential could otherwise borrow the control plane's identity.
+    #[arg(long, env = "LEVELRAIL_ALLOW_AMBIENT_AWS")]
+    pub allow_ambient_aws: bool,
+    /// The one directory whose files stored credentials may name as token files (Azure's
+    /// `federated_token_file`, GCP's `credential_source.file`): where the orchestrator
+    /// projects workload-identity tokens. Unset, no token file is read.
+    #[arg(long, env = "LEVELRAIL_TOKEN_FILE_DIR", value_name = "DIR")]
+    pub token_file_dir: Option<PathBuf>,
 }
 
 /// The clouds' API endpoints as given, for proxies, sovereign clouds, private endpoints and

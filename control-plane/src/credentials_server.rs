@@ -87,7 +87,10 @@ impl CredentialsServer {
             None => cfg.master_key.clone(),
         };
         let settings = crate::providers::configured(&cfg.clouds)?;
-        let issuers = Arc::new(crate::providers::issuers(&settings)?);
+        let issuers = Arc::new(crate::providers::issuers(
+            &settings,
+            &crate::providers::Lending::from_args(&cfg.clouds, &cfg.storage.data_dir)?,
+        )?);
         let clients = Arc::new(levelrail_clouds::clients(&settings));
         let credentials = startup::open(
             StorageConfig {
@@ -115,7 +118,7 @@ impl CredentialsServer {
         let auth = BearerAuth::new(credentials.api_tokens().clone());
         let public_routes = tonic::service::Routes::new(health.clone())
             .add_service(InterceptedService::new(api(), auth.clone()))
-            .add_service(InterceptedService::new(tokens(), auth))
+            .add_service(InterceptedService::new(tokens(), auth.clone()))
             .prepare()
             .into_axum_router();
         let public_router = listener::assemble(
@@ -123,6 +126,7 @@ impl CredentialsServer {
             None,
             &cfg.public.allowed_origins,
             cfg.public.max_concurrent_requests,
+            Some(auth),
         )?;
         let public_tls = match (&cfg.public.tls_cert, &cfg.public.tls_key) {
             (Some(cert), Some(key)) => Some(crate::tls::from_files(cert, key)?),

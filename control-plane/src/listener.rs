@@ -15,6 +15,7 @@ use http::{HeaderName, HeaderValue, Method};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
+use levelrail_credentials::grpc::auth::BearerAuth;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
@@ -26,17 +27,26 @@ pub const CREDENTIALS_MAX_MESSAGE: usize = 64 * 1024;
 /// Largest request message of the other Levelrail APIs.
 pub const DEFAULT_MAX_MESSAGE: usize = 1024 * 1024;
 
-/// Wraps the gRPC routes: size limits inside gRPC-web translation, then gRPC-web, then the
-/// static web app as fallback (outside gRPC-web, which would answer 400 to plain HTTP),
-/// then CORS and the concurrency limit around everything.
+/// How long a request's message may take to arrive once its headers have.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Wraps the gRPC routes: the caller's API token (`auth`) checked from the headers, then
+/// size limits and the body deadline, inside gRPC-web translation; then gRPC-web, then
+/// the static web app as fallback (outside gRPC-web, which would answer 400 to plain
+/// HTTP), then CORS and the concurrency limit around everything. Past the limit, requests
+/// are refused at once, not queued.
 pub fn assemble(
     grpc: axum::Router,
     web_dir: Option<PathBuf>,
     allowed_origins: &[String],
     max_concurrent: usize,
+    auth: Option<BearerAuth>,
 ) -> anyhow::Result<axum::Router> {
     let mut router = grpc
-        .layer(axum::middleware::from_fn(limit_message_size))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(auth),
+            guard_request,
+        ))
         .layer(tonic_web::GrpcWebLayer::new());
     if let Some(dir) = web_dir {
         let index = dir.join("index.html");
@@ -58,11 +68,37 @@ pub fn assemble(
             }
         });
     }
-    Ok(router
-        .layer(cors(allowed_origins)?)
+    let shed = tower::ServiceBuilder::new()
+        .layer(axum::error_handling::HandleErrorLayer::new(
+            move |headers: http::HeaderMap, _: tower::BoxError| async move {
+                overloaded(&headers, max_concurrent)
+            },
+        ))
+        .load_shed()
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
             max_concurrent,
-        )))
+        ));
+    Ok(router.layer(cors(allowed_origins)?).layer(shed))
+}
+
+/// The answer to a request past the concurrency limit: RESOURCE_EXHAUSTED to gRPC, 503
+/// with `Retry-After` to anything else.
+fn overloaded(headers: &http::HeaderMap, limit: usize) -> Response {
+    let message = format!("the control plane is serving its limit of {limit} requests; retry");
+    let grpc = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/grpc"));
+    let mut resp = if grpc {
+        tonic::Status::resource_exhausted(message)
+            .into_http::<Body>()
+            .into_response()
+    } else {
+        (http::StatusCode::SERVICE_UNAVAILABLE, message).into_response()
+    };
+    resp.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    resp
 }
 
 /// What the web app's pages may do: run this origin's scripts and WebAssembly, load its own
@@ -115,10 +151,6 @@ fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
         .max_age(Duration::from_secs(600)))
 }
 
-/// Rejects Levelrail gRPC requests whose message exceeds the service's limit with
-/// RESOURCE_EXHAUSTED before the handler sees them. (tonic's own decode limit answers
-/// OUT_OF_RANGE; the gRPC spec asks for RESOURCE_EXHAUSTED.) Only our unary and
-/// server-streaming RPCs are buffered; reflection and health stream freely.
 fn is_grpc(req: &Request) -> bool {
     req.headers()
         .get(http::header::CONTENT_TYPE)
@@ -126,10 +158,34 @@ fn is_grpc(req: &Request) -> bool {
         .is_some_and(|ct| ct.starts_with("application/grpc"))
 }
 
-async fn limit_message_size(req: Request, next: Next) -> Response {
+/// Levelrail gRPC requests: the API token is checked from the headers, so an
+/// unauthenticated caller's body is never read; then the message is read within
+/// [`BODY_DEADLINE`] and the service's size limit, answering RESOURCE_EXHAUSTED past it
+/// (tonic's own decode limit answers OUT_OF_RANGE; the gRPC spec asks for
+/// RESOURCE_EXHAUSTED) before the handler sees it. Only our unary and server-streaming
+/// RPCs are buffered; reflection and health stream freely.
+async fn guard_request(
+    axum::extract::State(auth): axum::extract::State<Arc<Option<BearerAuth>>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let path = req.uri().path().to_owned();
     if !is_grpc(&req) || !path.starts_with("/levelrail.") {
         return next.run(req).await;
+    }
+    if let Some(auth) = auth.as_ref() {
+        let header = req.headers().get(http::header::AUTHORIZATION);
+        if let Err(status) = auth.authenticate(header.map(HeaderValue::as_bytes)) {
+            if status.code() == tonic::Code::Unauthenticated {
+                let peer = req
+                    .extensions()
+                    .get::<axum::extract::ConnectInfo<SocketAddr>>()
+                    .map(|c| c.0.to_string())
+                    .unwrap_or_default();
+                tracing::info!(%peer, %path, reason = status.message(), "call refused: not authenticated");
+            }
+            return status.into_http::<Body>().into_response();
+        }
     }
     let limit = if path.starts_with("/levelrail.credentials.") {
         CREDENTIALS_MAX_MESSAGE
@@ -138,12 +194,22 @@ async fn limit_message_size(req: Request, next: Next) -> Response {
     };
     let (parts, body) = req.into_parts();
     // 5 bytes of gRPC frame header per message.
-    match axum::body::to_bytes(body, limit + 5).await {
-        Ok(bytes) => {
+    let read = tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit + 5)).await;
+    match read {
+        Ok(Ok(bytes)) => {
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
         Err(_) => {
+            debug!(%path, "request message not sent in time");
+            tonic::Status::deadline_exceeded(format!(
+                "the request message did not arrive within {} s",
+                BODY_DEADLINE.as_secs()
+            ))
+            .into_http::<Body>()
+            .into_response()
+        }
+        Ok(Err(_)) => {
             debug!(%path, limit, "request message over the limit");
             tonic::Status::resource_exhausted(format!(
                 "request message larger than the {limit}-byte limit of this API"
@@ -375,8 +441,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("index.html"), "<!doctype html>").expect("index");
         std::fs::write(dir.path().join("boot.js"), "export {}").expect("script");
-        let router =
-            assemble(axum::Router::new(), Some(dir.path().to_owned()), &[], 8).expect("router");
+        let router = assemble(
+            axum::Router::new(),
+            Some(dir.path().to_owned()),
+            &[],
+            8,
+            None,
+        )
+        .expect("router");
         for path in ["/", "/boot.js", "/nodes/some-node"] {
             let req = Request::get(path).body(Body::empty()).expect("request");
             let resp = tower::ServiceExt::oneshot(router.clone(), req)

@@ -110,7 +110,8 @@ impl App {
         };
         #[cfg(not(feature = "demo"))]
         let settings = crate::providers::configured(&cfg.clouds)?;
-        let issuers = crate::providers::issuers(&settings)?;
+        let lending = crate::providers::Lending::from_args(&cfg.clouds, &cfg.storage.data_dir)?;
+        let issuers = crate::providers::issuers(&settings, &lending)?;
         let clients = Arc::new(levelrail_clouds::clients(&settings));
         let issuers = Arc::new(issuers);
         let database_url = cfg.storage.database_url()?;
@@ -383,12 +384,13 @@ impl ProvisionerFront {
             &binaries,
         )
         .await?;
-        let grpc = grpc_routes(auth, credentials, &provisioning);
+        let grpc = grpc_routes(auth.clone(), credentials, &provisioning);
         let router = listener::assemble(
             grpc,
             cfg.web_dir,
             &public.allowed_origins,
             public.max_concurrent_requests,
+            Some(auth),
         )?;
         let tls = tls_config(public, tls_sans, *listen, &ca)?;
         let public = Bound::bind("public", *listen, router, tls).await?;

@@ -52,6 +52,8 @@ async fn start() -> Running {
             aws_subnets: vec![],
             cloud_endpoints: CloudEndpoints::default(),
             cloud_ca_file: None,
+            allow_ambient_aws: false,
+            token_file_dir: None,
         },
         master_key: None,
         master_key_file: None,

@@ -26,25 +26,43 @@ const SESSION_SECONDS: i32 = 3600;
 pub struct AwsGrantIssuer {
     sts_endpoint: Option<String>,
     ambient: Option<SharedCredentialsProvider>,
+    /// Whether a stored credential may use the control plane's own identity.
+    ambient_allowed: bool,
 }
 
 impl AwsGrantIssuer {
-    /// An issuer calling STS at `sts_endpoint` (`None`: AWS's regional endpoint).
+    /// An issuer calling STS at `sts_endpoint` (`None`: AWS's regional endpoint). It lends
+    /// no one the control plane's own identity until [`Self::allow_ambient`].
     pub fn new(sts_endpoint: Option<String>) -> Self {
         Self {
             sts_endpoint,
             ambient: None,
+            ambient_allowed: false,
         }
     }
 
-    /// Uses `provider` as the ambient identity instead of the default chain (tests; a
-    /// deployment with its own credential source).
-    pub fn with_ambient(mut self, provider: SharedCredentialsProvider) -> Self {
-        self.ambient = Some(provider);
+    /// Lets credentials that ask for it use the control plane's own AWS identity (its
+    /// role, instance profile or environment): `serve --allow-ambient-aws`.
+    pub fn allow_ambient(mut self) -> Self {
+        self.ambient_allowed = true;
         self
     }
 
+    /// Uses `provider` as the ambient identity instead of the default chain, and allows it
+    /// (tests; a deployment with its own credential source).
+    pub fn with_ambient(mut self, provider: SharedCredentialsProvider) -> Self {
+        self.ambient = Some(provider);
+        self.allow_ambient()
+    }
+
     async fn ambient_credentials(&self, region: &str) -> Result<Credentials, CredentialsError> {
+        if !self.ambient_allowed {
+            return Err(CredentialsError::FailedPrecondition(
+                "this control plane lends no one its own AWS identity: ambient credentials \
+                 need it started with --allow-ambient-aws (or store an access key)"
+                    .into(),
+            ));
+        }
         let provider = match &self.ambient {
             Some(p) => p.clone(),
             None => aws_config::defaults(BehaviorVersion::latest())

@@ -6,9 +6,10 @@
 //! exchange shortly before the access token expires. Form fields go in the order the Azure
 //! SDK sends them (`specs/golden-azure-sdk-requests.jsonl`).
 use async_trait::async_trait;
-use secrecy::{ExposeSecret as _, SecretString};
+use secrecy::ExposeSecret as _;
 
 use super::oauth::{self, TokenClient};
+use super::token_files::TokenFileDir;
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
 use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
@@ -18,14 +19,13 @@ pub const DEFAULT_AUTHORITY: &str = "https://login.microsoftonline.com";
 /// it names the resource, not a URL that is called).
 pub const ARM_SCOPE: &str = "https://management.azure.com/.default";
 const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
-/// The largest federated token file read.
-const MAX_TOKEN_FILE: u64 = 64 * 1024;
 
 /// Issues Azure grants (ARM access tokens).
 #[derive(Debug, Clone)]
 pub struct AzureGrantIssuer {
     authority: String,
     client: TokenClient,
+    token_files: TokenFileDir,
 }
 
 impl AzureGrantIssuer {
@@ -35,7 +35,14 @@ impl AzureGrantIssuer {
         Ok(Self {
             authority: authority.trim_end_matches('/').to_owned(),
             client: TokenClient::new(extra_root_pem)?,
+            token_files: TokenFileDir::default(),
         })
+    }
+
+    /// Reads federated token files from `files` (none are read otherwise).
+    pub fn with_token_files(mut self, files: TokenFileDir) -> Self {
+        self.token_files = files;
+        self
     }
 }
 
@@ -72,7 +79,10 @@ impl GrantIssuer for AzureGrantIssuer {
                     self.client.post_form(&url, &fields, "Azure AD").await?
                 }
                 (None, Some(path)) => {
-                    let assertion = read_token_file(path).await?;
+                    let assertion = self
+                        .token_files
+                        .read(path, "the federated token file")
+                        .await?;
                     let fields = [
                         ("client_assertion", assertion.expose_secret()),
                         ("client_assertion_type", JWT_BEARER),
@@ -99,25 +109,4 @@ impl GrantIssuer for AzureGrantIssuer {
             },
         })
     }
-}
-
-/// The federated token (a JWT), trimmed; read fresh on every call.
-pub(crate) async fn read_token_file(path: &str) -> Result<SecretString, CredentialsError> {
-    let unreadable = |why: &str| {
-        CredentialsError::FailedPrecondition(format!("the federated token file {path} {why}"))
-    };
-    let meta = tokio::fs::metadata(path)
-        .await
-        .map_err(|e| unreadable(&format!("cannot be read ({})", e.kind())))?;
-    if meta.len() > MAX_TOKEN_FILE {
-        return Err(unreadable("is larger than 64 KiB"));
-    }
-    let text = tokio::fs::read_to_string(path)
-        .await
-        .map_err(|e| unreadable(&format!("cannot be read ({})", e.kind())))?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(unreadable("is empty"));
-    }
-    Ok(SecretString::from(token.to_owned()))
 }

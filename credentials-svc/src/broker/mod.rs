@@ -7,6 +7,7 @@ pub mod gcp;
 pub mod oauth;
 #[cfg(test)]
 mod tests;
+pub mod token_files;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

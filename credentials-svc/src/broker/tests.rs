@@ -156,3 +156,12 @@ pub(super) fn token_answer(_: &str) -> (u16, Value) {
         json!({ "token_type": "Bearer", "expires_in": 3599, "access_token": "at-1" }),
     )
 }
+
+/// Token files read from `dir` (the data directory is elsewhere).
+pub(super) fn token_files(dir: &std::path::Path) -> crate::broker::token_files::TokenFileDir {
+    crate::broker::token_files::TokenFileDir::new(
+        dir,
+        std::path::Path::new("/nonexistent-data-dir"),
+    )
+    .expect("token directory")
+}

@@ -27,19 +27,18 @@ impl BearerAuth {
     }
 }
 
-impl tonic::service::Interceptor for BearerAuth {
-    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+impl BearerAuth {
+    /// The caller an `authorization` header value names, or the status to answer: what
+    /// the interceptor checks, for a listener to check before it reads a request's body.
+    pub fn authenticate(&self, authorization: Option<&[u8]>) -> Result<Caller, Status> {
         if !self.verifier.is_synced() {
             return Err(Status::unavailable(
                 "the API tokens are not loaded yet: the credentials service has not been reached",
             ));
         }
-        let header = req
-            .metadata()
-            .get("authorization")
-            .ok_or_else(|| Status::unauthenticated("missing bearer token"))?;
-        let value = header
-            .to_str()
+        let header =
+            authorization.ok_or_else(|| Status::unauthenticated("missing bearer token"))?;
+        let value = std::str::from_utf8(header)
             .map_err(|_| Status::unauthenticated("malformed authorization header"))?;
         let token = value
             .strip_prefix("Bearer ")
@@ -47,14 +46,20 @@ impl tonic::service::Interceptor for BearerAuth {
             .ok_or_else(|| Status::unauthenticated("authorization must be a bearer token"))?;
         let token = SecretString::from(token.trim().to_owned());
         match self.verifier.verify(&token) {
-            Some(token_id) => {
-                req.extensions_mut().insert(Caller { token_id });
-                Ok(req)
-            }
+            Some(token_id) => Ok(Caller { token_id }),
             None => {
                 debug!("rejected an invalid API token");
                 Err(Status::unauthenticated("invalid API token"))
             }
         }
+    }
+}
+
+impl tonic::service::Interceptor for BearerAuth {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        let header = req.metadata().get("authorization").map(|v| v.as_bytes());
+        let caller = self.authenticate(header)?;
+        req.extensions_mut().insert(caller);
+        Ok(req)
     }
 }

@@ -64,6 +64,8 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
                 ],
             },
             cloud_ca_file: None,
+            allow_ambient_aws: false,
+            token_file_dir: None,
             aws_subnets: vec![],
         },
         master_key: None,

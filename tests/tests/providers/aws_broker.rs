@@ -191,3 +191,20 @@ async fn a_temporary_key_passes_as_is_and_a_refused_key_is_permission_denied() {
         Err(CredentialsError::PermissionDenied(_))
     ));
 }
+
+#[tokio::test]
+async fn the_control_planes_own_identity_is_lent_only_when_allowed() {
+    let fake = start_fake(|_| {}).await;
+    let issuer = AwsGrantIssuer::new(Some(fake.endpoint()));
+
+    let err = issuer
+        .issue("cred_ambient", &secret("", None, ROLE, true))
+        .await
+        .expect_err("ambient credentials refused by default");
+
+    assert!(
+        matches!(err, CredentialsError::FailedPrecondition(ref m) if m.contains("--allow-ambient-aws")),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty(), "STS was called");
+}

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use levelrail_clouds::CloudProvider as _;
 use levelrail_credentials::broker::GrantIssuer as _;
 use levelrail_credentials::broker::azure::AzureGrantIssuer;
+use levelrail_credentials::broker::token_files::TokenFileDir;
 use levelrail_credentials::model::CredentialSecret;
 use serde_json::Value;
 
@@ -129,10 +130,15 @@ async fn the_brokers_federated_token_request_over_https_matches_the_azure_sdks()
         subscription_id: cfg.subscription_id.clone(),
         resource_group: GROUP.into(),
     };
-    let issuer = AzureGrantIssuer::new(&fake.authority_url(), Some(fake.ca_pem())).expect("issuer");
+    let files = TokenFileDir::new(dir.path(), std::path::Path::new("/nonexistent-data-dir"))
+        .expect("token directory");
+    let issuer = AzureGrantIssuer::new(&fake.authority_url(), Some(fake.ca_pem()))
+        .expect("issuer")
+        .with_token_files(files.clone());
     assert!(
         AzureGrantIssuer::new(&fake.authority_url(), None)
             .expect("issuer")
+            .with_token_files(files)
             .issue("c", &secret)
             .await
             .is_err(),

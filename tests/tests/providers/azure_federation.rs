@@ -36,8 +36,7 @@ async fn a_rotated_federated_token_file_is_used_without_a_restart() {
         Some(fake.ca_pem()),
     )
     .await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("azure-token");
+    let file = s.tokens.path().join("azure-token");
     std::fs::write(&file, "eyJ.first.sig\n").expect("write");
     fake.trust_assertions(Some(vec!["eyJ.first.sig".into()]));
     s.credentials

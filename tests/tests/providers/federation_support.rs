@@ -8,6 +8,7 @@ use levelrail_clouds::ProviderId;
 use levelrail_clouds::cloud::Settings;
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::app::Credentials;
+use levelrail_credentials::broker::token_files::TokenFileDir;
 use levelrail_credentials::startup::{self, StorageConfig};
 use levelrail_credentials::verify::Verifier;
 
@@ -15,6 +16,8 @@ use levelrail_credentials::verify::Verifier;
 pub(crate) struct Stack {
     pub(crate) credentials: Credentials,
     pub(crate) registry: Arc<ProviderRegistry>,
+    /// The control plane's `--token-file-dir`.
+    pub(crate) tokens: tempfile::TempDir,
     _dir: tempfile::TempDir,
 }
 
@@ -33,7 +36,12 @@ pub(crate) fn urls(urls: &[(ProviderId, &str, String)]) -> Settings {
 pub(crate) async fn stack(mut settings: Settings, ca_pem: Option<&str>) -> Stack {
     let dir = tempfile::tempdir().expect("tempdir");
     settings.extra_ca_pem = ca_pem.map(str::to_owned);
-    let issuers = levelrail::providers::issuers(&settings).expect("issuers");
+    let tokens = tempfile::tempdir().expect("tempdir");
+    let lending = levelrail::providers::Lending {
+        allow_ambient_aws: false,
+        token_files: TokenFileDir::new(tokens.path(), dir.path()).expect("token directory"),
+    };
+    let issuers = levelrail::providers::issuers(&settings, &lending).expect("issuers");
     let clients = Arc::new(levelrail_clouds::clients(&settings));
     let issuers = Arc::new(issuers);
     let credentials = startup::open(
@@ -54,6 +62,7 @@ pub(crate) async fn stack(mut settings: Settings, ca_pem: Option<&str>) -> Stack
     Stack {
         credentials,
         registry,
+        tokens,
         _dir: dir,
     }
 }

@@ -60,8 +60,7 @@ async fn federation_with_impersonation_works_end_to_end_against_the_fake_sts() {
     // Arrange: the OIDC token the workload's platform writes; STS trusts only it.
     let fake = start_fake(|_| {}).await;
     let s = gcp_stack(&fake).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("oidc-token");
+    let file = s.tokens.path().join("oidc-token");
     std::fs::write(&file, "eyJhbGciOiJSUzI1NiJ9.workload.sig\n").expect("write");
     fake.trust_subjects(Some(vec!["eyJhbGciOiJSUzI1NiJ9.workload.sig".into()]));
     let json = external_account(&fake, &file.to_string_lossy(), true);
@@ -144,8 +143,7 @@ async fn federation_without_impersonation_uses_the_federated_token_directly() {
     let fake = start_fake(|_| {}).await;
     fake.set_federated_direct_access(true);
     let s = gcp_stack(&fake).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("oidc-token");
+    let file = s.tokens.path().join("oidc-token");
     std::fs::write(&file, "eyJ.direct.sig").expect("write");
     let json = external_account(&fake, &file.to_string_lossy(), false);
     s.credentials

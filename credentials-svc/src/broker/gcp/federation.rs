@@ -9,8 +9,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::{COMPUTE_SCOPE, GcpGrantIssuer};
-use crate::broker::azure::read_token_file;
 use crate::broker::oauth;
+use crate::broker::token_files::refused;
 use crate::model::{CredentialSecret, CredentialsError};
 
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -36,7 +36,7 @@ pub(super) async fn exchange(
             "not an external_account credential".into(),
         ));
     };
-    let subject = subject_token(credential_file, json_field.as_deref()).await?;
+    let subject = subject_token(issuer, credential_file, json_field.as_deref()).await?;
     let fields = [
         ("grant_type", TOKEN_EXCHANGE),
         ("audience", audience.as_str()),
@@ -79,25 +79,28 @@ pub(super) async fn exchange(
     Ok((token, expires))
 }
 
-/// The subject token: the file's text, or one field of it when the file is JSON.
+/// The subject token: the file's text, or one field of it when the file is JSON. What is
+/// wrong with the file goes to the log, not to the caller.
 async fn subject_token(
+    issuer: &GcpGrantIssuer,
     path: &str,
     json_field: Option<&str>,
 ) -> Result<SecretString, CredentialsError> {
-    let raw = read_token_file(path).await?;
+    const WHAT: &str = "the subject token file";
+    let raw = issuer.token_files.read(path, WHAT).await?;
     let Some(field) = json_field else {
         return Ok(raw);
     };
-    let doc: Value = serde_json::from_str(raw.expose_secret()).map_err(|_| {
-        CredentialsError::FailedPrecondition(format!("the subject token file {path} is not JSON"))
-    })?;
-    doc.get(field)
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .map(|t| SecretString::from(t.to_owned()))
-        .ok_or_else(|| {
-            CredentialsError::FailedPrecondition(format!(
-                "the subject token file {path} has no string field {field}"
-            ))
-        })
+    let field_value = serde_json::from_str::<Value>(raw.expose_secret())
+        .ok()
+        .and_then(|doc| doc.get(field).and_then(Value::as_str).map(str::to_owned))
+        .filter(|t| !t.is_empty());
+    field_value.map(SecretString::from).ok_or_else(|| {
+        tracing::warn!(
+            file = path,
+            field,
+            "{WHAT} is not JSON with that string field"
+        );
+        refused(WHAT)
+    })
 }

@@ -12,6 +12,7 @@ mod service_account;
 use async_trait::async_trait;
 
 use super::oauth::TokenClient;
+use super::token_files::TokenFileDir;
 use super::{AccessGrant, GrantContext, GrantIssuer, GrantSecret};
 use crate::model::{CredentialSecret, CredentialsError, ProviderId};
 
@@ -53,6 +54,7 @@ impl Default for GoogleEndpoints {
 pub struct GcpGrantIssuer {
     pub(crate) endpoints: GoogleEndpoints,
     pub(crate) client: TokenClient,
+    pub(crate) token_files: TokenFileDir,
 }
 
 impl GcpGrantIssuer {
@@ -64,7 +66,14 @@ impl GcpGrantIssuer {
         Ok(Self {
             endpoints,
             client: TokenClient::new(extra_root_pem)?,
+            token_files: TokenFileDir::default(),
         })
+    }
+
+    /// Reads `external_account` subject token files from `files` (none are read otherwise).
+    pub fn with_token_files(mut self, files: TokenFileDir) -> Self {
+        self.token_files = files;
+        self
     }
 }
 

@@ -3,6 +3,7 @@
 use secrecy::{ExposeSecret as _, SecretString};
 use serde_json::{Value, json};
 
+use super::token_files;
 use super::{Recorder, form_pairs, golden, token_answer};
 use crate::broker::azure::AzureGrantIssuer;
 use crate::broker::{GrantIssuer, GrantSecret};
@@ -26,7 +27,9 @@ async fn the_azure_federated_token_request_matches_the_azure_sdks_field_by_field
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("token");
     std::fs::write(&file, "a.b.c\n").expect("write");
-    let issuer = AzureGrantIssuer::new(&recorder.url, None).expect("issuer");
+    let issuer = AzureGrantIssuer::new(&recorder.url, None)
+        .expect("issuer")
+        .with_token_files(token_files(dir.path()));
 
     // Act
     let grant = issuer
@@ -75,7 +78,9 @@ async fn the_federated_token_file_is_read_again_for_every_exchange() {
     let recorder = Recorder::start(token_answer).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("token");
-    let issuer = AzureGrantIssuer::new(&recorder.url, None).expect("issuer");
+    let issuer = AzureGrantIssuer::new(&recorder.url, None)
+        .expect("issuer")
+        .with_token_files(token_files(dir.path()));
     let secret = azure_secret(None, file.to_str());
     std::fs::write(&file, "h.first.s").expect("write");
     issuer.issue("c", &secret).await.expect("first");
@@ -115,7 +120,8 @@ async fn a_client_secret_wins_and_a_missing_token_file_sends_nothing() {
         .await
         .expect_err("no file");
     assert!(
-        matches!(&err, CredentialsError::FailedPrecondition(m) if m.contains("/nonexistent/token")),
+        matches!(&err, CredentialsError::FailedPrecondition(m)
+            if m.contains("federated token file") && !m.contains("/nonexistent/token")),
         "{err}"
     );
     assert_eq!(recorder.seen().len(), 1, "no request without a token");

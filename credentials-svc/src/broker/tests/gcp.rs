@@ -5,7 +5,7 @@ use ring::signature::{self, KeyPair as _, RsaKeyPair};
 use secrecy::{ExposeSecret as _, SecretString};
 use serde_json::{Value, json};
 
-use super::{KEY_PEM, Recorder, form_pairs, golden, token_answer};
+use super::{KEY_PEM, Recorder, form_pairs, golden, token_answer, token_files};
 use crate::broker::gcp::{GcpGrantIssuer, GoogleEndpoints, assertion};
 use crate::broker::{GrantIssuer, GrantSecret};
 use crate::model::CredentialSecret;
@@ -177,7 +177,9 @@ async fn federation_exchanges_the_file_token_at_sts_then_impersonates() {
         iam_credentials_url: recorder.url.clone(),
         ..GoogleEndpoints::default()
     };
-    let issuer = GcpGrantIssuer::new(endpoints, None).expect("issuer");
+    let issuer = GcpGrantIssuer::new(endpoints, None)
+        .expect("issuer")
+        .with_token_files(token_files(dir.path()));
 
     let direct = issuer
         .issue("w", &external(file.to_str().expect("path"), None))
