@@ -31,10 +31,10 @@ pub const DEFAULT_MAX_MESSAGE: usize = 1024 * 1024;
 pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Wraps the gRPC routes: the caller's API token (`auth`) checked from the headers, then
-/// size limits and the body deadline, inside gRPC-web translation; then gRPC-web, then
-/// the static web app as fallback (outside gRPC-web, which would answer 400 to plain
-/// HTTP), then CORS and the concurrency limit around everything. Past the limit, requests
-/// are refused at once, not queued.
+/// size limits and the body deadline, inside the concurrency limit (health checks aside;
+/// past it, calls are refused at once, not queued), inside gRPC-web translation; then the
+/// static web app as fallback (outside gRPC-web, which would answer 400 to plain HTTP),
+/// then CORS around everything, refusals included.
 pub fn assemble(
     grpc: axum::Router,
     web_dir: Option<PathBuf>,
@@ -42,11 +42,16 @@ pub fn assemble(
     max_concurrent: usize,
     auth: Option<BearerAuth>,
 ) -> anyhow::Result<axum::Router> {
+    let limit = Limit {
+        permits: Arc::new(tokio::sync::Semaphore::new(max_concurrent)),
+        max_concurrent,
+    };
     let mut router = grpc
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(auth),
             guard_request,
         ))
+        .layer(axum::middleware::from_fn_with_state(limit, shed))
         .layer(tonic_web::GrpcWebLayer::new());
     if let Some(dir) = web_dir {
         let index = dir.join("index.html");
@@ -68,37 +73,39 @@ pub fn assemble(
             }
         });
     }
-    let shed = tower::ServiceBuilder::new()
-        .layer(axum::error_handling::HandleErrorLayer::new(
-            move |headers: http::HeaderMap, _: tower::BoxError| async move {
-                overloaded(&headers, max_concurrent)
-            },
-        ))
-        .load_shed()
-        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
-            max_concurrent,
-        ));
-    Ok(router.layer(cors(allowed_origins)?).layer(shed))
+    Ok(router.layer(cors(allowed_origins)?))
 }
 
-/// The answer to a request past the concurrency limit: RESOURCE_EXHAUSTED to gRPC, 503
-/// with `Retry-After` to anything else.
-fn overloaded(headers: &http::HeaderMap, limit: usize) -> Response {
-    let message = format!("the control plane is serving its limit of {limit} requests; retry");
-    let grpc = headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/grpc"));
-    let mut resp = if grpc {
-        tonic::Status::resource_exhausted(message)
-            .into_http::<Body>()
-            .into_response()
-    } else {
-        (http::StatusCode::SERVICE_UNAVAILABLE, message).into_response()
+/// The concurrency limit of a listener's calls.
+#[derive(Debug, Clone)]
+struct Limit {
+    permits: Arc<tokio::sync::Semaphore>,
+    max_concurrent: usize,
+}
+
+/// Holds one of the limit's permits until the answer's headers are out; refuses a call at
+/// once, with RESOURCE_EXHAUSTED and `Retry-After`, when none is free. Health checks are
+/// answered whatever the load (a probe must not restart a busy replica).
+async fn shed(
+    axum::extract::State(limit): axum::extract::State<Limit>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if req.uri().path().starts_with("/grpc.health.v1.") {
+        return next.run(req).await;
+    }
+    let Ok(_permit) = Arc::clone(&limit.permits).try_acquire_owned() else {
+        let mut resp = tonic::Status::resource_exhausted(format!(
+            "the control plane is serving its limit of {} calls; retry",
+            limit.max_concurrent
+        ))
+        .into_http::<Body>()
+        .into_response();
+        resp.headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return resp;
     };
-    resp.headers_mut()
-        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    resp
+    next.run(req).await
 }
 
 /// What the web app's pages may do: run this origin's scripts and WebAssembly, load its own
@@ -170,7 +177,7 @@ async fn guard_request(
     next: Next,
 ) -> Response {
     let path = req.uri().path().to_owned();
-    if !is_grpc(&req) || !path.starts_with("/levelrail.") {
+    if !path.starts_with("/levelrail.") {
         return next.run(req).await;
     }
     if let Some(auth) = auth.as_ref() {
@@ -256,6 +263,21 @@ impl ConnectionLimits {
     }
 }
 
+/// What connections and request budgets are counted by: an IPv4 address, or an IPv6
+/// address's /64 (one host usually holds a whole /64, so its addresses count as one).
+pub fn source_key(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match ip {
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => std::net::IpAddr::V4(v4),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                std::net::IpAddr::V6(prefix.into())
+            }
+        },
+        v4 => v4,
+    }
+}
+
 /// The open connections of one listener, by source address.
 #[derive(Debug, Default)]
 struct OpenConnections {
@@ -334,7 +356,7 @@ pub async fn serve_within(
             },
             _ = shutdown.changed() => return,
         };
-        let Some(admitted) = open.admit(peer.ip(), &limits) else {
+        let Some(admitted) = open.admit(source_key(peer.ip()), &limits) else {
             debug!(%peer, "connection refused: too many open from this address or in all");
             continue;
         };
@@ -435,6 +457,16 @@ fn extensions_of(session: &rustls::ServerConnection) -> http::Extensions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ipv6_host_counts_as_its_64_and_a_mapped_ipv4_as_itself() {
+        let key = |s: &str| source_key(s.parse().expect("ip")).to_string();
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:2:ffff::9"), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:3::1"), "2001:db8:1:3::");
+        assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("192.0.2.7"), "192.0.2.7");
+    }
 
     #[tokio::test]
     async fn the_web_app_is_served_with_a_strict_policy_and_never_framed() {

@@ -52,6 +52,7 @@ impl PerIpBudget {
             10.0,
             &[
                 "/levelrail.nodes.v1.EnrollmentService/Enroll",
+                "/levelrail.nodes.v1.EnrollmentService/ReportProgress",
                 "/v1/provision-progress",
             ],
         )
@@ -94,7 +95,7 @@ pub async fn limit(State(budget): State<Arc<PerIpBudget>>, req: Request, next: N
     let Some(ConnectInfo(peer)) = peer.filter(|_| budget.paths.contains(&req.uri().path())) else {
         return next.run(req).await;
     };
-    let Err(wait) = budget.take(peer.ip(), Instant::now()) else {
+    let Err(wait) = budget.take(crate::listener::source_key(peer.ip()), Instant::now()) else {
         return next.run(req).await;
     };
     tracing::info!(%peer, "request refused: this address is over its request budget");

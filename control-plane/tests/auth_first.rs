@@ -19,6 +19,7 @@ use secrecy::ExposeSecret as _;
 use tokio::net::TcpListener;
 
 const PATH: &str = "/levelrail.test.v1.Probe/Call";
+const HEALTH: &str = "/grpc.health.v1.Health/Check";
 const SLOW_STREAMS: usize = 600;
 
 /// A request body: one frame, then the end or (`ends` false) silence forever.
@@ -67,18 +68,21 @@ async fn listening(max_concurrent: usize) -> (SocketAddr, Arc<AtomicUsize>, Stri
     verifier.insert(&minted.record);
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    let grpc = axum::Router::new().route(
-        PATH,
-        axum::routing::post(move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            async {
-                (
-                    [("content-type", "application/grpc"), ("grpc-status", "0")],
-                    "",
-                )
-            }
-        }),
-    );
+    let ok = || async {
+        (
+            [("content-type", "application/grpc"), ("grpc-status", "0")],
+            "",
+        )
+    };
+    let grpc = axum::Router::new()
+        .route(
+            PATH,
+            axum::routing::post(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                ok()
+            }),
+        )
+        .route(HEALTH, axum::routing::post(ok));
     let router = assemble(
         grpc,
         None,
@@ -126,6 +130,13 @@ fn request(addr: SocketAddr, token: Option<&str>, body: TestBody) -> http::Reque
 async fn whole_call(addr: SocketAddr, token: &str) -> http::Response<hyper::body::Incoming> {
     let mut sender = h2(addr).await;
     let call = sender.send_request(request(addr, Some(token), grpc_empty()));
+    answered(call).await
+}
+
+/// The answer to `call`, which must come within 5 s.
+async fn answered(
+    call: impl std::future::Future<Output = hyper::Result<http::Response<hyper::body::Incoming>>>,
+) -> http::Response<hyper::body::Incoming> {
     tokio::time::timeout(Duration::from_secs(5), call)
         .await
         .expect("answered at once, neither held up nor queued")
@@ -204,4 +215,15 @@ async fn past_the_concurrency_limit_calls_are_refused_not_queued() {
 
     assert_eq!(grpc_status(&answer), "8", "RESOURCE_EXHAUSTED");
     assert_eq!(answer.headers()["retry-after"], "1");
+    // A health probe is answered whatever the load.
+    let probe = http::Request::post(format!("http://{addr}{HEALTH}"))
+        .header("content-type", "application/grpc")
+        .body(grpc_empty())
+        .expect("request");
+    let health = answered(h2(addr).await.send_request(probe)).await;
+    assert_eq!(
+        grpc_status(&health),
+        "0",
+        "the probe was refused under load"
+    );
 }

@@ -9,9 +9,9 @@
 //!
 //! Operations of the same SQL go to SQLite's thread together, up to [`MAX_BATCH`] in one
 //! hand-off (the SQL repeated, each copy's parameters renumbered): a hand-off costs more
-//! than the inserts it carries. When a batch fails, the group's transaction is rolled back
-//! and its operations run again one at a time, so that the one that fails is found and
-//! undone alone. An operation whose caller went away is still committed (the caller's request
+//! than the inserts it carries. Each batch has a savepoint of its own: when one fails, that
+//! batch alone is undone and run again one operation at a time, so that the one that fails
+//! is found and undone alone while the rest of the group commits. An operation whose caller went away is still committed (the caller's request
 //! then has no answer; a provision inserted so is resumed by the recovery pass once its
 //! lease lapses).
 use std::collections::HashMap;
@@ -93,6 +93,12 @@ impl<D: Dialect> Db<D> {
     ) -> Result<(), sqlx::Error> {
         debug_assert!(D::NAME == "sqlite", "a batch of statements on {}", D::NAME);
         debug_assert!(sql.starts_with(GROUP_SAVEPOINT) && sql.trim_end().ends_with(GROUP_RELEASE));
+        // Copies of it are joined with their parameters renumbered: no literal or comment
+        // may hold a `$`.
+        debug_assert!(
+            !sql.contains("--") && !sql.contains("/*"),
+            "a comment in grouped SQL"
+        );
         let Some(group) = self.group.clone() else {
             let mut tx = self.write().await?;
             tx.execute(sql, &args).await?;
@@ -158,33 +164,7 @@ async fn commit_group<D: Dialect>(
     ops: &[Op],
 ) -> Result<Vec<Result<(), sqlx::Error>>, sqlx::Error> {
     let mut tx = db.write().await?;
-    match run_batched(&mut tx, ops).await {
-        Ok(()) => {
-            tx.commit().await?;
-            return Ok(ops.iter().map(|_| Ok(())).collect());
-        }
-        Err(_) => tx.rollback().await?,
-    }
-    // One of them failed: again one at a time, to undo that one alone.
-    let mut tx = db.write().await?;
     let mut results = Vec::with_capacity(ops.len());
-    for op in ops {
-        match tx.execute(op.sql, &op.args).await {
-            Ok(_) => results.push(Ok(())),
-            Err(e) => {
-                tx.execute("ROLLBACK TO grouped", &[]).await?;
-                tx.execute(GROUP_RELEASE, &[]).await?;
-                results.push(Err(e));
-            }
-        }
-    }
-    tx.commit().await?;
-    Ok(results)
-}
-
-/// Runs `ops` in `tx`, those of the same SQL and parameter count in batches of up to
-/// [`MAX_BATCH`]; stops at the first failure.
-async fn run_batched<D: Dialect>(tx: &mut crate::Tx<D>, ops: &[Op]) -> Result<(), sqlx::Error> {
     let mut rest = ops;
     while let Some(first) = rest.first() {
         let alike = rest
@@ -194,23 +174,42 @@ async fn run_batched<D: Dialect>(tx: &mut crate::Tx<D>, ops: &[Op]) -> Result<()
         // The largest power of two not above min(alike, MAX_BATCH).
         let n = 1 << (alike.min(MAX_BATCH).ilog2());
         let (batch, next) = rest.split_at(n);
-        if n == 1 {
-            tx.execute(first.sql, &first.args).await?;
-        } else {
+        rest = next;
+        if n > 1 {
             let args: Vec<Value> = batch
                 .iter()
                 .flat_map(|op| op.args.iter().cloned())
                 .collect();
-            tx.execute(batch_sql(first.sql, first.args.len(), n), &args)
-                .await?;
+            if tx
+                .execute(batch_sql(first.sql, first.args.len(), n), &args)
+                .await
+                .is_ok()
+            {
+                results.extend(batch.iter().map(|_| Ok(())));
+                continue;
+            }
+            // One of them failed: undo this batch alone, and run it one at a time.
+            tx.execute("ROLLBACK TO batch", &[]).await?;
+            tx.execute("RELEASE batch", &[]).await?;
         }
-        rest = next;
+        for op in batch {
+            match tx.execute(op.sql, &op.args).await {
+                Ok(_) => results.push(Ok(())),
+                Err(e) => {
+                    tx.execute("ROLLBACK TO grouped", &[]).await?;
+                    tx.execute(GROUP_RELEASE, &[]).await?;
+                    results.push(Err(e));
+                }
+            }
+        }
     }
-    Ok(())
+    tx.commit().await?;
+    Ok(results)
 }
 
-/// `sql` repeated `n` times, the parameters `$i` of the `k`-th copy (from 0) renumbered
-/// `$(i + k × params)`. Built once per SQL and count, and kept for the life of the process.
+/// `sql` repeated `n` times inside the savepoint `batch`, the parameters `$i` of the `k`-th
+/// copy (from 0) renumbered `$(i + k × params)`. Built once per SQL and count, and kept for
+/// the life of the process.
 fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
     type Texts = Mutex<HashMap<(&'static str, usize, usize), &'static str>>;
     static BATCHES: OnceLock<Texts> = OnceLock::new();
@@ -219,7 +218,11 @@ fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     texts.entry((sql, params, n)).or_insert_with(|| {
-        let text: String = (0..n).map(|k| renumbered(sql, k * params) + "; ").collect();
+        // One copy per line: no copy can comment out the next.
+        let copies: String = (0..n)
+            .map(|k| renumbered(sql, k * params) + ";\n")
+            .collect();
+        let text = format!("SAVEPOINT batch;\n{copies}RELEASE batch;\n");
         Box::leak(text.into_boxed_str())
     })
 }
@@ -254,8 +257,8 @@ mod tests {
         );
         assert_eq!(
             batch_sql("SAVEPOINT grouped; SELECT $1, $2; RELEASE grouped", 2, 2),
-            "SAVEPOINT grouped; SELECT $1, $2; RELEASE grouped; \
-             SAVEPOINT grouped; SELECT $3, $4; RELEASE grouped; "
+            "SAVEPOINT batch;\nSAVEPOINT grouped; SELECT $1, $2; RELEASE grouped;\n\
+             SAVEPOINT grouped; SELECT $3, $4; RELEASE grouped;\nRELEASE batch;\n"
         );
     }
 }

@@ -75,18 +75,29 @@ impl TokenFileDir {
                 dir.display()
             ));
         }
-        let meta = tokio::fs::metadata(&resolved)
+        // The file opened is the one checked (its own metadata), and no more than the
+        // limit is read whatever it grows to.
+        let file = tokio::fs::File::open(&resolved)
+            .await
+            .map_err(|e| format!("cannot be opened ({})", e.kind()))?;
+        let meta = file
+            .metadata()
             .await
             .map_err(|e| format!("cannot be read ({})", e.kind()))?;
         if !meta.is_file() {
             return Err("is not a regular file".into());
         }
-        if meta.len() > MAX_TOKEN_FILE {
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(
+            &mut tokio::io::AsyncReadExt::take(file, MAX_TOKEN_FILE + 1),
+            &mut text,
+        )
+        .await
+        .map_err(|e| format!("cannot be read ({})", e.kind()))?;
+        if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_TOKEN_FILE {
             return Err("is larger than 64 KiB".into());
         }
-        tokio::fs::read_to_string(&resolved)
-            .await
-            .map_err(|e| format!("cannot be read ({})", e.kind()))
+        Ok(text)
     }
 }
 

@@ -78,9 +78,6 @@ pub(super) async fn drive(
     inserted: Option<(ProvisionRecord, tokio::time::Instant)>,
     signals: DriverSignals,
 ) {
-    if std::env::var_os("LR_HACK").is_some() {
-        tokio::time::sleep(Duration::from_secs(60)).await;
-    }
     let _registration = Registration {
         shared: Arc::clone(&shared),
         id: id.clone(),
