@@ -238,6 +238,9 @@ pub struct ConnectionLimits {
     pub per_ip: usize,
     /// Open connections of the listener; more are closed at once.
     pub total: usize,
+    /// A connection with no call in flight for this long is closed gracefully (HTTP/2
+    /// GOAWAY); clients reconnect when they next call.
+    pub idle: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -247,6 +250,7 @@ impl Default for ConnectionLimits {
             first_request: Duration::from_secs(10),
             per_ip: 256,
             total: 8192,
+            idle: Duration::from_secs(300),
         }
     }
 }
@@ -371,7 +375,8 @@ pub async fn serve_within(
                     match tokio::time::timeout_at(deadline, acceptor.accept(tcp)).await {
                         Ok(Ok(tls)) => {
                             let ext = extensions_of(tls.get_ref().1);
-                            serve_connection(TokioIo::new(tls), router, peer, ext, deadline).await
+                            let io = TokioIo::new(tls);
+                            serve_connection(io, router, peer, ext, deadline, limits.idle).await
                         }
                         Ok(Err(e)) => debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => debug!(%peer, "TLS handshake timed out"),
@@ -379,7 +384,8 @@ pub async fn serve_within(
                 }
                 None => {
                     let ext = http::Extensions::new();
-                    serve_connection(TokioIo::new(tcp), router, peer, ext, deadline).await
+                    let io = TokioIo::new(tcp);
+                    serve_connection(io, router, peer, ext, deadline, limits.idle).await
                 }
             }
         });
@@ -388,28 +394,26 @@ pub async fn serve_within(
 
 /// Serves one connection; `extensions` (for example the TLS peer's certificates) are added
 /// to every request on it. A connection whose first request has not arrived by
-/// `first_request_by` is closed.
+/// `first_request_by` is closed; one with no call in flight for `idle` is closed
+/// gracefully.
 pub async fn serve_connection<I>(
     io: I,
     router: axum::Router,
     peer: SocketAddr,
     extensions: http::Extensions,
     first_request_by: tokio::time::Instant,
+    idle: Duration,
 ) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let seen = Arc::clone(&asked);
-    let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-        router,
-        move |mut req: http::Request<hyper::body::Incoming>| {
-            seen.store(true, std::sync::atomic::Ordering::Release);
-            req.extensions_mut()
-                .insert(axum::extract::ConnectInfo(peer));
-            req.extensions_mut().extend(extensions.clone());
-            req
-        },
-    ));
+    let activity = Arc::new(Activity::default());
+    let tracked = Tracking {
+        inner: router,
+        activity: Arc::clone(&activity),
+        peer,
+        extensions,
+    };
+    let service = TowerToHyperService::new(tracked);
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -425,20 +429,163 @@ pub async fn serve_connection<I>(
         .keep_alive_timeout(Duration::from_secs(10))
         .timer(hyper_util::rt::TokioTimer::new());
     let connection = builder.serve_connection_with_upgrades(io, service);
-    // Past the deadline, a connection that has asked for something lives on.
-    let silent = async {
-        tokio::time::sleep_until(first_request_by).await;
-        if asked.load(std::sync::atomic::Ordering::Acquire) {
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::select! {
-        ended = connection => {
-            if let Err(e) = ended {
-                debug!(%peer, error = %e, "connection ended with an error");
+    tokio::pin!(connection);
+    loop {
+        let check = match (activity.asked(), activity.idle_since()) {
+            (false, _) => Some(first_request_by),
+            (true, since) => since.map(|since| since + idle),
+        };
+        let wait = async {
+            match check {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
             }
+        };
+        tokio::select! {
+            ended = connection.as_mut() => {
+                if let Err(e) = ended {
+                    debug!(%peer, error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            () = wait => {}
+            // Busy or idle now: look again.
+            () = activity.changed.notified() => continue,
         }
-        () = silent => debug!(%peer, "connection closed: no request in time"),
+        match activity.idle_since() {
+            None if !activity.asked() => {
+                debug!(%peer, "connection closed: no request in time");
+                return;
+            }
+            Some(since) if since + idle <= tokio::time::Instant::now() => {
+                debug!(%peer, "closing an idle connection");
+                connection.as_mut().graceful_shutdown();
+                // What is in flight may finish; a peer that never reads is cut off.
+                let _ = tokio::time::timeout(Duration::from_secs(30), connection.as_mut()).await;
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The calls of one connection: whether it has asked for anything, how many are in flight
+/// (until their answer's body is done), and since when none is.
+#[derive(Debug, Default)]
+struct Activity {
+    state: std::sync::Mutex<ActivityState>,
+    /// Told when the connection becomes busy or idle.
+    changed: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct ActivityState {
+    asked: bool,
+    in_flight: usize,
+    idle_since: Option<tokio::time::Instant>,
+}
+
+impl Activity {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ActivityState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn asked(&self) -> bool {
+        self.lock().asked
+    }
+
+    /// Since when no call is in flight (`None` while one is, or before the first).
+    fn idle_since(&self) -> Option<tokio::time::Instant> {
+        self.lock().idle_since
+    }
+
+    fn begin(self: &Arc<Self>) -> InFlight {
+        let mut state = self.lock();
+        state.asked = true;
+        state.in_flight += 1;
+        state.idle_since = None;
+        self.changed.notify_one();
+        InFlight(Arc::clone(self))
+    }
+}
+
+/// One call in flight; done when dropped.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.in_flight -= 1;
+        if state.in_flight == 0 {
+            state.idle_since = Some(tokio::time::Instant::now());
+            self.0.changed.notify_one();
+        }
+    }
+}
+
+/// The router of one connection: every request gets the peer's address and the
+/// connection's extensions, and counts as in flight until its answer's body is done.
+#[derive(Clone)]
+struct Tracking {
+    inner: axum::Router,
+    activity: Arc<Activity>,
+    peer: SocketAddr,
+    extensions: http::Extensions,
+}
+
+impl tower::Service<http::Request<hyper::body::Incoming>> for Tracking {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        tower::Service::<http::Request<hyper::body::Incoming>>::poll_ready(&mut self.inner, cx)
+    }
+
+    fn call(&mut self, mut req: http::Request<hyper::body::Incoming>) -> Self::Future {
+        let in_flight = self.activity.begin();
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(self.peer));
+        req.extensions_mut().extend(self.extensions.clone());
+        let answer = tower::Service::call(&mut self.inner, req);
+        Box::pin(async move {
+            let resp = answer.await?;
+            Ok(resp.map(|body| {
+                Body::new(Counted {
+                    inner: body,
+                    _in_flight: in_flight,
+                })
+            }))
+        })
+    }
+}
+
+/// An answer's body, holding its call in flight until it is done or dropped.
+struct Counted {
+    inner: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for Counted {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use levelrail::listener::{ConnectionLimits, serve_within};
 use levelrail::pki::{InternalTlsArgs, init};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -16,12 +17,25 @@ async fn listening(
     limits: ConnectionLimits,
     tls: Option<std::sync::Arc<rustls::ServerConfig>>,
 ) -> (SocketAddr, tokio::sync::watch::Sender<bool>) {
-    let router = axum::Router::new().route("/ping", axum::routing::get(|| async { "pong" }));
+    let router = axum::Router::new()
+        .route("/ping", axum::routing::get(|| async { "pong" }))
+        .route("/slow", axum::routing::get(slow_answer));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(serve_within(listener, router, tls, rx, limits));
     (addr, stop)
+}
+
+/// An answer whose body takes 2 s to finish.
+async fn slow_answer() -> axum::body::Body {
+    let parts = futures::stream::iter(["slow", "-done"]).then(|part| async move {
+        if part == "-done" {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+        Ok::<_, std::convert::Infallible>(part)
+    });
+    axum::body::Body::from_stream(parts)
 }
 
 /// Whether the server closed `conn` within `wait` (end of stream or a reset).
@@ -63,6 +77,7 @@ async fn twelve_hundred_silent_connections_are_closed_while_a_real_client_is_ans
         first_request: Duration::from_secs(3),
         per_ip: 2 * IDLE_PER_LISTENER,
         total: 2 * IDLE_PER_LISTENER,
+        ..ConnectionLimits::default()
     };
     let (plain, _stop_plain) = listening(limits, None).await;
     let (tls, _stop_tls) = listening(limits, Some(tls_config(dir.path()))).await;
@@ -103,6 +118,7 @@ async fn one_address_cannot_hold_more_than_its_share_of_connections() {
         first_request: Duration::from_secs(2),
         per_ip: 4,
         total: 100,
+        ..ConnectionLimits::default()
     };
     let (addr, _stop) = listening(limits, None).await;
     let mut held = Vec::new();
@@ -145,5 +161,37 @@ async fn a_connection_that_asked_for_something_outlives_the_deadline() {
     assert!(
         String::from_utf8_lossy(&buf[..n]).ends_with("pong"),
         "closed after the deadline"
+    );
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_but_a_long_answer_is_not_cut() {
+    let limits = ConnectionLimits {
+        idle: Duration::from_millis(500),
+        ..ConnectionLimits::default()
+    };
+    let (addr, _stop) = listening(limits, None).await;
+    let mut conn = TcpStream::connect(addr).await.expect("connect");
+    conn.write_all(b"GET /slow HTTP/1.1\r\nhost: test\r\n\r\n")
+        .await
+        .expect("write");
+
+    // The answer takes 2 s, four times the idle limit: it arrives whole.
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&answer).contains("-done") {
+        let n = conn.read(&mut buf).await.expect("read");
+        assert!(
+            n > 0,
+            "closed mid-answer: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&buf[..n]);
+    }
+
+    // Then nothing is in flight: the connection is closed once idle.
+    assert!(
+        closed_within(&mut conn, Duration::from_secs(5)).await,
+        "an idle connection stayed open"
     );
 }
