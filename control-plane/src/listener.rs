@@ -180,18 +180,26 @@ async fn guard_request(
     if !path.starts_with("/levelrail.") {
         return next.run(req).await;
     }
+    let mut req = req;
     if let Some(auth) = auth.as_ref() {
         let header = req.headers().get(http::header::AUTHORIZATION);
-        if let Err(status) = auth.authenticate(header.map(HeaderValue::as_bytes)) {
-            if status.code() == tonic::Code::Unauthenticated {
-                let peer = req
-                    .extensions()
-                    .get::<axum::extract::ConnectInfo<SocketAddr>>()
-                    .map(|c| c.0.to_string())
-                    .unwrap_or_default();
-                tracing::info!(%peer, %path, reason = status.message(), "call refused: not authenticated");
+        match auth.authenticate(header.map(HeaderValue::as_bytes)) {
+            // The service's interceptor takes the caller from here instead of checking the
+            // token again.
+            Ok(caller) => {
+                req.extensions_mut().insert(caller);
             }
-            return status.into_http::<Body>().into_response();
+            Err(status) => {
+                if status.code() == tonic::Code::Unauthenticated {
+                    let peer = req
+                        .extensions()
+                        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+                        .map(|c| c.0.to_string())
+                        .unwrap_or_default();
+                    tracing::info!(%peer, %path, reason = status.message(), "call refused: not authenticated");
+                }
+                return status.into_http::<Body>().into_response();
+            }
         }
     }
     let limit = if path.starts_with("/levelrail.credentials.") {
@@ -501,10 +509,14 @@ impl Activity {
 
     fn begin(self: &Arc<Self>) -> InFlight {
         let mut state = self.lock();
+        let was_idle = state.in_flight == 0;
         state.asked = true;
         state.in_flight += 1;
         state.idle_since = None;
-        self.changed.notify_one();
+        // Only a change from idle to busy is news to the connection's watcher.
+        if was_idle {
+            self.changed.notify_one();
+        }
         InFlight(Arc::clone(self))
     }
 }
