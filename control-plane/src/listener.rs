@@ -158,7 +158,8 @@ fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
         .max_age(Duration::from_secs(600)))
 }
 
-fn is_grpc(req: &Request) -> bool {
+/// Whether a request is gRPC (or gRPC-web) by its content type.
+pub(crate) fn is_grpc(req: &Request) -> bool {
     req.headers()
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -293,7 +294,13 @@ pub fn source_key(ip: std::net::IpAddr) -> std::net::IpAddr {
 /// The open connections of one listener, by source address.
 #[derive(Debug, Default)]
 struct OpenConnections {
-    by_ip: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+    counts: std::sync::Mutex<Counts>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    total: usize,
+    by_ip: std::collections::HashMap<std::net::IpAddr, usize>,
 }
 
 /// One admitted connection; counted until dropped.
@@ -309,13 +316,13 @@ impl OpenConnections {
         ip: std::net::IpAddr,
         limits: &ConnectionLimits,
     ) -> Option<Admitted> {
-        let mut by_ip = self.by_ip.lock().unwrap_or_else(|e| e.into_inner());
-        let total: usize = by_ip.values().sum();
-        let from_ip = by_ip.get(&ip).copied().unwrap_or(0);
-        if total >= limits.total || from_ip >= limits.per_ip {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let from_ip = counts.by_ip.get(&ip).copied().unwrap_or(0);
+        if counts.total >= limits.total || from_ip >= limits.per_ip {
             return None;
         }
-        by_ip.insert(ip, from_ip + 1);
+        counts.total += 1;
+        counts.by_ip.insert(ip, from_ip + 1);
         Some(Admitted {
             open: Arc::clone(self),
             ip,
@@ -325,11 +332,12 @@ impl OpenConnections {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        let mut by_ip = self.open.by_ip.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = by_ip.get_mut(&self.ip) {
+        let mut counts = self.open.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts.total -= 1;
+        if let Some(n) = counts.by_ip.get_mut(&self.ip) {
             *n -= 1;
             if *n == 0 {
-                by_ip.remove(&self.ip);
+                counts.by_ip.remove(&self.ip);
             }
         }
     }
@@ -488,7 +496,6 @@ struct Activity {
 
 #[derive(Debug, Default)]
 struct ActivityState {
-    asked: bool,
     in_flight: usize,
     idle_since: Option<tokio::time::Instant>,
 }
@@ -498,8 +505,10 @@ impl Activity {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether any call has begun: one is in flight, or one has ended.
     fn asked(&self) -> bool {
-        self.lock().asked
+        let state = self.lock();
+        state.in_flight > 0 || state.idle_since.is_some()
     }
 
     /// Since when no call is in flight (`None` while one is, or before the first).
@@ -510,7 +519,6 @@ impl Activity {
     fn begin(self: &Arc<Self>) -> InFlight {
         let mut state = self.lock();
         let was_idle = state.in_flight == 0;
-        state.asked = true;
         state.in_flight += 1;
         state.idle_since = None;
         // Only a change from idle to busy is news to the connection's watcher.

@@ -101,12 +101,7 @@ pub async fn limit(State(budget): State<Arc<PerIpBudget>>, req: Request, next: N
     tracing::info!(%peer, "request refused: this address is over its request budget");
     // Whole seconds, rounded up: a client that waits as told is let in.
     let seconds = u64::try_from(wait.as_millis().div_ceil(1000).max(1)).unwrap_or(u64::MAX);
-    let grpc = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/grpc"));
-    let mut resp = if grpc {
+    let mut resp = if crate::listener::is_grpc(&req) {
         tonic::Status::resource_exhausted(format!(
             "too many requests from this address; retry in {seconds} s"
         ))
