@@ -5,6 +5,7 @@ use std::sync::Arc;
 use sqlx::{Pool, Transaction};
 use time::OffsetDateTime;
 
+use crate::announce::Announcer;
 use crate::gate::{Class, WriterGate, WriterTurn};
 use crate::group::GroupCommit;
 use crate::{DbError, Dialect, Row, UniqueViolation, Value};
@@ -28,6 +29,8 @@ pub struct Db<D: Dialect> {
     pub(crate) group: Option<Arc<GroupCommit>>,
     /// Background work's own pool, where it has one.
     background: Option<Pool<D::Db>>,
+    /// The sender of announcements to other processes (PostgreSQL).
+    pub(crate) announcer: Option<Arc<Announcer>>,
     /// Background work tied to this database's life (SQLite's checkpointer), stopped when
     /// the last handle goes.
     _tasks: Option<Arc<TaskGuard>>,
@@ -42,6 +45,7 @@ impl<D: Dialect> Clone for Db<D> {
             gate: self.gate.clone(),
             group: self.group.clone(),
             background: self.background.clone(),
+            announcer: self.announcer.clone(),
             _tasks: self._tasks.clone(),
         }
     }
@@ -80,6 +84,7 @@ impl<D: Dialect> Db<D> {
             gate: None,
             group: None,
             background: None,
+            announcer: None,
             _tasks: None,
         }
     }
@@ -107,6 +112,7 @@ impl<D: Dialect> Db<D> {
             gate: Some(gate),
             group: Some(Arc::new(GroupCommit::default())),
             background: None,
+            announcer: None,
             _tasks: tasks.map(Arc::new),
         }
     }
@@ -190,6 +196,16 @@ impl<D: Dialect> Db<D> {
         Ok(Some(row.time("now")?))
     }
 
+    /// Tells the processes listening on `channel` (see [`Db::listen`]) `payload`, soon
+    /// after this call and without waiting for it: call it once the change it announces
+    /// has committed. Nothing listens to a database only this process uses (SQLite), where
+    /// it does nothing.
+    pub fn announce(&self, channel: &'static str, payload: String) {
+        if let Some(announcer) = &self.announcer {
+            announcer.announce(channel, payload);
+        }
+    }
+
     /// This process's listener of `channel` (see [`Dialect::listen`]).
     pub async fn listen(&self, channel: &str) -> Result<Option<crate::Listener>, sqlx::Error> {
         D::listen(&self.pool, channel).await
@@ -204,6 +220,9 @@ impl<D: Dialect> Db<D> {
     pub async fn close(&self) {
         if let Some(tasks) = &self._tasks {
             tasks.0.abort();
+        }
+        if let Some(announcer) = &self.announcer {
+            announcer.stop();
         }
         self.pool.close().await;
         self.read.close().await;

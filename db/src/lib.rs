@@ -8,6 +8,7 @@
 //! [`open`] connects by DSN and migrates; SQLite files are created mode 0600, and
 //! PostgreSQL tests get throw-away schemas. Neither errors nor logs ever contain a DSN,
 //! which may hold a database password.
+mod announce;
 mod db;
 mod dialect;
 mod gate;

@@ -18,6 +18,7 @@ use sqlx::query::Query;
 use sqlx::{AssertSqlSafe, Column as _, Connection as _, Executor as _, Row as _};
 use sqlx::{TypeInfo as _, ValueRef as _};
 
+use crate::announce::Announcer;
 use crate::dialect::Conn;
 use crate::row::Cell;
 use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, to_stored_precision};
@@ -264,7 +265,9 @@ impl Db<Postgres> {
         let background = pool_options().connect_lazy_with(options);
         Postgres::migrate(&pool, migrations).await?;
         load_keys(&pool).await?;
-        Ok(Db::with_background(pool, background))
+        let mut db = Db::with_background(pool, background.clone());
+        db.announcer = Some(Arc::new(Announcer::start(background)));
+        Ok(db)
     }
 }
 

@@ -325,3 +325,60 @@ async fn postgres_on_another_machine_needs_verified_tls_before_any_connection() 
         assert!(!text.contains("pa55word"), "{text}");
     }
 }
+
+/// Announcements made faster than one statement sends them all arrive at a listener, in
+/// the order they were made (many to a statement), and a database only this process uses
+/// takes them without effect.
+#[tokio::test]
+async fn postgres_announcements_arrive_in_order_many_to_a_statement() {
+    Db::<Postgres>::with_isolated_schema_for_tests(
+        "postgres_announcements_arrive_in_order_many_to_a_statement",
+        &MIGRATIONS,
+        |db| async move {
+            // A channel of this test's own: tests share the server.
+            const CHANNEL: &str = "levelrail_db_test_announcements";
+            const COUNT: usize = 2_000;
+            let mut listener = db
+                .listen(CHANNEL)
+                .await
+                .expect("listen")
+                .expect("PostgreSQL listens");
+            for i in 0..COUNT {
+                db.announce(CHANNEL, format!("item-{i}"));
+            }
+            let mut heard = Vec::with_capacity(COUNT);
+            while heard.len() < COUNT {
+                let notice =
+                    tokio::time::timeout(std::time::Duration::from_secs(10), listener.recv())
+                        .await
+                        .expect("every announcement within 10 s")
+                        .expect("the listener works");
+                match notice {
+                    crate::Notice::Payload(p) => heard.push(p),
+                    crate::Notice::Reconnected => panic!("the listener reconnected"),
+                }
+            }
+            let expected: Vec<String> = (0..COUNT).map(|i| format!("item-{i}")).collect();
+            assert_eq!(
+                heard, expected,
+                "announcements arrived out of order or changed"
+            );
+        },
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sqlite = Db::<Sqlite>::connect(
+        &format!("sqlite://{}", dir.path().join("a.db").display()),
+        &MIGRATIONS,
+    )
+    .await
+    .expect("sqlite");
+    sqlite.announce("levelrail_db_test_announcements", "nobody".into());
+    assert!(
+        sqlite
+            .listen("levelrail_db_test_announcements")
+            .await
+            .expect("listen")
+            .is_none()
+    );
+}

@@ -355,6 +355,15 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         let Some(row) = row else {
             return Ok(None);
         };
+        // Every change moves the generation: the replicas following the provision are told
+        // (a cancel as one, for the replica driving it), now that it has committed.
+        let kind = if next.cancel_requested {
+            "cancel"
+        } else {
+            "change"
+        };
+        self.db
+            .announce(CHANGES_CHANNEL, format!("{} {kind}", next.id));
         next.lease_owner = row.opt_text("lease_owner")?;
         next.lease_until = row.opt_time("lease_until")?;
         next.lease_epoch = lease_epoch(&row)?;
@@ -471,7 +480,8 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     }
 }
 
-/// The channel the PostgreSQL triggers of migration 0008 notify.
+/// The channel of the change feed: announced by [`ProvisionStore::update_provision`], and
+/// by the PostgreSQL triggers of migration 0008 on enrollments and progress reports.
 const CHANGES_CHANNEL: &str = "levelrail_provisions";
 
 /// The change feed over a `LISTEN` connection.
