@@ -9,6 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = [
         "levelrail/credentials/v1/credentials.proto",
         "levelrail/auth/v1/api_tokens.proto",
+        "levelrail/audit/v1/audit.proto",
         "levelrail/credentials/internal/v1/broker.proto",
         "levelrail/provisioner/v1/provisioner.proto",
         "levelrail/nodes/v1/nodes.proto",

@@ -9,7 +9,10 @@ use crate::error::{CliError, root_cause};
 /// The error for a failed RPC against the control plane at `api_url`.
 pub(crate) fn from_status(status: &Status, api_url: &str) -> CliError {
     match status.code() {
-        Code::Unauthenticated => CliError::failed("the API token was rejected (UNAUTHENTICATED)"),
+        Code::Unauthenticated => CliError::failed(format!(
+            "the API token was rejected (UNAUTHENTICATED): {}",
+            status.message()
+        )),
         // The input was wrong: the same exit code as a local input error.
         Code::InvalidArgument => CliError::usage(invalid_argument(status)),
         Code::Unavailable => CliError::unreachable(api_url, &unavailable_reason(status)),
@@ -129,7 +132,7 @@ mod tests {
         let err = from_status(&Status::unauthenticated("bad token"), URL);
         assert_eq!(
             err.to_string(),
-            "the API token was rejected (UNAUTHENTICATED)"
+            "the API token was rejected (UNAUTHENTICATED): bad token"
         );
         assert_eq!(err.exit_code(), 1);
     }

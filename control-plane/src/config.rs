@@ -20,14 +20,15 @@ pub struct ServeConfig {
     /// The clouds' endpoints.
     #[command(flatten)]
     pub clouds: CloudArgs,
-    /// Master key (base64, 32 bytes) instead of the keyring file in the data directory.
-    #[arg(
-        long = "master-key-from-env",
-        env = "LEVELRAIL_MASTER_KEY",
-        hide_env_values = true,
-        hide = true
-    )]
+    /// Master key (base64, 32 bytes) instead of the keyring file in the data directory:
+    /// from `LEVELRAIL_MASTER_KEY` only ([`master_key_from_env`]), never a flag, whose
+    /// value every user of the machine could read in the process list.
+    #[arg(skip)]
     pub master_key: Option<SecretString>,
+    /// On the first start, also save the admin API token to `admin.token` in the data
+    /// directory (mode 0600). Without it the token is only printed, this once.
+    #[arg(long)]
+    pub write_admin_token: bool,
     /// Run simulated clouds (every cloud Levelrail supports), so the wizard works without a
     /// cloud account.
     #[arg(long)]
@@ -109,6 +110,20 @@ impl StorageArgs {
     }
 }
 
+/// The master key from `LEVELRAIL_MASTER_KEY` (base64, 32 bytes), if set. The environment
+/// of a process is readable by its owner and root only, unlike its command line.
+pub fn master_key_from_env() -> anyhow::Result<Option<SecretString>> {
+    match std::env::var_os("LEVELRAIL_MASTER_KEY") {
+        None => Ok(None),
+        Some(value) => {
+            let value = value
+                .into_string()
+                .map_err(|_| anyhow::anyhow!("LEVELRAIL_MASTER_KEY is not UTF-8 text"))?;
+            Ok(Some(SecretString::from(value)))
+        }
+    }
+}
+
 /// A secret kept in a file (trimmed): never in the process list or the environment.
 pub fn read_secret_file(path: &std::path::Path, flag: &str) -> anyhow::Result<SecretString> {
     let text = std::fs::read_to_string(path)
@@ -148,6 +163,23 @@ pub struct PublicArgs {
     /// Maximum concurrent requests on the public listener.
     #[arg(long, env = "LEVELRAIL_MAX_CONCURRENT_REQUESTS", default_value_t = 512)]
     pub max_concurrent_requests: usize,
+    /// Calls each API token may make per second, after a burst of 10 seconds' worth; past
+    /// it, calls are refused (`RESOURCE_EXHAUSTED` with `Retry-After`). 0: no limit.
+    #[arg(long, env = "LEVELRAIL_TOKEN_RATE_LIMIT", default_value_t = 100)]
+    pub token_rate_limit: u32,
+}
+
+impl PublicArgs {
+    /// The request budget of each API token (`None` without a limit).
+    pub fn per_token_budget(&self) -> Option<std::sync::Arc<crate::per_ip::Budget<String>>> {
+        (self.token_rate_limit > 0).then(|| {
+            std::sync::Arc::new(crate::per_ip::Budget::new(
+                self.token_rate_limit.saturating_mul(10),
+                f64::from(self.token_rate_limit),
+                &[],
+            ))
+        })
+    }
 }
 
 /// The agent listener, and what provisioned nodes run.
@@ -316,6 +348,18 @@ mod tests {
     struct Serve {
         #[command(flatten)]
         serve: ServeConfig,
+    }
+
+    #[test]
+    fn the_master_key_is_no_flag_and_the_admin_token_file_is_asked_for() {
+        let refused = Serve::try_parse_from(["serve", "--master-key-from-env", "a2V5"])
+            .expect_err("a key on the command line is in the process list");
+        assert_eq!(refused.kind(), clap::error::ErrorKind::UnknownArgument);
+        let parsed = Serve::try_parse_from(["serve"]).expect("parses");
+        assert!(parsed.serve.master_key.is_none());
+        assert!(!parsed.serve.write_admin_token);
+        let parsed = Serve::try_parse_from(["serve", "--write-admin-token"]).expect("parses");
+        assert!(parsed.serve.write_admin_token);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
 
 use crate::config::{CloudArgs, PublicArgs, StorageArgs, read_secret_file};
-use crate::listener::{self, CREDENTIALS_MAX_MESSAGE};
+use crate::listener::{self, CREDENTIALS_MAX_MESSAGE, CallGuard};
 use crate::pki::InternalTlsArgs;
 use crate::startup::{Bound, health_listener, serve_all};
 
@@ -37,6 +37,10 @@ pub struct CredentialsServeConfig {
     /// TLS and browser access of the public listener.
     #[command(flatten)]
     pub public: PublicArgs,
+    /// On the first start, also save the admin API token to `admin.token` in the data
+    /// directory (mode 0600). Without it the token is only printed, this once.
+    #[arg(long)]
+    pub write_admin_token: bool,
     /// The broker listener, for the provisioners only (mTLS).
     #[arg(
         long,
@@ -50,15 +54,12 @@ pub struct CredentialsServeConfig {
     /// The clouds' token endpoints and APIs (grants and verification probes).
     #[command(flatten)]
     pub clouds: CloudArgs,
-    /// Master key (base64, 32 bytes) instead of the keyring file in the data directory.
-    #[arg(
-        long = "master-key-from-env",
-        env = "LEVELRAIL_MASTER_KEY",
-        hide_env_values = true
-    )]
+    /// Master key (base64, 32 bytes) instead of the keyring file in the data directory:
+    /// from `LEVELRAIL_MASTER_KEY` only (`config::master_key_from_env`), never a flag.
+    #[arg(skip)]
     pub master_key: Option<SecretString>,
     /// A file holding the master key (base64, 32 bytes; a mounted secret).
-    #[arg(long, env = "LEVELRAIL_MASTER_KEY_FILE", conflicts_with = "master_key")]
+    #[arg(long, env = "LEVELRAIL_MASTER_KEY_FILE")]
     pub master_key_file: Option<std::path::PathBuf>,
     /// A plaintext listener answering only `grpc.health.v1` (for probes that speak no TLS).
     #[arg(long, env = "LEVELRAIL_HEALTH_LISTEN")]
@@ -104,7 +105,7 @@ impl CredentialsServer {
         .await?;
         let admin_token = credentials.bootstrap_api_tokens().await?;
         if let Some(token) = &admin_token {
-            crate::startup::write_admin_token(&cfg.storage.data_dir, token)?;
+            crate::startup::show_admin_token(&cfg.storage.data_dir, token, cfg.write_admin_token)?;
         }
         let api = || {
             CredentialsServiceServer::new(CredentialsGrpc::new(credentials.clone()))
@@ -126,7 +127,13 @@ impl CredentialsServer {
             None,
             &cfg.public.allowed_origins,
             cfg.public.max_concurrent_requests,
-            Some(auth),
+            CallGuard {
+                auth: Some(auth),
+                // This listener's calls are logged; the audit log operators query is the
+                // provisioners' (which forward these calls too).
+                audit: None,
+                per_token: cfg.public.per_token_budget(),
+            },
         )?;
         let public_tls = match (&cfg.public.tls_cert, &cfg.public.tls_key) {
             (Some(cert), Some(key)) => Some(crate::tls::from_files(cert, key)?),

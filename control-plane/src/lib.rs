@@ -3,6 +3,7 @@
 //! simulated clouds of `levelrail-sim`.
 pub mod agent;
 pub mod agent_binaries;
+pub mod audit;
 pub mod bridge;
 pub mod config;
 pub mod credentials_server;

@@ -22,6 +22,9 @@ use tokio_rustls::TlsAcceptor;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::{debug, warn};
 
+use crate::audit::{self, AuditLog};
+use crate::per_ip::{Budget, over_budget};
+
 /// Largest request message of the credentials API (64 KiB: a credential is far smaller).
 pub const CREDENTIALS_MAX_MESSAGE: usize = 64 * 1024;
 /// Largest request message of the other Levelrail APIs.
@@ -40,7 +43,7 @@ pub fn assemble(
     web_dir: Option<PathBuf>,
     allowed_origins: &[String],
     max_concurrent: usize,
-    auth: Option<BearerAuth>,
+    guard: CallGuard,
 ) -> anyhow::Result<axum::Router> {
     let limit = Limit {
         permits: Arc::new(tokio::sync::Semaphore::new(max_concurrent)),
@@ -48,7 +51,7 @@ pub fn assemble(
     };
     let mut router = grpc
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(auth),
+            Arc::new(guard),
             guard_request,
         ))
         .layer(axum::middleware::from_fn_with_state(limit, shed))
@@ -166,42 +169,86 @@ pub(crate) fn is_grpc(req: &Request) -> bool {
         .is_some_and(|ct| ct.starts_with("application/grpc"))
 }
 
-/// Levelrail gRPC requests: the API token is checked from the headers, so an
-/// unauthenticated caller's body is never read; then the message is read within
-/// [`BODY_DEADLINE`] and the service's size limit, answering RESOURCE_EXHAUSTED past it
-/// (tonic's own decode limit answers OUT_OF_RANGE; the gRPC spec asks for
-/// RESOURCE_EXHAUSTED) before the handler sees it. Only our unary and server-streaming
-/// RPCs are buffered; reflection and health stream freely.
+/// What the guard of a listener's calls checks and records.
+#[derive(Debug, Default)]
+pub struct CallGuard {
+    /// The API tokens (`None`: a listener that takes none).
+    pub auth: Option<BearerAuth>,
+    /// Where state-changing calls are recorded (`None`: in the log only).
+    pub audit: Option<Arc<AuditLog>>,
+    /// Each API token's request budget (`None`: unlimited).
+    pub per_token: Option<Arc<Budget<String>>>,
+}
+
+/// Levelrail gRPC requests (and reflection): the API token and its scope are checked from
+/// the headers, so an unauthenticated or unauthorised caller's body is never read; then
+/// the message is read within [`BODY_DEADLINE`] and the service's size limit, answering
+/// RESOURCE_EXHAUSTED past it (tonic's own decode limit answers OUT_OF_RANGE; the gRPC
+/// spec asks for RESOURCE_EXHAUSTED) before the handler sees it. Only our unary and
+/// server-streaming RPCs are buffered; reflection and health stream freely. A call that
+/// changes state, or is refused for its token's scope, is recorded in the audit log with
+/// how it ended.
 async fn guard_request(
-    axum::extract::State(auth): axum::extract::State<Arc<Option<BearerAuth>>>,
+    axum::extract::State(guard): axum::extract::State<Arc<CallGuard>>,
     req: Request,
     next: Next,
 ) -> Response {
     let path = req.uri().path().to_owned();
-    if !path.starts_with("/levelrail.") {
+    let levelrail = path.starts_with("/levelrail.");
+    if !levelrail && !path.starts_with("/grpc.reflection.") {
         return next.run(req).await;
     }
     let mut req = req;
-    if let Some(auth) = auth.as_ref() {
+    let peer_addr = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let peer = || peer_addr.map(|a| a.to_string()).unwrap_or_default();
+    let mut audited = None;
+    if let Some(auth) = guard.auth.as_ref() {
         let header = req.headers().get(http::header::AUTHORIZATION);
         match auth.authenticate(header.map(HeaderValue::as_bytes)) {
-            // The service's interceptor takes the caller from here instead of checking the
-            // token again.
             Ok(caller) => {
+                if let Err(status) = BearerAuth::authorize(&caller, &path) {
+                    tracing::info!(token_id = %caller.token_id, %path, "call refused: outside the token's scope");
+                    if let Some(log) = &guard.audit {
+                        let mut event =
+                            audit::event(&caller.token_id, &path, String::new(), peer());
+                        event.outcome = audit::outcome(status.code());
+                        log.record(event);
+                    }
+                    return status.into_http::<Body>().into_response();
+                }
+                if let Some(budget) = &guard.per_token
+                    && let Err(wait) =
+                        budget.take(caller.token_id.clone(), tokio::time::Instant::now())
+                {
+                    tracing::info!(token_id = %caller.token_id, %path, "call refused: the token is over its request budget");
+                    return over_budget(true, wait, "this API token");
+                }
+                if levelrail && audit::changes_state(&path) {
+                    audited = guard.audit.clone().map(|log| {
+                        (
+                            log,
+                            audit::event(&caller.token_id, &path, String::new(), peer()),
+                        )
+                    });
+                }
+                // The service's interceptor takes the caller from here instead of checking
+                // the token again.
                 req.extensions_mut().insert(caller);
             }
             Err(status) => {
                 if status.code() == tonic::Code::Unauthenticated {
-                    let peer = req
-                        .extensions()
-                        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-                        .map(|c| c.0.to_string())
-                        .unwrap_or_default();
+                    let peer = peer();
                     tracing::info!(%peer, %path, reason = status.message(), "call refused: not authenticated");
                 }
                 return status.into_http::<Body>().into_response();
             }
         }
+    }
+    if !levelrail {
+        return next.run(req).await;
     }
     let limit = if path.starts_with("/levelrail.credentials.") {
         CREDENTIALS_MAX_MESSAGE
@@ -211,8 +258,14 @@ async fn guard_request(
     let (parts, body) = req.into_parts();
     // 5 bytes of gRPC frame header per message.
     let read = tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit + 5)).await;
-    match read {
+    let answer = match read {
         Ok(Ok(bytes)) => {
+            if let Some((_, event)) = audited.as_mut() {
+                // An uncompressed message: its bytes after the frame header.
+                if bytes.first() == Some(&0) {
+                    event.target = audit::target(&path, bytes.get(5..).unwrap_or_default());
+                }
+            }
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
@@ -233,6 +286,10 @@ async fn guard_request(
             .into_http::<Body>()
             .into_response()
         }
+    };
+    match audited {
+        Some((log, event)) => audit::when_answered(answer, log, event),
+        None => answer,
     }
 }
 
@@ -645,7 +702,7 @@ mod tests {
             Some(dir.path().to_owned()),
             &[],
             8,
-            None,
+            CallGuard::default(),
         )
         .expect("router");
         for path in ["/", "/boot.js", "/nodes/some-node"] {

@@ -48,8 +48,12 @@ enum Pki {
 async fn main() -> ExitCode {
     levelrail::telemetry::init();
     let result = match Cli::parse().command {
-        Command::Serve(cfg) => {
-            async { levelrail::App::build(*cfg).await?.run_until_stopped().await }.await
+        Command::Serve(mut cfg) => {
+            async {
+                cfg.master_key = levelrail::config::master_key_from_env()?;
+                levelrail::App::build(*cfg).await?.run_until_stopped().await
+            }
+            .await
         }
         Command::RotateMasterKey(cfg) => levelrail::startup::rotate_master_key(cfg).await,
         Command::Pki(Pki::Init {

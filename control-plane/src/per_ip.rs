@@ -1,9 +1,11 @@
-//! A request budget per source address, a token bucket each. The agent listener, which the
-//! internet reaches, answers a flood from one address before any handler or database work:
+//! Request budgets, a token bucket per key. The agent listener, which the internet
+//! reaches, answers a flood from one source address before any handler or database work:
 //! `RESOURCE_EXHAUSTED` to gRPC (the agent retries it) and `429` with `Retry-After` to HTTP
-//! (cloud-init's `curl --retry` honours it). The budget is generous, since a fleet behind
-//! one NAT address enrolls through it at once.
+//! (cloud-init's `curl --retry` honours it). That budget is generous, since a fleet behind
+//! one NAT address enrolls through it at once. The public listener keeps one per API token
+//! (`--token-rate-limit`).
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,18 +15,23 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::time::Instant;
 
-/// Addresses tracked before full buckets are forgotten.
+/// Keys tracked before full buckets are forgotten.
 const TRACKED: usize = 4096;
 
-/// Requests each source address may make to `paths`: `burst` at once, then `per_second`.
+/// Requests each key (a source address, an API token) may make to `paths`: `burst` at
+/// once, then `per_second`.
 #[derive(Debug)]
-pub struct PerIpBudget {
+pub struct Budget<K> {
     burst: f64,
     per_second: f64,
-    /// The request paths the budget applies to; every other path is free.
+    /// The request paths the budget applies to; every other path is free (the [`limit`]
+    /// middleware's concern; a caller of [`Budget::take`] decides for itself).
     paths: &'static [&'static str],
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    buckets: Mutex<HashMap<K, Bucket>>,
 }
+
+/// A budget per source address.
+pub type PerIpBudget = Budget<IpAddr>;
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
@@ -32,7 +39,7 @@ struct Bucket {
     at: Instant,
 }
 
-impl PerIpBudget {
+impl<K: Hash + Eq> Budget<K> {
     /// `burst` requests to `paths` at once, refilled at `per_second`.
     pub fn new(burst: u32, per_second: f64, paths: &'static [&'static str]) -> Self {
         Self {
@@ -43,30 +50,15 @@ impl PerIpBudget {
         }
     }
 
-    /// The agent listener's: enrollments and progress reports, 120 at once, then 10 a
-    /// second, per address. Heartbeats are not counted: a fleet behind one NAT address
-    /// sends them all from it.
-    pub fn agent_listener() -> Self {
-        Self::new(
-            120,
-            10.0,
-            &[
-                "/levelrail.nodes.v1.EnrollmentService/Enroll",
-                "/levelrail.nodes.v1.EnrollmentService/ReportProgress",
-                "/v1/provision-progress",
-            ],
-        )
-    }
-
-    /// Takes one request from `ip`'s budget at `now`; when it is spent, how long until the
+    /// Takes one request from `key`'s budget at `now`; when it is spent, how long until the
     /// next request is allowed.
-    pub fn take(&self, ip: IpAddr, now: Instant) -> Result<(), Duration> {
+    pub fn take(&self, key: K, now: Instant) -> Result<(), Duration> {
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        if buckets.len() >= TRACKED && !buckets.contains_key(&ip) {
-            // Forget the addresses whose budget has refilled: they lose nothing.
+        if buckets.len() >= TRACKED && !buckets.contains_key(&key) {
+            // Forget the keys whose budget has refilled: they lose nothing.
             buckets.retain(|_, b| self.refilled(*b, now) < self.burst);
         }
-        let bucket = buckets.entry(ip).or_insert(Bucket {
+        let bucket = buckets.entry(key).or_insert(Bucket {
             tokens: self.burst,
             at: now,
         });
@@ -88,6 +80,23 @@ impl PerIpBudget {
     }
 }
 
+impl PerIpBudget {
+    /// The agent listener's: enrollments and progress reports, 120 at once, then 10 a
+    /// second, per address. Heartbeats are not counted: a fleet behind one NAT address
+    /// sends them all from it.
+    pub fn agent_listener() -> Self {
+        Self::new(
+            120,
+            10.0,
+            &[
+                "/levelrail.nodes.v1.EnrollmentService/Enroll",
+                "/levelrail.nodes.v1.EnrollmentService/ReportProgress",
+                "/v1/provision-progress",
+            ],
+        )
+    }
+}
+
 /// Middleware: a request to a budgeted path over its address's budget is answered at
 /// once. Requests without a peer address (not from a listener) pass.
 pub async fn limit(State(budget): State<Arc<PerIpBudget>>, req: Request, next: Next) -> Response {
@@ -99,20 +108,21 @@ pub async fn limit(State(budget): State<Arc<PerIpBudget>>, req: Request, next: N
         return next.run(req).await;
     };
     tracing::info!(%peer, "request refused: this address is over its request budget");
-    // Whole seconds, rounded up: a client that waits as told is let in.
+    over_budget(crate::listener::is_grpc(&req), wait, "this address")
+}
+
+/// The answer to a request over `whose` budget: `RESOURCE_EXHAUSTED` to gRPC, `429` to
+/// HTTP, with `Retry-After` in whole seconds, rounded up (a client that waits as told is
+/// let in).
+pub(crate) fn over_budget(grpc: bool, wait: Duration, whose: &str) -> Response {
     let seconds = u64::try_from(wait.as_millis().div_ceil(1000).max(1)).unwrap_or(u64::MAX);
-    let mut resp = if crate::listener::is_grpc(&req) {
-        tonic::Status::resource_exhausted(format!(
-            "too many requests from this address; retry in {seconds} s"
-        ))
-        .into_http::<axum::body::Body>()
-        .into_response()
-    } else {
-        (
-            http::StatusCode::TOO_MANY_REQUESTS,
-            format!("too many requests from this address; retry in {seconds} s\n"),
-        )
+    let message = format!("too many requests from {whose}; retry in {seconds} s");
+    let mut resp = if grpc {
+        tonic::Status::resource_exhausted(message)
+            .into_http::<axum::body::Body>()
             .into_response()
+    } else {
+        (http::StatusCode::TOO_MANY_REQUESTS, format!("{message}\n")).into_response()
     };
     resp.headers_mut()
         .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));

@@ -13,6 +13,7 @@ use clap::Args;
 use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_credentials::app::api_token::ApiTokenVerifier;
 use levelrail_credentials::grpc::auth::BearerAuth;
+use levelrail_credentials::grpc::digest_from_proto;
 use levelrail_proto::auth::v1 as apb;
 use levelrail_proto::auth::v1::api_tokens_service_client::ApiTokensServiceClient;
 use levelrail_proto::auth::v1::api_tokens_service_server::{
@@ -112,7 +113,9 @@ pub async fn build(cfg: ProvisionerServeConfig) -> anyhow::Result<ProvisionerFro
     let tokens = ApiTokenVerifier::awaiting_sync();
     let synced = tokens.clone();
     // The task lives as long as the process.
-    drop(broker.spawn_watch(move |digests| synced.replace_all(digests)));
+    drop(broker.spawn_watch(move |digests| {
+        synced.replace_all(digests.into_iter().filter_map(digest_from_proto));
+    }));
     let forwarded = CredentialsApi {
         credentials: CredentialsServiceServer::new(ForwardedCredentials {
             client: CredentialsServiceClient::new(broker.channel()),

@@ -26,7 +26,10 @@ use levelrail_proto::credentials::v1::credentials_service_server::{
 use levelrail_proto::provisioner::v1::provisioner_service_server::ProvisionerServiceServer;
 use levelrail_provisioner::app::Nodes;
 use levelrail_provisioner::enroll::ControlPlaneCa;
-use levelrail_provisioner::grpc::{NodesGrpc, ProvisionerGrpc};
+use levelrail_provisioner::grpc::{AuditGrpc, NodesGrpc, ProvisionerGrpc};
+use levelrail_provisioner::model::ports::AuditStore;
+
+use crate::audit::AuditLog;
 use secrecy::{ExposeSecret as _, SecretString};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -34,7 +37,7 @@ use tonic::service::interceptor::InterceptedService;
 use tracing::info;
 
 use crate::config::{FrontArgs, PublicArgs, ServeConfig};
-use crate::listener::{self, CREDENTIALS_MAX_MESSAGE};
+use crate::listener::{self, CREDENTIALS_MAX_MESSAGE, CallGuard};
 use crate::provisioning::ProvisionerState;
 use crate::tls;
 
@@ -139,7 +142,7 @@ impl App {
         }
         let admin_token = credentials.bootstrap_api_tokens().await?;
         if let Some(token) = &admin_token {
-            write_admin_token(&cfg.storage.data_dir, token)?;
+            show_admin_token(&cfg.storage.data_dir, token, cfg.write_admin_token)?;
         }
         let front = ProvisionerFront::build(
             FrontConfig {
@@ -375,6 +378,8 @@ impl ProvisionerFront {
         let agent_addr = agent_listener.local_addr()?;
         let ca = Arc::clone(&state.ca);
         let binaries = AgentBinaries::load(&nodes.agent_binaries)?;
+        let audit_store: Arc<dyn AuditStore> = state.store.clone();
+        let audit = Arc::new(AuditLog::start(Arc::clone(&audit_store)));
         let provisioning = crate::provisioning::build(
             nodes,
             cfg.allow_loopback,
@@ -384,13 +389,17 @@ impl ProvisionerFront {
             &binaries,
         )
         .await?;
-        let grpc = grpc_routes(auth.clone(), credentials, &provisioning);
+        let grpc = grpc_routes(auth.clone(), credentials, &provisioning, audit_store);
         let router = listener::assemble(
             grpc,
             cfg.web_dir,
             &public.allowed_origins,
             public.max_concurrent_requests,
-            Some(auth),
+            CallGuard {
+                auth: Some(auth),
+                audit: Some(audit),
+                per_token: public.per_token_budget(),
+            },
         )?;
         let tls = tls_config(public, tls_sans, *listen, &ca)?;
         let public = Bound::bind("public", *listen, router, tls).await?;
@@ -442,6 +451,7 @@ fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
     auth: BearerAuth,
     credentials: Option<CredentialsApi<C, T>>,
     provisioning: &crate::provisioning::Provisioning,
+    audit: Arc<dyn AuditStore>,
 ) -> axum::Router {
     let (health_reporter, health) = tonic_health::server::health_reporter();
     let with_credentials = credentials.is_some();
@@ -458,7 +468,8 @@ fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
     let mut reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(levelrail_proto::FILE_DESCRIPTOR_SET)
         .with_service_name("levelrail.provisioner.v1.ProvisionerService")
-        .with_service_name("levelrail.nodes.v1.NodesService");
+        .with_service_name("levelrail.nodes.v1.NodesService")
+        .with_service_name("levelrail.audit.v1.AuditService");
     if with_credentials {
         reflection = reflection
             .with_service_name("levelrail.credentials.v1.CredentialsService")
@@ -470,6 +481,10 @@ fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
         .max_decoding_message_size(crate::listener::DEFAULT_MAX_MESSAGE);
     let mut routes = tonic::service::Routes::new(health)
         .add_service(InterceptedService::new(nodes_svc, auth.clone()))
+        .add_service(InterceptedService::new(
+            AuditGrpc::new(audit).into_server(),
+            auth.clone(),
+        ))
         .add_service(InterceptedService::new(
             ProvisionerGrpc::new(provisioning.provisioner.clone())
                 .into_server()
@@ -534,21 +549,36 @@ fn default_web_dir() -> Option<PathBuf> {
     here.join("index.html").exists().then_some(here)
 }
 
-pub(crate) fn write_admin_token(dir: &std::path::Path, token: &SecretString) -> anyhow::Result<()> {
+/// Prints a newly created admin token once, to the operator's terminal (never to the log),
+/// and with `save` also writes it to `admin.token` in `dir` (mode 0600).
+pub(crate) fn show_admin_token(
+    dir: &std::path::Path,
+    token: &SecretString,
+    save: bool,
+) -> anyhow::Result<()> {
     let path = dir.join("admin.token");
-    levelrail_provisioner::enroll::ca::write_private(
-        &path,
-        format!("{}\n", token.expose_secret()).as_bytes(),
-    )?;
-    // Printed once, to the operator's terminal, never to the log.
     let mut out = std::io::stdout();
-    let _ = writeln!(
-        out,
-        "Created the admin API token (saved to {}, mode 0600):\n  {}\nUse it with: export LEVELRAIL_TOKEN=$(cat {})",
-        path.display(),
-        token.expose_secret(),
-        path.display()
-    );
+    if save {
+        levelrail_provisioner::enroll::ca::write_private(
+            &path,
+            format!("{}\n", token.expose_secret()).as_bytes(),
+        )?;
+        let _ = writeln!(
+            out,
+            "Created the admin API token (saved to {}, mode 0600):\n  {}\nUse it with: export LEVELRAIL_TOKEN=$(cat {})",
+            path.display(),
+            token.expose_secret(),
+            path.display()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Created the admin API token. It is shown only this once and saved nowhere \
+             (start with --write-admin-token to save it to {}):\n  {}",
+            path.display(),
+            token.expose_secret(),
+        );
+    }
     Ok(())
 }
 

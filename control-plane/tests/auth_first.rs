@@ -12,9 +12,10 @@ use std::time::Duration;
 use axum::body::Bytes;
 use http_body::Frame;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use levelrail::listener::{ConnectionLimits, assemble, serve_within};
+use levelrail::listener::{CallGuard, ConnectionLimits, assemble, serve_within};
 use levelrail_credentials::app::api_token::{ApiTokenVerifier, mint};
 use levelrail_credentials::grpc::auth::BearerAuth;
+use levelrail_types::ApiScope;
 use secrecy::ExposeSecret as _;
 use tokio::net::TcpListener;
 
@@ -61,10 +62,19 @@ fn grpc_empty() -> TestBody {
 }
 
 /// A public listener whose one Levelrail method counts its calls, behind `auth`; its
-/// address, the count, and a valid token.
+/// address, the count, and a valid admin token.
 async fn listening(max_concurrent: usize) -> (SocketAddr, Arc<AtomicUsize>, String) {
+    listening_with(max_concurrent, ApiScope::Admin, None).await
+}
+
+/// [`listening`], with a token of `scope` expiring at `expires_at`.
+async fn listening_with(
+    max_concurrent: usize,
+    scope: ApiScope,
+    expires_at: Option<time::OffsetDateTime>,
+) -> (SocketAddr, Arc<AtomicUsize>, String) {
     let verifier = ApiTokenVerifier::default();
-    let minted = mint("test");
+    let minted = mint("test", scope, expires_at);
     verifier.insert(&minted.record);
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
@@ -88,7 +98,10 @@ async fn listening(max_concurrent: usize) -> (SocketAddr, Arc<AtomicUsize>, Stri
         None,
         &[],
         max_concurrent,
-        Some(BearerAuth::new(verifier)),
+        CallGuard {
+            auth: Some(BearerAuth::new(verifier)),
+            ..CallGuard::default()
+        },
     )
     .expect("router");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -226,4 +239,33 @@ async fn past_the_concurrency_limit_calls_are_refused_not_queued() {
         "0",
         "the probe was refused under load"
     );
+}
+
+/// A token outside its scope, or expired, is refused from the headers too: the handler
+/// never runs and the body is never waited for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_outside_the_tokens_scope_or_after_its_expiry_is_refused_before_its_body() {
+    // The probe method is listed nowhere, so it needs `admin`.
+    let (addr, calls, read) = listening_with(512, ApiScope::Read, None).await;
+    let mut sender = h2(addr).await;
+    let answer = answered(sender.send_request(request(addr, Some(&read), stalled()))).await;
+    assert_eq!(grpc_status(&answer), "7", "PERMISSION_DENIED");
+    let message = answer
+        .headers()
+        .get("grpc-message")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("read") && message.contains("admin"),
+        "{message}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    let past = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let (addr, calls, expired) = listening_with(512, ApiScope::Admin, Some(past)).await;
+    let mut sender = h2(addr).await;
+    let answer = answered(sender.send_request(request(addr, Some(&expired), stalled()))).await;
+    assert_eq!(grpc_status(&answer), "16", "UNAUTHENTICATED");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
 }

@@ -41,7 +41,9 @@ async fn start() -> Running {
             tls: false,
             allowed_origins: vec![],
             max_concurrent_requests: 64,
+            token_rate_limit: 100,
         },
+        write_admin_token: true,
         broker_listen: "127.0.0.1:0".parse().expect("address"),
         internal: InternalTlsArgs {
             internal_ca: files.ca.clone(),
@@ -122,7 +124,14 @@ async fn the_provisioner_gets_typed_refusals_and_the_token_digests() {
         .expect("id.secret")
         .0
         .to_owned();
-    assert_eq!(tokens.lock().unwrap()[0].0, id);
+    let digest = tokens.lock().unwrap()[0].clone();
+    assert_eq!(digest.id, id);
+    assert_eq!(
+        digest.scope,
+        levelrail_proto::auth::v1::ApiTokenScope::Admin as i32,
+        "the replica is not told the token's scope"
+    );
+    assert_eq!(digest.expires_at, None, "the bootstrap token expires");
     watch.abort();
     let _ = r.stop.send(true);
 }

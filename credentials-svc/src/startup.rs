@@ -25,12 +25,21 @@ pub struct StorageConfig<'a> {
     pub master_key: Option<&'a SecretString>,
 }
 
-/// Creates the data directory owner-only when missing.
+/// Creates the data directory owner-only when missing, and makes it owner-only again at
+/// every start when someone opened it to the group or others (it holds the keys).
 pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
     if !dir.exists() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let meta = std::fs::metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
+    anyhow::ensure!(meta.is_dir(), "{} is not a directory", dir.display());
+    let mode = meta.permissions().mode() & 0o777;
+    if mode != 0o700 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("restricting {}", dir.display()))?;
+            .with_context(|| format!("restricting {} to its owner (mode 0700)", dir.display()))?;
+        if mode & 0o077 != 0 {
+            tracing::warn!(dir = %dir.display(), mode = format!("{mode:04o}"), "the data directory was open to others; it is owner-only (0700) again");
+        }
     }
     Ok(())
 }
@@ -70,4 +79,27 @@ pub async fn open(
         tracing::info!(rewrapped = report.rewrapped, retired = ?report.retired, "finished an interrupted master-key rotation");
     }
     Ok(credentials)
+}
+
+#[cfg(test)]
+mod data_dir_tests {
+    use super::*;
+
+    #[test]
+    fn the_data_directory_is_owner_only_at_every_start() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("data");
+        ensure_data_dir(&dir).expect("created");
+        let mode = |d: &Path| std::fs::metadata(d).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        ensure_data_dir(&dir).expect("restricted again");
+        assert_eq!(mode(&dir), 0o700);
+        let file = tmp.path().join("file");
+        std::fs::write(&file, b"").expect("file");
+        assert!(
+            ensure_data_dir(&file).is_err(),
+            "a file is no data directory"
+        );
+    }
 }

@@ -9,6 +9,7 @@
 
 /// `levelrail.credentials.v1`: the write-only credentials API.
 mod provider;
+mod scope;
 
 pub mod credentials {
     pub mod v1 {
@@ -33,6 +34,13 @@ pub mod auth {
 pub mod provisioner {
     pub mod v1 {
         tonic::include_proto!("levelrail.provisioner.v1");
+    }
+}
+
+/// `levelrail.audit.v1`: the audit log of state-changing calls.
+pub mod audit {
+    pub mod v1 {
+        tonic::include_proto!("levelrail.audit.v1");
     }
 }
 

@@ -64,7 +64,7 @@ async fn start(data_dir: &Path, hetzner_url: &str) -> (Server, Duration) {
     let log = std::fs::File::create(data_dir.with_extension("log")).expect("log file");
     let started = Instant::now();
     let child = Command::new(harness::bin("levelrail"))
-        .args(["serve", "--data-dir"])
+        .args(["serve", "--write-admin-token", "--data-dir"])
         .arg(data_dir)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(["--agent-listen", &format!("127.0.0.1:{agent_port}")])
@@ -72,6 +72,9 @@ async fn start(data_dir: &Path, hetzner_url: &str) -> (Server, Duration) {
             "--allow-loopback-agent-advertise",
             "--hetzner-api-url",
             hetzner_url,
+            // 10,000 watch streams from one token: the server's capacity, not its fairness.
+            "--token-rate-limit",
+            "0",
         ])
         .env("LEVELRAIL_LOG", "warn")
         .env_remove("DATABASE_URL")

@@ -4,13 +4,15 @@
 //! and no layer maps one provider enum onto another; and the shape of each cloud's credential (and a token's rule), which the
 //! credentials service checks and the CLI and web form ask for; the one node-name rule, which the
 //! server, the CLI and the web form all check; and the CPU architectures of sizes, agent
-//! binaries and nodes; and the precision every store keeps a timestamp at.
+//! binaries and nodes; and the precision every store keeps a timestamp at; and the scopes of API tokens, with the scope each API method needs.
+mod api_scope;
 mod arch;
 mod credential_shape;
 mod name;
 mod provider;
 mod stored_time;
 
+pub use api_scope::{ApiScope, UnknownScope};
 pub use arch::CpuArch;
 pub use credential_shape::{CredentialShape, TokenChars, TokenShape};
 

@@ -5,7 +5,7 @@ use leptos_router::hooks::use_location;
 use leptos_router::path;
 
 use crate::api::provide_api;
-use crate::pages::{NodeProvidersPage, NodesPage, NotFoundPage, SignInPage};
+use crate::pages::{ApiTokensPage, NodeProvidersPage, NodesPage, NotFoundPage, SignInPage};
 use crate::session::Session;
 
 /// The whole app.
@@ -22,6 +22,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("") view=|| view! { <Redirect path="/nodes"/> }/>
                     <Route path=path!("/nodes") view=NodesPage/>
                     <Route path=path!("/settings/node-providers") view=NodeProvidersPage/>
+                    <Route path=path!("/settings/api-tokens") view=ApiTokensPage/>
                 </ParentRoute>
             </Routes>
         </Router>
@@ -48,6 +49,7 @@ fn SignedInShell() -> impl IntoView {
                 <nav aria-label="Main">
                     <A href="/nodes">"Nodes"</A>
                     <A href="/settings/node-providers">"Cloud node providers"</A>
+                    <A href="/settings/api-tokens">"API tokens"</A>
                 </nav>
                 <button
                     type="button"

@@ -35,18 +35,29 @@ impl NodeIdArg {
 /// `nodes list`.
 pub(crate) async fn list(ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError> {
     let mut client = NodesServiceClient::new(ctx.channel().await?);
-    let response = client
-        .list_nodes(ListNodesRequest {})
-        .await
-        .map_err(|s| ctx.rpc_error(&s))?
-        .into_inner();
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_nodes(ListNodesRequest {
+                page_size: 1_000,
+                page_token,
+            })
+            .await
+            .map_err(|s| ctx.rpc_error(&s))?
+            .into_inner();
+        all.extend(page.nodes);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
     if ctx.json() {
-        let nodes: Vec<Value> = response.nodes.iter().map(node_json).collect();
+        let nodes: Vec<Value> = all.iter().map(node_json).collect();
         ctx.print_json(&json!({ "nodes": nodes }))?;
         return Ok(Outcome::Success);
     }
-    let rows: Vec<Vec<String>> = response
-        .nodes
+    let rows: Vec<Vec<String>> = all
         .iter()
         .map(|n| {
             vec![

@@ -81,7 +81,7 @@ async fn a_rejected_api_token_is_reported_as_unauthenticated() {
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
         out.stderr,
-        "error: the API token was rejected (UNAUTHENTICATED)\n"
+        "error: the API token was rejected (UNAUTHENTICATED): missing or wrong API token\n"
     );
     assert_eq!(out.stdout, "");
     out.assert_no_canary();

@@ -96,8 +96,22 @@ impl NodesService for FakeNodes {
         request: Request<ListNodesRequest>,
     ) -> Result<Response<ListNodesResponse>, Status> {
         let state = self.check(&request)?;
+        // Pages of two whatever the size asked, so the CLI must follow the tokens.
+        let page = request.get_ref();
+        let start: usize = match page.page_token.as_str() {
+            "" => 0,
+            token => token
+                .parse()
+                .map_err(|_| Status::invalid_argument("page_token: not one of this fake's"))?,
+        };
+        let end = (start + 2).min(state.nodes.len());
         Ok(Response::new(ListNodesResponse {
-            nodes: state.nodes.clone(),
+            nodes: state.nodes.get(start..end).unwrap_or_default().to_vec(),
+            next_page_token: if end < state.nodes.len() {
+                end.to_string()
+            } else {
+                String::new()
+            },
         }))
     }
 

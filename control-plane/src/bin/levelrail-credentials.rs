@@ -30,8 +30,13 @@ enum Command {
 async fn main() -> ExitCode {
     levelrail::telemetry::init();
     let result = match Cli::parse().command {
-        Command::Serve(cfg) => {
+        Command::Serve(mut cfg) => {
             async {
+                cfg.master_key = levelrail::config::master_key_from_env()?;
+                anyhow::ensure!(
+                    cfg.master_key.is_none() || cfg.master_key_file.is_none(),
+                    "LEVELRAIL_MASTER_KEY and --master-key-file are both set: keep one"
+                );
                 CredentialsServer::build(*cfg)
                     .await?
                     .run_until_stopped()

@@ -1,6 +1,6 @@
 //! Operator API tokens: `lrt_<id>.<secret>`, stored only as a SHA-256 of the secret, checked
-//! in constant time. The verifier keeps the hashes in memory so the gRPC interceptor can
-//! authenticate synchronously.
+//! in constant time, each with a scope and an optional expiry. The verifier keeps the
+//! hashes in memory so the gRPC interceptor can authenticate synchronously.
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -10,6 +10,8 @@ use secrecy::{ExposeSecret as _, SecretString};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 use time::OffsetDateTime;
+
+use levelrail_types::ApiScope;
 
 use crate::model::FieldError;
 use crate::model::ports::{ApiTokenRecord, CredentialStore, StoreError};
@@ -32,8 +34,9 @@ impl std::fmt::Debug for MintedToken {
     }
 }
 
-/// Mints a new API token with 256 bits of secret.
-pub fn mint(label: &str) -> MintedToken {
+/// Mints a new API token with 256 bits of secret, of `scope`, authenticating until
+/// `expires_at` (`None`: until revoked).
+pub fn mint(label: &str, scope: ApiScope, expires_at: Option<OffsetDateTime>) -> MintedToken {
     let mut id = [0u8; 8];
     let mut secret = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut id);
@@ -46,6 +49,8 @@ pub fn mint(label: &str) -> MintedToken {
         label: label.to_owned(),
         created_at: OffsetDateTime::now_utc(),
         revoked_at: None,
+        scope,
+        expires_at,
     };
     MintedToken {
         token: SecretString::from(format!("{PREFIX}{id}.{secret_b64}")),
@@ -75,6 +80,31 @@ pub(crate) fn check_label(label: &str) -> Result<&str, FieldError> {
     Ok(trimmed)
 }
 
+/// The shortest life a token may be given.
+const SHORTEST_LIFE: time::Duration = time::Duration::minutes(1);
+/// The longest life a token may be given (beyond it, make one that never expires).
+const LONGEST_LIFE: time::Duration = time::Duration::days(3653);
+
+/// When a token given `life` from `now` expires: `None` (never) without a life; an error
+/// naming `expires_in` outside a minute to ten years.
+pub(crate) fn expiry(
+    now: OffsetDateTime,
+    life: Option<time::Duration>,
+) -> Result<Option<OffsetDateTime>, FieldError> {
+    let Some(life) = life else {
+        return Ok(None);
+    };
+    if life < SHORTEST_LIFE || life > LONGEST_LIFE {
+        return Err(FieldError {
+            field: "expires_in".into(),
+            message: "must be at least a minute and at most ten years (leave it unset for a \
+                      token that never expires)"
+                .into(),
+        });
+    }
+    Ok(Some(now + life))
+}
+
 /// `id` if it has the shape of a token id (`lrt_` and 16 hex digits).
 pub(crate) fn check_id(id: &str) -> Result<&str, FieldError> {
     let hex = id.strip_prefix(PREFIX).unwrap_or_default();
@@ -96,10 +126,49 @@ fn split(token: &str) -> Option<(&str, [u8; 32])> {
     Some((id, Sha256::digest(secret.as_bytes()).into()))
 }
 
+/// What the verifier knows of a live token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenEntry {
+    /// SHA-256 of the secret part.
+    pub secret_sha256: [u8; 32],
+    /// What it may call.
+    pub scope: ApiScope,
+    /// When it stops authenticating (`None`: never).
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+impl From<&ApiTokenRecord> for TokenEntry {
+    fn from(record: &ApiTokenRecord) -> Self {
+        TokenEntry {
+            secret_sha256: record.secret_sha256,
+            scope: record.scope,
+            expires_at: record.expires_at,
+        }
+    }
+}
+
+/// A presented token that authenticates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// Its id (`lrt_…`), safe to log.
+    pub token_id: String,
+    /// What it may call.
+    pub scope: ApiScope,
+}
+
+/// Why a presented token does not authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Malformed, unknown, revoked or a wrong secret: nothing more is said.
+    Invalid,
+    /// A genuine token past its expiry (only its holder, who has the secret, learns this).
+    Expired,
+}
+
 /// In-memory view of the stored token hashes, for synchronous checks.
 #[derive(Debug, Clone)]
 pub struct ApiTokenVerifier {
-    hashes: Arc<RwLock<HashMap<String, [u8; 32]>>>,
+    hashes: Arc<RwLock<HashMap<String, TokenEntry>>>,
     /// False until a process that learns the tokens from elsewhere first has them.
     synced: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -132,15 +201,15 @@ impl ApiTokenVerifier {
     /// Adds a stored record to the in-memory view.
     pub fn insert(&self, record: &ApiTokenRecord) {
         if let Ok(mut map) = self.hashes.write() {
-            map.insert(record.id.clone(), record.secret_sha256);
+            map.insert(record.id.clone(), TokenEntry::from(record));
         }
     }
 
-    /// Replaces the whole view with `digests` (id, SHA-256 of the secret): a process that
-    /// learns the tokens from the credentials service, where a token missing from the new
-    /// set (revoked) is refused from now on.
-    pub fn replace_all(&self, digests: impl IntoIterator<Item = (String, [u8; 32])>) {
-        let fresh: HashMap<String, [u8; 32]> = digests.into_iter().collect();
+    /// Replaces the whole view with `tokens` (by id): a process that learns the tokens
+    /// from the credentials service, where a token missing from the new set (revoked) is
+    /// refused from now on.
+    pub fn replace_all(&self, tokens: impl IntoIterator<Item = (String, TokenEntry)>) {
+        let fresh: HashMap<String, TokenEntry> = tokens.into_iter().collect();
         if let Ok(mut map) = self.hashes.write() {
             *map = fresh;
         }
@@ -166,12 +235,30 @@ impl ApiTokenVerifier {
         }
     }
 
-    /// Returns the token id when `presented` is a valid token. Constant-time on the secret.
-    pub fn verify(&self, presented: &SecretString) -> Option<String> {
-        let (id, digest) = split(presented.expose_secret())?;
-        let map = self.hashes.read().ok()?;
-        let stored = map.get(id)?;
-        bool::from(stored.ct_eq(&digest)).then(|| id.to_owned())
+    /// The token `presented` is, when it authenticates now. Constant-time on the secret;
+    /// the expiry is only looked at once the secret matched.
+    pub fn verify(&self, presented: &SecretString) -> Result<Verified, Refused> {
+        self.verify_at(presented, OffsetDateTime::now_utc())
+    }
+
+    fn verify_at(
+        &self,
+        presented: &SecretString,
+        now: OffsetDateTime,
+    ) -> Result<Verified, Refused> {
+        let (id, digest) = split(presented.expose_secret()).ok_or(Refused::Invalid)?;
+        let map = self.hashes.read().map_err(|_| Refused::Invalid)?;
+        let stored = map.get(id).ok_or(Refused::Invalid)?;
+        if !bool::from(stored.secret_sha256.ct_eq(&digest)) {
+            return Err(Refused::Invalid);
+        }
+        if stored.expires_at.is_some_and(|at| at <= now) {
+            return Err(Refused::Expired);
+        }
+        Ok(Verified {
+            token_id: id.to_owned(),
+            scope: stored.scope,
+        })
     }
 }
 
@@ -181,33 +268,65 @@ mod tests {
 
     #[test]
     fn a_minted_token_verifies_and_a_tampered_one_does_not() {
-        let minted = mint("admin");
+        let minted = mint("admin", ApiScope::Admin, None);
         let v = ApiTokenVerifier::default();
         v.insert(&minted.record);
-        assert_eq!(v.verify(&minted.token), Some(minted.record.id.clone()));
+        assert_eq!(
+            v.verify(&minted.token),
+            Ok(Verified {
+                token_id: minted.record.id.clone(),
+                scope: ApiScope::Admin
+            })
+        );
         let mut s = minted.token.expose_secret().to_owned();
         // Replace the last character with a different one (the same one tampers nothing).
         let last = s.pop().expect("a token");
         s.push(if last == 'A' { 'B' } else { 'A' });
-        assert_eq!(v.verify(&SecretString::from(s)), None);
-        assert_eq!(v.verify(&SecretString::from("lrt_nonsense")), None);
-        assert_eq!(v.verify(&SecretString::from("")), None);
+        assert_eq!(v.verify(&SecretString::from(s)), Err(Refused::Invalid));
+        assert_eq!(
+            v.verify(&SecretString::from("lrt_nonsense")),
+            Err(Refused::Invalid)
+        );
+        assert_eq!(v.verify(&SecretString::from("")), Err(Refused::Invalid));
+    }
+
+    #[test]
+    fn a_token_authenticates_until_its_expiry_and_then_says_so_only_to_its_holder() {
+        let expires = OffsetDateTime::now_utc() + time::Duration::hours(1);
+        let minted = mint("ci", ApiScope::Read, Some(expires));
+        let v = ApiTokenVerifier::default();
+        v.insert(&minted.record);
+        let before = v.verify_at(&minted.token, expires - time::Duration::seconds(1));
+        assert_eq!(before.map(|t| t.scope), Ok(ApiScope::Read));
+        assert_eq!(v.verify_at(&minted.token, expires), Err(Refused::Expired));
+        // A wrong secret for that id learns nothing about the expiry.
+        let forged = format!("{}.{}", minted.record.id, "A".repeat(43));
+        assert_eq!(
+            v.verify_at(&SecretString::from(forged), expires),
+            Err(Refused::Invalid)
+        );
     }
 
     #[test]
     fn a_token_missing_from_a_replaced_set_is_refused() {
-        let (kept, revoked) = (mint("kept"), mint("revoked"));
+        let (kept, revoked) = (
+            mint("kept", ApiScope::Provision, None),
+            mint("revoked", ApiScope::Admin, None),
+        );
         let v = ApiTokenVerifier::default();
         v.insert(&kept.record);
         v.insert(&revoked.record);
-        v.replace_all([(kept.record.id.clone(), kept.record.secret_sha256)]);
-        assert!(v.verify(&kept.token).is_some());
-        assert_eq!(v.verify(&revoked.token), None);
+        v.replace_all([(kept.record.id.clone(), TokenEntry::from(&kept.record))]);
+        assert_eq!(
+            v.verify(&kept.token).map(|t| t.scope),
+            Ok(ApiScope::Provision)
+        );
+        assert_eq!(v.verify(&revoked.token), Err(Refused::Invalid));
     }
 
     #[test]
     fn the_record_holds_no_secret() {
-        let minted = mint("admin");
+        let minted = mint("admin", ApiScope::Admin, None);
         let secret = minted
             .token
             .expose_secret()

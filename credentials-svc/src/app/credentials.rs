@@ -8,16 +8,17 @@ use time::OffsetDateTime;
 use tracing::{info, instrument, warn};
 use uuid::Uuid;
 
-use crate::app::api_token::{self, ApiTokenVerifier};
+use crate::app::api_token::{self, ApiTokenVerifier, TokenEntry};
 use crate::app::keys::{self, KeyringHandle, RotationReport};
 use crate::broker::{AccessGrant, GrantCache, GrantIssuer, GrantSource};
 use crate::crypto::{self, AadContext, CryptoError};
 use crate::model::ports::{ApiTokenRecord, CredentialRecord, CredentialStore, Revocation};
 use crate::model::{
-    CredentialIdentity, CredentialInput, CredentialSecret, CredentialsError, ProviderId,
-    Verification,
+    CredentialIdentity, CredentialInput, CredentialSecret, CredentialsError, FieldError,
+    ProviderId, Verification,
 };
 use crate::verify::Verifier;
+use levelrail_types::ApiScope;
 
 /// One provider card: connection state and non-secret metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +94,8 @@ fn set_known(known: &mut KnownCredentials, provider: ProviderId, id: Option<&str
 pub struct BrokerState {
     /// Every stored credential: its provider and row id.
     pub credentials: Vec<(ProviderId, String)>,
-    /// Every live API token: its id and the SHA-256 of its secret.
-    pub api_tokens: Vec<(String, [u8; 32])>,
+    /// Every live API token: its id, the SHA-256 of its secret, its scope and expiry.
+    pub api_tokens: Vec<(String, TokenEntry)>,
 }
 
 impl Credentials {
@@ -185,7 +186,7 @@ impl Credentials {
             .await?
             .into_iter()
             .filter(|t| t.revoked_at.is_none())
-            .map(|t| (t.id, t.secret_sha256))
+            .map(|t| (t.id.clone(), TokenEntry::from(&t)))
             .collect();
         Ok(BrokerState {
             credentials,
@@ -406,7 +407,7 @@ impl Credentials {
     /// admin token and returns it (the only time its secret exists outside the caller).
     pub async fn bootstrap_api_tokens(&self) -> Result<Option<SecretString>, CredentialsError> {
         if self.inner.store.count_api_tokens().await? == 0 {
-            let minted = api_token::mint("admin");
+            let minted = api_token::mint("admin", ApiScope::Admin, None);
             self.inner.store.put_api_token(&minted.record).await?;
             self.inner.api_tokens.insert(&minted.record);
             self.changed();
@@ -421,18 +422,26 @@ impl Credentials {
         Ok(None)
     }
 
-    /// Mints an additional API token labelled `label` (for example for a CI system): the
-    /// whole token (shown once) and what is stored.
+    /// Mints an additional API token labelled `label` (for example for a CI system) that
+    /// may call what `scope` allows, for `life` from now (`None`: until revoked): the whole
+    /// token (shown once) and what is stored.
     pub async fn create_api_token(
         &self,
         label: &str,
+        scope: Option<ApiScope>,
+        life: Option<time::Duration>,
     ) -> Result<(SecretString, ApiTokenRecord), CredentialsError> {
         let label = api_token::check_label(label)?;
-        let minted = api_token::mint(label);
+        let scope = scope.ok_or_else(|| FieldError {
+            field: "scope".into(),
+            message: "is required: read, provision, credentials-admin or admin".into(),
+        })?;
+        let expires_at = api_token::expiry(OffsetDateTime::now_utc(), life)?;
+        let minted = api_token::mint(label, scope, expires_at);
         self.inner.store.put_api_token(&minted.record).await?;
         self.inner.api_tokens.insert(&minted.record);
         self.changed();
-        info!(token_id = %minted.record.id, "API token created");
+        info!(token_id = %minted.record.id, %scope, expires_at = ?minted.record.expires_at, "API token created");
         Ok((minted.token, minted.record))
     }
 
@@ -453,7 +462,8 @@ impl Credentials {
             }
             Revocation::LastToken => {
                 return Err(CredentialsError::FailedPrecondition(format!(
-                    "{id} is the last live API token: create another before revoking it"
+                    "{id} is the last live admin token: create another admin token before \
+                     revoking it"
                 )));
             }
         }

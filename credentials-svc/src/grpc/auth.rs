@@ -5,13 +5,17 @@ use secrecy::SecretString;
 use tonic::{Request, Status};
 use tracing::debug;
 
-use crate::app::api_token::ApiTokenVerifier;
+use levelrail_types::ApiScope;
 
-/// The id of the API token that authenticated a request, attached as a request extension.
+use crate::app::api_token::{ApiTokenVerifier, Refused};
+
+/// The API token that authenticated a request, attached as a request extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// `lrt_…`
     pub token_id: String,
+    /// What it may call.
+    pub scope: ApiScope,
 }
 
 /// Interceptor requiring `authorization: Bearer <api token>`.
@@ -46,12 +50,38 @@ impl BearerAuth {
             .ok_or_else(|| Status::unauthenticated("authorization must be a bearer token"))?;
         let token = SecretString::from(token.trim().to_owned());
         match self.verifier.verify(&token) {
-            Some(token_id) => Ok(Caller { token_id }),
-            None => {
+            Ok(t) => Ok(Caller {
+                token_id: t.token_id,
+                scope: t.scope,
+            }),
+            Err(Refused::Invalid) => {
                 debug!("rejected an invalid API token");
                 Err(Status::unauthenticated("invalid API token"))
             }
+            Err(Refused::Expired) => Err(Status::unauthenticated(
+                "this API token has expired: ask an admin for a new one",
+            )),
         }
+    }
+
+    /// Whether `caller` may call the gRPC method `path` (`/package.Service/Method`):
+    /// PERMISSION_DENIED naming the scope it needs otherwise.
+    pub fn authorize(caller: &Caller, path: &str) -> Result<(), Status> {
+        let needed = ApiScope::needed_for(path);
+        if caller.scope.includes(needed) {
+            return Ok(());
+        }
+        let method = path.rsplit('/').next().unwrap_or(path);
+        Err(Status::permission_denied(format!(
+            "API token {} has scope `{}`; {method} needs `{needed}`{}",
+            caller.token_id,
+            caller.scope,
+            if needed == ApiScope::Admin {
+                ""
+            } else {
+                " or `admin`"
+            }
+        )))
     }
 }
 
@@ -61,8 +91,16 @@ impl tonic::service::Interceptor for BearerAuth {
         if req.extensions().get::<Caller>().is_some() {
             return Ok(req);
         }
+        // Without the listener's guard, the method is not known here: only a token that
+        // may call everything is let through.
         let header = req.metadata().get("authorization").map(|v| v.as_bytes());
         let caller = self.authenticate(header)?;
+        if caller.scope != ApiScope::Admin {
+            return Err(Status::permission_denied(format!(
+                "API token {} has scope `{}`; this listener takes admin tokens only",
+                caller.token_id, caller.scope
+            )));
+        }
         req.extensions_mut().insert(caller);
         Ok(req)
     }

@@ -109,10 +109,7 @@ fn state_to_proto(state: BrokerState) -> bpb::CredentialsState {
         api_tokens: state
             .api_tokens
             .into_iter()
-            .map(|(id, digest)| bpb::ApiTokenDigest {
-                id,
-                secret_sha256: digest.to_vec(),
-            })
+            .map(|(id, entry)| super::api_tokens::digest_to_proto(id, &entry))
             .collect(),
     }
 }

@@ -7,7 +7,7 @@ mod convert;
 mod credentials;
 mod status;
 
-pub use api_tokens::ApiTokensGrpc;
+pub use api_tokens::{ApiTokensGrpc, digest_from_proto};
 pub use broker::BrokerService;
 pub use convert::input_from_proto as credential_input;
 pub use credentials::CredentialsGrpc;

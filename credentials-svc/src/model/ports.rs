@@ -4,6 +4,7 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
+use levelrail_types::ApiScope;
 use time::OffsetDateTime;
 
 use crate::model::{CredentialIdentity, ProviderId, Verification};
@@ -54,8 +55,12 @@ pub struct ApiTokenRecord {
     pub label: String,
     /// When it was created.
     pub created_at: OffsetDateTime,
-    /// When it was revoked (`None`: it authenticates).
+    /// When it was revoked (`None`: it authenticates until it expires).
     pub revoked_at: Option<OffsetDateTime>,
+    /// What it may call.
+    pub scope: ApiScope,
+    /// When it stops authenticating (`None`: never).
+    pub expires_at: Option<OffsetDateTime>,
 }
 
 /// What a revocation did.
@@ -65,7 +70,8 @@ pub enum Revocation {
     Revoked,
     /// No token has that id.
     NotFound,
-    /// It is the last live token: revoking it would lock every operator out.
+    /// It is the last live admin token: revoking it would leave no one able to manage the
+    /// tokens.
     LastToken,
 }
 

@@ -175,7 +175,12 @@ pub(crate) fn read_api_token(row: &Row) -> Result<ApiTokenRecord, StoreError> {
     let secret_sha256: [u8; 32] = row.bytes("secret_sha256")?.try_into().map_err(|_| {
         StoreError::Corrupt(format!("api token {id} has a hash that is not 32 bytes"))
     })?;
+    let scope = row.text("scope")?;
     Ok(ApiTokenRecord {
+        scope: scope.parse().map_err(|_| {
+            StoreError::Corrupt(format!("api token {id} has an unknown scope `{scope}`"))
+        })?,
+        expires_at: row.opt_time("expires_at")?,
         created_at: row.time("created_at")?,
         revoked_at: row.opt_time("revoked_at")?,
         label: row.text("label")?,

@@ -2,6 +2,7 @@
 //! It panics (with a message naming the broken behaviour) on the first deviation.
 mod fixtures;
 
+use levelrail_types::ApiScope;
 use std::sync::Arc;
 
 use time::macros::datetime;
@@ -296,8 +297,16 @@ async fn stores_api_token_hashes(store: &dyn CredentialStore) {
         label: "admin".into(),
         created_at: datetime!(2025-03-04 05:06:07.000001999 -05:00),
         revoked_at: None,
+        scope: ApiScope::Admin,
+        expires_at: None,
     };
-    let (a, b) = (token("lrt_a", 0xa5), token("lrt_b", 0x00));
+    // A scope and an expiry round-trip too.
+    let a = ApiTokenRecord {
+        scope: ApiScope::CredentialsAdmin,
+        expires_at: Some(datetime!(2025-04-04 05:06:07.000001999 UTC)),
+        ..token("lrt_a", 0xa5)
+    };
+    let b = token("lrt_b", 0x00);
     for t in [&a, &b] {
         store.put_api_token(t).await.expect("put_api_token");
     }
@@ -310,6 +319,7 @@ async fn stores_api_token_hashes(store: &dyn CredentialStore) {
         let got = store.get_api_token(&t.id).await.expect("get_api_token");
         let want = ApiTokenRecord {
             created_at: stored(t.created_at),
+            expires_at: t.expires_at.map(stored),
             ..t.clone()
         };
         assert_eq!(got, Some(want), "API token {} did not round-trip", t.id);
@@ -424,6 +434,8 @@ async fn revokes_api_tokens_but_never_the_last(store: &dyn CredentialStore) {
                 label: "revocable".into(),
                 created_at: at,
                 revoked_at: None,
+                scope: ApiScope::Admin,
+                expires_at: None,
             })
             .await
             .expect("put_api_token");
@@ -494,6 +506,49 @@ async fn revokes_api_tokens_but_never_the_last(store: &dyn CredentialStore) {
         live(store.list_api_tokens().await.expect("list")),
         1,
         "the last live token was revoked"
+    );
+    // Only an admin token that still lives counts: an expired admin token does not keep
+    // the last live one revocable, and a token of another scope is always revocable.
+    let last = store
+        .list_api_tokens()
+        .await
+        .expect("list")
+        .into_iter()
+        .find(|t| t.revoked_at.is_none())
+        .expect("the last live token");
+    for (id, scope, expires_at) in [
+        (
+            "lrt_expired_admin",
+            ApiScope::Admin,
+            Some(at - time::Duration::hours(1)),
+        ),
+        ("lrt_reader", ApiScope::Read, None),
+    ] {
+        store
+            .put_api_token(&ApiTokenRecord {
+                id: id.into(),
+                secret_sha256: [2; 32],
+                label: "scoped".into(),
+                created_at: at,
+                revoked_at: None,
+                scope,
+                expires_at,
+            })
+            .await
+            .expect("put_api_token");
+    }
+    assert_eq!(
+        store.revoke_api_token(&last.id, at).await.expect("revoke"),
+        Revocation::LastToken,
+        "an expired admin token let the last live one be revoked"
+    );
+    assert_eq!(
+        store
+            .revoke_api_token("lrt_reader", at)
+            .await
+            .expect("revoke"),
+        Revocation::Revoked,
+        "a read token could not be revoked"
     );
     clear(store).await;
 }

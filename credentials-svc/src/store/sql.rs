@@ -32,6 +32,13 @@ macro_rules! select_credentials {
     };
 }
 
+/// The column list every API token query reads, in `read_api_token`'s terms.
+macro_rules! api_token_columns {
+    () => {
+        "id, secret_sha256, label, created_at, revoked_at, scope, expires_at"
+    };
+}
+
 /// A `CredentialStore` in a database of dialect `D`.
 #[derive(Debug, Clone)]
 pub struct SqlStore<D: Dialect> {
@@ -186,11 +193,12 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
     async fn put_api_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError> {
         self.db
             .execute(
-                "INSERT INTO api_tokens (id, secret_sha256, label, created_at, revoked_at) \
-                 VALUES ($1, $2, $3, $4, $5) \
+                "INSERT INTO api_tokens (id, secret_sha256, label, created_at, revoked_at, \
+                 scope, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
                  ON CONFLICT (id) DO UPDATE SET secret_sha256 = excluded.secret_sha256, \
                  label = excluded.label, created_at = excluded.created_at, \
-                 revoked_at = excluded.revoked_at",
+                 revoked_at = excluded.revoked_at, scope = excluded.scope, \
+                 expires_at = excluded.expires_at",
                 &args![
                     &token.id,
                     &token.secret_sha256,
@@ -198,6 +206,11 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
                     super::codec::to_stored_precision(token.created_at)?,
                     token
                         .revoked_at
+                        .map(super::codec::to_stored_precision)
+                        .transpose()?,
+                    token.scope.as_str(),
+                    token
+                        .expires_at
                         .map(super::codec::to_stored_precision)
                         .transpose()?,
                 ],
@@ -210,7 +223,11 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
         let row = self
             .db
             .fetch_optional(
-                "SELECT id, secret_sha256, label, created_at, revoked_at FROM api_tokens WHERE id = $1",
+                concat!(
+                    "SELECT ",
+                    api_token_columns!(),
+                    " FROM api_tokens WHERE id = $1"
+                ),
                 &args![id],
             )
             .await?;
@@ -221,7 +238,11 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
         let rows = self
             .db
             .fetch_all(
-                "SELECT id, secret_sha256, label, created_at, revoked_at FROM api_tokens ORDER BY id",
+                concat!(
+                    "SELECT ",
+                    api_token_columns!(),
+                    " FROM api_tokens ORDER BY id"
+                ),
                 &[],
             )
             .await?;
@@ -241,12 +262,16 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
         id: &str,
         at: OffsetDateTime,
     ) -> Result<Revocation, StoreError> {
-        // One statement: the last live token is never revoked, whatever runs beside it.
+        // One statement: the last live admin token is never revoked, whatever runs beside
+        // it, so someone can always manage the tokens.
         let changed = self
             .db
             .execute(
                 "UPDATE api_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL \
-                 AND (SELECT COUNT(*) FROM api_tokens WHERE revoked_at IS NULL) > 1",
+                 AND (scope <> 'admin' OR (SELECT COUNT(*) FROM api_tokens AS other \
+                      WHERE other.id <> $1 AND other.revoked_at IS NULL \
+                      AND other.scope = 'admin' \
+                      AND (other.expires_at IS NULL OR other.expires_at > $2)) > 0)",
                 &args![id, super::codec::to_stored_precision(at)?],
             )
             .await?;

@@ -22,6 +22,10 @@ use crate::model::{JoinTokenId, MintedJoinToken, constant_time_eq};
 
 pub use progress::ProgressAuthority;
 
+/// Nodes in a page of `ListNodes` when the caller asks for none, and at most.
+const NODES_PAGE: u32 = 500;
+const NODES_PAGE_MAX: u32 = 1_000;
+
 /// The TTL of a join token when none is asked for (CAPI's kubeadm bootstrap uses 15 min).
 pub const DEFAULT_JOIN_TOKEN_TTL: Duration = Duration::minutes(15);
 /// The TTL a provision gives its token: enough for a slow boot and Docker install.
@@ -246,6 +250,39 @@ impl Nodes {
     /// Every node, by name.
     pub async fn list_nodes(&self) -> Result<Vec<Node>, NodesError> {
         Ok(self.store.list_nodes().await?)
+    }
+
+    /// A page of nodes by name: up to `page_size` (0: 500; at most 1,000) after the page
+    /// token (the last name of the previous page; empty: from the start), and the next
+    /// page's token (empty on the last page).
+    pub async fn list_nodes_page(
+        &self,
+        page_size: u32,
+        page_token: &str,
+    ) -> Result<(Vec<Node>, String), NodesError> {
+        let size = match page_size {
+            0 => NODES_PAGE,
+            n if n <= NODES_PAGE_MAX => n,
+            _ => {
+                return Err(NodesError::InvalidArgument {
+                    field: "page_size",
+                    message: format!("must be at most {NODES_PAGE_MAX} (0 means {NODES_PAGE})"),
+                });
+            }
+        };
+        let after = match page_token {
+            "" => None,
+            token => Some(NodeName::parse_as(token, "page_token")?),
+        };
+        // One more than the page: whether another page follows.
+        let mut nodes = self.store.list_nodes_page(size + 1, after.as_ref()).await?;
+        let more = nodes.len() > size as usize;
+        nodes.truncate(size as usize);
+        let next = match (more, nodes.last()) {
+            (true, Some(last)) => last.name.to_string(),
+            _ => String::new(),
+        };
+        Ok((nodes, next))
     }
 
     /// One node; `NotFound` for an unknown id.

@@ -31,6 +31,20 @@ pub fn load(path: &Path) -> Result<SealingKey, SealError> {
 }
 
 fn read_key(mut file: std::fs::File) -> Result<SealingKey, SealError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    // Checked on the opened file: what is checked is what is read.
+    let meta = file
+        .metadata()
+        .map_err(|e| SealError::KeyFile(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(SealError::KeyFile("it is not a regular file".into()));
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(SealError::KeyFile(format!(
+            "it has mode {mode:04o}; it must not be accessible to group or others (chmod 600)"
+        )));
+    }
     let mut bytes = Zeroizing::new(Vec::with_capacity(33));
     file.read_to_end(&mut bytes)
         .map_err(|e| SealError::KeyFile(e.to_string()))?;
@@ -68,6 +82,10 @@ mod tests {
         assert!(again.open(&id, &sealed).is_ok());
         let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        let refused = load_or_create(&path).expect_err("a key others may read is refused");
+        assert!(refused.to_string().contains("0640"), "{refused}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
         std::fs::write(&path, b"short").expect("write");
         assert!(matches!(load_or_create(&path), Err(SealError::KeyFile(_))));
         assert_eq!(format!("{again:?}"), "SealingKey(<redacted>)");

@@ -79,9 +79,9 @@ impl Grants {
     }
 }
 
-/// What the watch stream reports besides credential changes: the live API tokens' ids
-/// and secret digests (the whole set, each time).
-pub type TokenDigests = Vec<(String, [u8; 32])>;
+/// What the watch stream reports besides credential changes: the live API tokens' ids,
+/// secret digests, scopes and expiries (the whole set, each time).
+pub type TokenDigests = Vec<bpb::ApiTokenDigest>;
 
 impl GrpcBroker {
     /// A broker at `url` (`https://host:port`). Connects lazily: the service may start
@@ -229,11 +229,7 @@ impl Inner {
         });
         grants.current = Some(current);
         drop(grants);
-        state
-            .api_tokens
-            .into_iter()
-            .filter_map(|t| Some((t.id, <[u8; 32]>::try_from(t.secret_sha256.as_slice()).ok()?)))
-            .collect()
+        state.api_tokens
     }
 
     /// The cached grant for `provider` if it lasts at least `margin` more.

@@ -2,6 +2,7 @@
 //! `ProvisionerService` gRPC handlers, proto↔model conversion and the error → `Status`
 //! mappings.
 //! Handlers destructure the request, convert, make one application call and convert back.
+mod audit;
 mod broker_client;
 mod convert;
 mod enrollment;
@@ -14,6 +15,7 @@ mod provisioner;
 mod status;
 mod watch;
 
+pub use audit::AuditGrpc;
 pub use broker_client::{BrokerTls, GrpcBroker, TokenDigests};
 pub use enrollment::EnrollmentGrpc;
 pub use nodes::NodesGrpc;

@@ -76,12 +76,19 @@ impl NodesService for NodesGrpc {
 
     async fn list_nodes(
         &self,
-        _request: Request<pb::ListNodesRequest>,
+        request: Request<pb::ListNodesRequest>,
     ) -> Result<Response<pb::ListNodesResponse>, Status> {
-        let nodes = self.nodes.list_nodes().await?;
+        let pb::ListNodesRequest {
+            page_size,
+            page_token,
+        } = request.into_inner();
+        let (nodes, next_page_token) = self.nodes.list_nodes_page(page_size, &page_token).await?;
         let now = self.nodes.now();
         let nodes = nodes.into_iter().map(|n| convert::node(n, now)).collect();
-        Ok(Response::new(pb::ListNodesResponse { nodes }))
+        Ok(Response::new(pb::ListNodesResponse {
+            nodes,
+            next_page_token,
+        }))
     }
 
     async fn get_node(

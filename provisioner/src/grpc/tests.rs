@@ -151,7 +151,7 @@ async fn enroll_returns_a_node_certificate_the_ca_and_the_heartbeat_interval() {
     assert_eq!(cn, Some(resp.node_id.as_str()));
     let listed = f
         .api
-        .list_nodes(Request::new(pb::ListNodesRequest {}))
+        .list_nodes(Request::new(pb::ListNodesRequest::default()))
         .await
         .expect("list")
         .into_inner();

@@ -2,6 +2,7 @@
 //! rules they keep (the provision's state machine and saga log, the join-token policy,
 //! what an update stores), and the ports the application layer works over. Pure: no
 //! database, runtime, HTTP or gRPC crate, and no import of another layer of this crate.
+mod audit;
 mod join_token;
 mod names;
 mod node;
@@ -11,6 +12,7 @@ pub mod provision;
 mod records;
 mod stored;
 
+pub use audit::{AUDIT_ID_PREFIX, AuditEvent};
 pub use join_token::{
     JoinTokenId, MintedJoinToken, ParsedJoinToken, TOKEN_ID_PREFIX, TOKEN_VERSION,
     secret_hash_matches,

@@ -303,6 +303,20 @@ async fn deleted_nodes_are_gone(store: &dyn NodeStore) {
         !names.contains(&name("deleted-node")),
         "a deleted node is listed"
     );
+    // Pages of two walk the same names in the same order.
+    let mut paged = Vec::new();
+    let mut after: Option<crate::model::NodeName> = None;
+    loop {
+        let page = store
+            .list_nodes_page(2, after.as_ref())
+            .await
+            .expect("a page");
+        assert!(page.len() <= 2, "a page longer than asked");
+        let Some(last) = page.last() else { break };
+        after = Some(last.name.clone());
+        paged.extend(page.into_iter().map(|n| n.name));
+    }
+    assert_eq!(paged, names, "the pages do not add up to the list");
     let touched = store
         .touch_node(&node.id, T0, &HeartbeatReport::default())
         .await

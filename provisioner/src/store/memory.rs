@@ -32,6 +32,8 @@ pub(crate) struct State {
     pub(crate) claims: BTreeMap<NodeName, ClaimHolder>,
     /// Orphaned servers (see `orphans::memory`).
     pub(crate) orphans: BTreeMap<crate::model::OrphanId, crate::model::Orphan>,
+    /// The audit log, by id.
+    audit: BTreeMap<String, crate::model::AuditEvent>,
     /// Join-token writes still to fail as if the database were down (tests).
     #[cfg(test)]
     token_outage: u32,
@@ -236,6 +238,17 @@ impl NodeStore for MemoryStore {
         Ok(nodes)
     }
 
+    async fn list_nodes_page(
+        &self,
+        limit: u32,
+        after: Option<&NodeName>,
+    ) -> Result<Vec<Node>, StoreError> {
+        let mut nodes = self.list_nodes().await?;
+        nodes.retain(|n| after.is_none_or(|a| n.name.as_str() > a.as_str()));
+        nodes.truncate(limit as usize);
+        Ok(nodes)
+    }
+
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError> {
         let mut state = self.lock();
         state
@@ -291,6 +304,41 @@ impl NodeStore for MemoryStore {
                 reported_at: *at,
                 error: error.clone(),
             })
+            .collect())
+    }
+}
+
+#[async_trait]
+impl crate::model::ports::AuditStore for MemoryStore {
+    async fn record_audit(&self, events: &[crate::model::AuditEvent]) -> Result<(), StoreError> {
+        let mut stored = Vec::with_capacity(events.len());
+        for e in events {
+            stored.push(crate::model::AuditEvent {
+                at: stored_time(e.at)?,
+                ..e.clone()
+            });
+        }
+        let mut state = self.lock();
+        if stored.iter().any(|e| state.audit.contains_key(&e.id)) {
+            return Err(StoreError::Duplicate("audit_events"));
+        }
+        for e in stored {
+            state.audit.insert(e.id.clone(), e);
+        }
+        Ok(())
+    }
+
+    async fn list_audit(
+        &self,
+        limit: u32,
+        before: Option<&str>,
+    ) -> Result<Vec<crate::model::AuditEvent>, StoreError> {
+        let state = self.lock();
+        let newest_first = state.audit.values().rev();
+        Ok(newest_first
+            .filter(|e| before.is_none_or(|b| e.id.as_str() < b))
+            .take(limit as usize)
+            .cloned()
             .collect())
     }
 }

@@ -12,6 +12,7 @@ use crate::model::RedeemError;
 use crate::model::ports::{NodeStore, StoreError};
 use crate::model::provision::InsertProvisionError;
 
+mod audit;
 mod claims;
 mod codec;
 pub mod conformance;

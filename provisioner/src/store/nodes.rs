@@ -233,6 +233,29 @@ impl<D: Dialect> NodeStore for SqlStore<D> {
         rows.iter().map(read_node).collect()
     }
 
+    async fn list_nodes_page(
+        &self,
+        limit: u32,
+        after: Option<&NodeName>,
+    ) -> Result<Vec<Node>, StoreError> {
+        let rows = match after {
+            None => {
+                self.db
+                    .fetch_all(select_nodes!("ORDER BY name LIMIT $1"), &args![limit])
+                    .await?
+            }
+            Some(name) => {
+                self.db
+                    .fetch_all(
+                        select_nodes!("WHERE name > $2 ORDER BY name LIMIT $1"),
+                        &args![limit, name.as_str()],
+                    )
+                    .await?
+            }
+        };
+        rows.iter().map(read_node).collect()
+    }
+
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError> {
         // The node's name claim goes with it, in the same transaction.
         let mut tx = self.db.write().await?;

@@ -6,17 +6,22 @@ use std::process::{Command, Stdio};
 use crate::harness::{TestApp, bin};
 use levelrail_sim::secrets::Canary;
 
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) ok: bool,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 fn run(app: &TestApp, args: &[&str], stdin: &str) -> Run {
+    run_as(app, &app.token, args, stdin)
+}
+
+/// `levelrail-cli` against `app` with the API token `token`, fed `stdin`.
+pub(crate) fn run_as(app: &TestApp, token: &str, args: &[&str], stdin: &str) -> Run {
     let mut child = Command::new(bin("levelrail-cli"))
         .args(["--api-url", &app.url()])
         .args(args)
-        .env("LEVELRAIL_TOKEN", &app.token)
+        .env("LEVELRAIL_TOKEN", token)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -34,6 +34,8 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
                 tls: false,
                 allowed_origins: vec!["https://console.example.test".into()],
                 max_concurrent_requests: 512,
+                // The benchmarks call far past any one token's fair share.
+                token_rate_limit: 0,
             },
             tls_sans: vec![],
             web_dir: None,
@@ -69,6 +71,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
             aws_subnets: vec![],
         },
         master_key: None,
+        write_admin_token: true,
         demo: false,
         demo_token_lifetime: None,
         demo_stray_server: false,
@@ -373,7 +376,7 @@ impl ServerProcess {
         let stdout_log = log.try_clone().expect("log file");
         let first_start = !data_dir.join("admin.token").exists();
         let mut child = Command::new(bin("levelrail"))
-            .arg("serve")
+            .args(["serve", "--write-admin-token"])
             .arg("--data-dir")
             .arg(data_dir)
             .arg("--listen")

@@ -1,4 +1,5 @@
 //! End-to-end tests of the public API through the real listener.
+mod api_tokens;
 mod boot;
 mod canary;
 mod cli;

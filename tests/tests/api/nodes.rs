@@ -69,7 +69,7 @@ async fn nodes(server: &ServerProcess) -> Vec<npb::Node> {
         .await
         .unwrap();
     NodesServiceClient::with_interceptor(ch, Bearer(server.admin_token()))
-        .list_nodes(npb::ListNodesRequest {})
+        .list_nodes(npb::ListNodesRequest::default())
         .await
         .unwrap()
         .into_inner()

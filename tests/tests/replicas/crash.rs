@@ -366,7 +366,14 @@ async fn a_token_revoked_through_one_replica_is_refused_by_the_other_within_a_se
         channel(cluster.replicas[0].addr).await,
         admin.clone(),
     )
-    .create_api_token(apb::CreateApiTokenRequest { label: "ci".into() })
+    .create_api_token(apb::CreateApiTokenRequest {
+        label: "ci".into(),
+        scope: apb::ApiTokenScope::Read as i32,
+        expires_in: Some(prost_types::Duration {
+            seconds: 3600,
+            nanos: 0,
+        }),
+    })
     .await
     .expect("create through A")
     .into_inner();
@@ -384,6 +391,19 @@ async fn a_token_revoked_through_one_replica_is_refused_by_the_other_within_a_se
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // B knows the token's scope too: a read-only token may not change a credential.
+    let refused = on_b
+        .delete_credential(levelrail_proto::credentials::v1::DeleteCredentialRequest {
+            provider: levelrail_proto::credentials::v1::Provider::Hetzner as i32,
+        })
+        .await
+        .expect_err("a read token deleted a credential");
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+    assert!(
+        refused.message().contains("credentials-admin"),
+        "the refusal does not name the scope needed: {}",
+        refused.message()
+    );
     let revoked =
         ApiTokensServiceClient::with_interceptor(channel(cluster.replicas[0].addr).await, admin)
             .revoke_api_token(apb::RevokeApiTokenRequest { id: id.clone() })

@@ -239,6 +239,7 @@ impl Cluster {
         let public = free_addr();
         let credentials_args: Vec<String> = vec![
             "serve".into(),
+            "--write-admin-token".into(),
             "--data-dir".into(),
             dir.path().join("credentials").display().to_string(),
             "--listen".into(),

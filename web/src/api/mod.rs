@@ -6,8 +6,10 @@ mod credentials;
 mod error;
 mod nodes;
 mod provisioner;
+mod tokens;
 
 use leptos::prelude::{expect_context, provide_context};
+use levelrail_proto::auth::v1::api_tokens_service_client::ApiTokensServiceClient;
 use levelrail_proto::credentials::v1::credentials_service_client::CredentialsServiceClient;
 use levelrail_proto::nodes::v1::nodes_service_client::NodesServiceClient;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
@@ -24,6 +26,7 @@ use crate::session::Session;
 /// The message types pages work with (re-exported so pages need not name the proto crate's
 /// module layout).
 pub mod types {
+    pub use levelrail_proto::auth::v1::{ApiTokenInfo, ApiTokenScope};
     pub use levelrail_proto::credentials::v1::{Provider, ProviderStatus, credential_identity};
     pub use levelrail_proto::nodes::v1::{
         AdoptOrphanResponse, Node, NodeStatus, Orphan, OrphanReason, OrphanState, WorkloadKind,
@@ -42,6 +45,8 @@ pub(crate) type CredentialsClient = CredentialsServiceClient<Channel>;
 pub(crate) type ProvisionerClient = ProvisionerServiceClient<Channel>;
 /// NodesService over gRPC-web with the bearer token.
 pub(crate) type NodesClient = NodesServiceClient<Channel>;
+/// ApiTokensService over gRPC-web with the bearer token.
+pub(crate) type TokensClient = ApiTokensServiceClient<Channel>;
 
 /// Adds `authorization: Bearer <token>` to every call.
 #[derive(Clone)]
@@ -117,6 +122,10 @@ impl Api {
 
     fn nodes(&self) -> Result<NodesClient, ApiError> {
         Ok(NodesServiceClient::new(self.channel()?))
+    }
+
+    fn tokens(&self) -> Result<TokensClient, ApiError> {
+        Ok(ApiTokensServiceClient::new(self.channel()?))
     }
 
     /// Converts a failed call; a refused token signs the session out (the app then shows

@@ -7,12 +7,25 @@ use levelrail_proto::nodes::v1::{
 use super::{Api, ApiError};
 
 impl Api {
-    /// Every enrolled node.
+    /// Every enrolled node (page after page).
     pub async fn list_nodes(&self) -> Result<Vec<Node>, ApiError> {
         let mut c = self.nodes()?;
-        match c.list_nodes(ListNodesRequest {}).await {
-            Ok(r) => Ok(r.into_inner().nodes),
-            Err(s) => Err(self.fail(s)),
+        let mut all = Vec::new();
+        let mut page_token = String::new();
+        loop {
+            let request = ListNodesRequest {
+                page_size: 1_000,
+                page_token,
+            };
+            let page = match c.list_nodes(request).await {
+                Ok(r) => r.into_inner(),
+                Err(s) => return Err(self.fail(s)),
+            };
+            all.extend(page.nodes);
+            if page.next_page_token.is_empty() {
+                return Ok(all);
+            }
+            page_token = page.next_page_token;
         }
     }
 

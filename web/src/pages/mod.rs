@@ -1,9 +1,11 @@
 //! One file per route.
+pub mod api_tokens;
 pub mod node_providers;
 pub mod nodes;
 pub mod not_found;
 pub mod sign_in;
 
+pub use api_tokens::ApiTokensPage;
 pub use node_providers::NodeProvidersPage;
 pub use nodes::NodesPage;
 pub use not_found::NotFoundPage;

@@ -37,6 +37,8 @@ async fn sqlite_database_file_is_created_with_mode_0600() {
             label: "admin".into(),
             created_at: time::OffsetDateTime::now_utc(),
             revoked_at: None,
+            scope: levelrail_types::ApiScope::Admin,
+            expires_at: None,
         })
         .await
         .expect("put token");

@@ -2,6 +2,7 @@
 //! store implements them in SQL; the tests also have an in-memory double), the clock, the
 //! change feed (`EnrollmentListener`), and the storage error type. No database type
 //! crosses them.
+mod audit;
 mod changes;
 mod error;
 mod nodes;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use time::OffsetDateTime;
 
+pub use audit::AuditStore;
 pub use changes::{Change, ChangeFeed, EnrollmentListener, SharedStateStore};
 pub use error::StoreError;
 pub use nodes::NodeStore;

@@ -52,6 +52,12 @@ pub trait NodeStore: Send + Sync + Debug {
     async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError>;
     /// Every node, ordered by name.
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError>;
+    /// Up to `limit` nodes ordered by name, those named after `after` when given.
+    async fn list_nodes_page(
+        &self,
+        limit: u32,
+        after: Option<&NodeName>,
+    ) -> Result<Vec<Node>, StoreError>;
     /// Deletes a node; `true` when it existed.
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError>;
     /// Records a heartbeat: last-seen time, and the report's addresses, agent and Docker

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::{ChangeFeed, NodeStore, OrphanStore, SharedStateStore, StoreError};
+use super::{AuditStore, ChangeFeed, NodeStore, OrphanStore, SharedStateStore, StoreError};
 use crate::model::provision::{
     ClaimHolder, InsertProvisionError, PageCursor, ProvisionId, ProvisionRecord,
 };
@@ -122,6 +122,12 @@ pub struct WaitView {
 }
 
 /// Every part of the provisioner's storage in one database.
-pub trait ProvisionerStore: NodeStore + ProvisionStore + OrphanStore + SharedStateStore {}
+pub trait ProvisionerStore:
+    NodeStore + ProvisionStore + OrphanStore + SharedStateStore + AuditStore
+{
+}
 
-impl<T: NodeStore + ProvisionStore + OrphanStore + SharedStateStore> ProvisionerStore for T {}
+impl<T: NodeStore + ProvisionStore + OrphanStore + SharedStateStore + AuditStore> ProvisionerStore
+    for T
+{
+}

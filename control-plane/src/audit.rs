@@ -1,0 +1,351 @@
+//! The audit log's writer: the public listener hands it one event per state-changing call
+//! (and per call refused for its token's scope) once the answer's status is known; a task
+//! writes what is queued, many events to one statement, off the request path.
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use levelrail_proto::credentials::v1::Provider;
+use levelrail_provisioner::model::AuditEvent;
+use levelrail_provisioner::model::ports::AuditStore;
+use levelrail_types::ProviderId;
+use tokio::sync::Notify;
+use tracing::{info, warn};
+
+/// Events written in one statement.
+const PER_BATCH: usize = 256;
+/// Events waiting at most; past it the oldest are dropped, with a warning.
+const QUEUED_AT_MOST: usize = 100_000;
+
+/// The audit log of one process.
+#[derive(Debug)]
+pub struct AuditLog {
+    queue: Arc<Queue>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    waiting: Mutex<VecDeque<AuditEvent>>,
+    ready: Notify,
+}
+
+impl AuditLog {
+    /// A log written to `store` (within a Tokio runtime).
+    pub fn start(store: Arc<dyn AuditStore>) -> Self {
+        let queue = Arc::new(Queue::default());
+        let task = tokio::spawn(write_all(store, Arc::clone(&queue)));
+        AuditLog { queue, task }
+    }
+
+    /// Records `event` (also as a log line): queued, never waited for.
+    pub fn record(&self, event: AuditEvent) {
+        info!(
+            target: "levelrail::audit",
+            token_id = %event.token_id,
+            action = %event.action,
+            target_id = %event.target,
+            outcome = %event.outcome,
+            peer = %event.peer,
+            "audit"
+        );
+        let mut waiting = self.queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if waiting.len() >= QUEUED_AT_MOST {
+            waiting.pop_front();
+            warn!("the audit log is not keeping up; dropped its oldest unwritten event");
+        }
+        waiting.push_back(event);
+        drop(waiting);
+        self.queue.ready.notify_one();
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn write_all(store: Arc<dyn AuditStore>, queue: Arc<Queue>) {
+    loop {
+        let batch: Vec<AuditEvent> = {
+            let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            let n = waiting.len().min(PER_BATCH);
+            waiting.drain(..n).collect()
+        };
+        if batch.is_empty() {
+            queue.ready.notified().await;
+            continue;
+        }
+        if let Err(e) = store.record_audit(&batch).await {
+            // The events are in the log lines; the database misses them.
+            warn!(error = %e, count = batch.len(), "could not write audit events");
+        }
+    }
+}
+
+/// Records `event` once `answer` says how the call ended: from its headers (an answer
+/// with no message carries its status there), else from its trailers. An answer whose
+/// body ends without a status, or is dropped first (the caller went away), ends `UNKNOWN`
+/// or `CANCELLED`.
+pub(crate) fn when_answered(
+    answer: axum::response::Response,
+    log: Arc<AuditLog>,
+    mut event: AuditEvent,
+) -> axum::response::Response {
+    if let Some(code) = status_of(answer.headers()) {
+        event.outcome = outcome(code);
+        log.record(event);
+        return answer;
+    }
+    let (parts, body) = answer.into_parts();
+    let body = axum::body::Body::new(Answered {
+        inner: body,
+        pending: Some((log, event)),
+    });
+    axum::response::Response::from_parts(parts, body)
+}
+
+/// The gRPC status in `headers`, if they carry one.
+fn status_of(headers: &http::HeaderMap) -> Option<tonic::Code> {
+    let value = headers.get("grpc-status")?.to_str().ok()?;
+    Some(tonic::Code::from_i32(value.parse().ok()?))
+}
+
+/// An answer's body that records its call's event when its trailers pass.
+struct Answered {
+    inner: axum::body::Body,
+    pending: Option<(Arc<AuditLog>, AuditEvent)>,
+}
+
+impl Answered {
+    fn finish(&mut self, outcome: String) {
+        if let Some((log, mut event)) = self.pending.take() {
+            event.outcome = outcome;
+            log.record(event);
+        }
+    }
+}
+
+impl http_body::Body for Answered {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        match &polled {
+            std::task::Poll::Ready(Some(Ok(frame))) => {
+                if let Some(code) = frame.trailers_ref().and_then(status_of) {
+                    self.finish(outcome(code));
+                }
+            }
+            std::task::Poll::Ready(Some(Err(_))) | std::task::Poll::Ready(None) => {
+                self.finish("UNKNOWN".to_owned());
+            }
+            std::task::Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.finish("CANCELLED".to_owned());
+    }
+}
+
+/// Whether the method `path` changes state (reads are not recorded): every method but
+/// those that list, get or watch.
+pub(crate) fn changes_state(path: &str) -> bool {
+    let method = path.rsplit('/').next().unwrap_or_default();
+    !["List", "Get", "Watch"]
+        .iter()
+        .any(|read| method.starts_with(read))
+}
+
+/// What a call acted on, read from its request message (`message`: the protobuf bytes,
+/// frame header removed): a node name, an id, a provider, or a token label. Only the one
+/// field is read, never a secret one; empty when the call names nothing or the message is
+/// not what its method takes.
+pub(crate) fn target(path: &str, message: &[u8]) -> String {
+    let method = path.rsplit('/').next().unwrap_or_default();
+    let field = match method {
+        "Provision" => Field::Text(4),
+        "CreateJoinToken" => Field::Text(2),
+        "SetCredential" | "DeleteCredential" | "VerifyCredential" => Field::Provider(1),
+        "CancelProvision" | "DeleteNode" | "AdoptOrphan" | "DeleteOrphan" | "RevokeJoinToken"
+        | "CreateApiToken" | "RevokeApiToken" => Field::Text(1),
+        _ => return String::new(),
+    };
+    read_field(message, field).unwrap_or_default()
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    /// A string field.
+    Text(u32),
+    /// A `levelrail.credentials.v1.Provider` field.
+    Provider(u32),
+}
+
+/// The value of `field` in a protobuf message (the last occurrence, as protobuf reads
+/// it), clipped to 128 characters.
+fn read_field(mut buf: &[u8], field: Field) -> Option<String> {
+    let mut found = None;
+    while !buf.is_empty() {
+        let key = varint(&mut buf)?;
+        let (tag, wire) = (u32::try_from(key >> 3).ok()?, key & 7);
+        match wire {
+            0 => {
+                let v = varint(&mut buf)?;
+                if let Field::Provider(t) = field
+                    && t == tag
+                {
+                    let provider = Provider::try_from(i32::try_from(v).ok()?).ok()?;
+                    found = ProviderId::try_from(provider)
+                        .ok()
+                        .map(|p| p.as_str().to_owned());
+                }
+            }
+            1 => buf = buf.get(8..)?,
+            2 => {
+                let len = usize::try_from(varint(&mut buf)?).ok()?;
+                let bytes = buf.get(..len)?;
+                buf = &buf[len..];
+                if let Field::Text(t) = field
+                    && t == tag
+                {
+                    let text = std::str::from_utf8(bytes).ok()?;
+                    found = Some(text.chars().take(128).collect());
+                }
+            }
+            5 => buf = buf.get(4..)?,
+            _ => return None,
+        }
+    }
+    found
+}
+
+/// Reads a base-128 varint off the front of `buf`.
+fn varint(buf: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = buf.split_first()?;
+        *buf = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// A gRPC status code's name, as the audit log records an outcome.
+pub(crate) fn outcome(code: tonic::Code) -> String {
+    if code == tonic::Code::Ok {
+        return "OK".to_owned();
+    }
+    // `Code`'s Debug is its Rust name (`PermissionDenied`): spelled as gRPC does.
+    let mut name = String::new();
+    for (i, c) in format!("{code:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+/// A new event for `path` (`/package.Service/Method`, recorded as `Service/Method`).
+pub(crate) fn event(token_id: &str, path: &str, target: String, peer: String) -> AuditEvent {
+    let action = path
+        .trim_start_matches('/')
+        .rsplit_once('.')
+        .map_or(path, |(_, service_method)| service_method);
+    AuditEvent {
+        id: AuditEvent::new_id(),
+        at: time::OffsetDateTime::now_utc(),
+        token_id: token_id.to_owned(),
+        action: action.to_owned(),
+        target,
+        outcome: String::new(),
+        peer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use levelrail_proto::credentials::v1 as cpb;
+    use levelrail_proto::provisioner::v1 as ppb;
+    use prost::Message as _;
+
+    use super::*;
+
+    #[test]
+    fn a_calls_target_is_its_one_named_field() {
+        let provision = ppb::ProvisionRequest {
+            provider: cpb::Provider::Hetzner as i32,
+            region: "fsn1".into(),
+            size: "cx22".into(),
+            name: "web-1".into(),
+            ..Default::default()
+        };
+        let path = "/levelrail.provisioner.v1.ProvisionerService/Provision";
+        assert_eq!(target(path, &provision.encode_to_vec()), "web-1");
+        let set = cpb::SetCredentialRequest {
+            provider: cpb::Provider::Digitalocean as i32,
+            credential: Some(cpb::set_credential_request::Credential::Digitalocean(
+                cpb::ApiToken {
+                    token: "dop_v1_secret".into(),
+                },
+            )),
+        };
+        let path = "/levelrail.credentials.v1.CredentialsService/SetCredential";
+        let got = target(path, &set.encode_to_vec());
+        assert_eq!(got, "digitalocean");
+        let cancel = ppb::CancelProvisionRequest { id: "npv_1".into() };
+        let path = "/levelrail.provisioner.v1.ProvisionerService/CancelProvision";
+        assert_eq!(target(path, &cancel.encode_to_vec()), "npv_1");
+        // Garbage names nothing, and a read names nothing.
+        assert_eq!(target(path, &[0xff, 0xff]), "");
+        assert_eq!(
+            target("/levelrail.nodes.v1.NodesService/ListNodes", b""),
+            ""
+        );
+    }
+
+    #[test]
+    fn outcomes_and_actions_are_spelled_as_grpc_spells_them() {
+        assert_eq!(outcome(tonic::Code::Ok), "OK");
+        assert_eq!(outcome(tonic::Code::PermissionDenied), "PERMISSION_DENIED");
+        assert_eq!(
+            outcome(tonic::Code::FailedPrecondition),
+            "FAILED_PRECONDITION"
+        );
+        let e = event(
+            "lrt_0",
+            "/levelrail.provisioner.v1.ProvisionerService/Provision",
+            String::new(),
+            String::new(),
+        );
+        assert_eq!(e.action, "ProvisionerService/Provision");
+        assert!(changes_state("/levelrail.nodes.v1.NodesService/DeleteNode"));
+        assert!(!changes_state(
+            "/levelrail.audit.v1.AuditService/ListAuditEvents"
+        ));
+        assert!(!changes_state(
+            "/levelrail.provisioner.v1.ProvisionerService/WatchProvision"
+        ));
+        assert!(AuditEvent::is_id(&e.id), "{}", e.id);
+    }
+}

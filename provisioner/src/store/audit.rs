@@ -1,0 +1,200 @@
+//! `AuditStore` in SQL (and its conformance suite, run on every backend): a batch of events is one statement (its rows passed as one JSON
+//! array), so the log costs the writer one operation per batch, not per call.
+use async_trait::async_trait;
+use levelrail_db::{Dialect, Row, args, format_timestamp};
+
+use crate::model::AuditEvent;
+use crate::model::ports::{AuditStore, StoreError};
+use crate::store::SqlStore;
+
+/// Every column `read_event` decodes, in table order.
+macro_rules! audit_columns {
+    () => {
+        "id, at, token_id, action, target, outcome, peer"
+    };
+}
+
+const RECORD_POSTGRES: &str = concat!(
+    "INSERT INTO audit_events (",
+    audit_columns!(),
+    ") SELECT ",
+    audit_columns!(),
+    " FROM jsonb_to_recordset($1::jsonb) AS e(id text, at timestamptz, token_id text, \
+     action text, target text, outcome text, peer text)"
+);
+
+const RECORD_SQLITE: &str = concat!(
+    "INSERT INTO audit_events (",
+    audit_columns!(),
+    ") SELECT json_extract(value, '$.id'), json_extract(value, '$.at'), \
+     json_extract(value, '$.token_id'), json_extract(value, '$.action'), \
+     json_extract(value, '$.target'), json_extract(value, '$.outcome'), \
+     json_extract(value, '$.peer') FROM json_each($1)"
+);
+
+const LIST_FIRST: &str = concat!(
+    "SELECT ",
+    audit_columns!(),
+    " FROM audit_events ORDER BY id DESC LIMIT $1"
+);
+
+const LIST_BEFORE: &str = concat!(
+    "SELECT ",
+    audit_columns!(),
+    " FROM audit_events WHERE id < $2 ORDER BY id DESC LIMIT $1"
+);
+
+fn read_event(row: &Row) -> Result<AuditEvent, StoreError> {
+    Ok(AuditEvent {
+        id: row.text("id")?,
+        at: row.time("at")?,
+        token_id: row.text("token_id")?,
+        action: row.text("action")?,
+        target: row.text("target")?,
+        outcome: row.text("outcome")?,
+        peer: row.text("peer")?,
+    })
+}
+
+#[async_trait]
+impl<D: Dialect> AuditStore for SqlStore<D> {
+    async fn record_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut rows = Vec::with_capacity(events.len());
+        for e in events {
+            let at = format_timestamp(e.at).ok_or_else(|| {
+                StoreError::Corrupt(format!("audit event {} has a time outside 1-9999", e.id))
+            })?;
+            rows.push(serde_json::json!({
+                "id": e.id,
+                "at": at,
+                "token_id": e.token_id,
+                "action": e.action,
+                "target": e.target,
+                "outcome": e.outcome,
+                "peer": e.peer,
+            }));
+        }
+        let list = serde_json::Value::Array(rows).to_string();
+        let sql = if D::NAME == "postgres" {
+            RECORD_POSTGRES
+        } else {
+            RECORD_SQLITE
+        };
+        self.db.execute(sql, &args![list]).await?;
+        Ok(())
+    }
+
+    async fn list_audit(
+        &self,
+        limit: u32,
+        before: Option<&str>,
+    ) -> Result<Vec<AuditEvent>, StoreError> {
+        let rows = match before {
+            None => self.db.fetch_all(LIST_FIRST, &args![limit]).await?,
+            Some(id) => self.db.fetch_all(LIST_BEFORE, &args![limit, id]).await?,
+        };
+        rows.iter().map(read_event).collect()
+    }
+}
+
+/// The behaviour every `AuditStore` backend must show.
+#[cfg(test)]
+pub(crate) mod conformance {
+    use time::macros::datetime;
+
+    use crate::model::AuditEvent;
+    use crate::model::ports::AuditStore;
+
+    fn event(n: u32) -> AuditEvent {
+        AuditEvent {
+            id: AuditEvent::new_id(),
+            at: datetime!(2026-12-05 08:00:00.123456789 UTC) + time::Duration::seconds(n.into()),
+            token_id: "lrt_0123456789abcdef".into(),
+            action: "ProvisionerService/Provision".into(),
+            target: format!("web-{n}"),
+            outcome: if n.is_multiple_of(2) {
+                "OK"
+            } else {
+                "FAILED_PRECONDITION"
+            }
+            .into(),
+            peer: "127.0.0.1:40000".into(),
+        }
+    }
+
+    /// Runs every behaviour against `store`, which must hold no audit event yet.
+    pub(crate) async fn run(store: &dyn AuditStore) {
+        assert!(store.list_audit(10, None).await.expect("list").is_empty());
+        // Two batches; ids are made in order, so the log reads newest first.
+        let events: Vec<AuditEvent> = (0..5).map(event).collect();
+        store.record_audit(&events[..2]).await.expect("first batch");
+        store
+            .record_audit(&events[2..])
+            .await
+            .expect("second batch");
+        store.record_audit(&[]).await.expect("an empty batch");
+
+        let first = store.list_audit(3, None).await.expect("first page");
+        let ids: Vec<&str> = first.iter().map(|e| e.id.as_str()).collect();
+        let newest: Vec<&str> = events.iter().rev().take(3).map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, newest, "the first page is not the three newest events");
+        assert_eq!(first[0].target, "web-4");
+        assert_eq!(first[1].outcome, "FAILED_PRECONDITION");
+        assert_eq!(
+            first[0].at,
+            datetime!(2026-12-05 08:00:04.123456 UTC),
+            "times are kept to the microsecond"
+        );
+        let rest = store
+            .list_audit(3, Some(&first[2].id))
+            .await
+            .expect("next page");
+        let ids: Vec<&str> = rest.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, [events[1].id.as_str(), events[0].id.as_str()]);
+        assert_eq!(
+            rest[1],
+            AuditEvent {
+                at: stored_at(&events[0]),
+                ..events[0].clone()
+            }
+        );
+
+        // A batch holding a recorded id is refused whole.
+        let again = vec![event(9), events[0].clone()];
+        assert!(store.record_audit(&again).await.is_err());
+        assert_eq!(store.list_audit(100, None).await.expect("list").len(), 5);
+    }
+
+    fn stored_at(e: &AuditEvent) -> time::OffsetDateTime {
+        levelrail_db::to_stored_precision(e.at).expect("in range")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::MemoryStore;
+    use crate::store::isolated::{sqlite_store, with_postgres_store};
+
+    #[tokio::test]
+    async fn the_sqlite_store_passes_audit_conformance() {
+        let (store, _dir, _path) = sqlite_store().await;
+        super::conformance::run(&store).await;
+    }
+
+    #[tokio::test]
+    async fn the_postgres_store_passes_audit_conformance() {
+        with_postgres_store(
+            "the_postgres_store_passes_audit_conformance",
+            |store| async move { super::conformance::run(&store).await },
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_passes_audit_conformance() {
+        super::conformance::run(&MemoryStore::new()).await;
+    }
+}
