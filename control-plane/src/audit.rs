@@ -13,6 +13,9 @@ use tracing::{info, warn};
 
 /// Events written in one statement.
 const PER_BATCH: usize = 256;
+/// How long the writer gathers events once one arrived: the log costs the database a
+/// statement per window at most, never one per call.
+const WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
 /// Events waiting at most; past it the oldest are dropped, with a warning.
 const QUEUED_AT_MOST: usize = 100_000;
 
@@ -67,14 +70,22 @@ impl Drop for AuditLog {
 
 async fn write_all(store: Arc<dyn AuditStore>, queue: Arc<Queue>) {
     loop {
+        queue.ready.notified().await;
+        tokio::time::sleep(WINDOW).await;
+        write_queued(store.as_ref(), &queue).await;
+    }
+}
+
+/// Writes everything queued, a batch at a time.
+async fn write_queued(store: &dyn AuditStore, queue: &Queue) {
+    loop {
         let batch: Vec<AuditEvent> = {
             let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
             let n = waiting.len().min(PER_BATCH);
             waiting.drain(..n).collect()
         };
         if batch.is_empty() {
-            queue.ready.notified().await;
-            continue;
+            return;
         }
         if let Err(e) = store.record_audit(&batch).await {
             // The events are in the log lines; the database misses them.

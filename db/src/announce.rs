@@ -21,6 +21,9 @@ use tracing::{debug, warn};
 
 /// Announcements sent in one statement.
 const PER_STATEMENT: usize = 512;
+/// How long the sender gathers announcements once one arrived: under load, one `NOTIFY`
+/// transaction (one turn of the notification queue's lock) carries many.
+const WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Announcements waiting at most; past it the oldest are dropped (see the module's note on
 /// what a lost announcement costs).
@@ -82,6 +85,7 @@ async fn send_all(pool: PgPool, queue: Arc<Queue>) {
         };
         if batch.is_empty() {
             queue.ready.notified().await;
+            tokio::time::sleep(WINDOW).await;
             continue;
         }
         let mut channels: Vec<&'static str> = Vec::new();
