@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_provisioner::model::AuditEvent;
 use levelrail_provisioner::model::ports::AuditStore;
-use levelrail_types::ProviderId;
+use levelrail_types::{ApiScope, ProviderId};
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
@@ -23,7 +23,8 @@ const QUEUED_AT_MOST: usize = 100_000;
 #[derive(Debug)]
 pub struct AuditLog {
     queue: Arc<Queue>,
-    task: tokio::task::JoinHandle<()>,
+    /// The writer (`None`: a log kept in log lines only).
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 #[derive(Debug, Default)]
@@ -37,7 +38,18 @@ impl AuditLog {
     pub fn start(store: Arc<dyn AuditStore>) -> Self {
         let queue = Arc::new(Queue::default());
         let task = tokio::spawn(write_all(store, Arc::clone(&queue)));
-        AuditLog { queue, task }
+        AuditLog {
+            queue,
+            task: Some(task),
+        }
+    }
+
+    /// A log kept in log lines only (a listener with no audit table of its own).
+    pub fn lines_only() -> Self {
+        AuditLog {
+            queue: Arc::default(),
+            task: None,
+        }
     }
 
     /// Records `event` (also as a log line): queued, never waited for.
@@ -51,6 +63,9 @@ impl AuditLog {
             peer = %event.peer,
             "audit"
         );
+        if self.task.is_none() {
+            return;
+        }
         let mut waiting = self.queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
         if waiting.len() >= QUEUED_AT_MOST {
             waiting.pop_front();
@@ -64,7 +79,9 @@ impl AuditLog {
 
 impl Drop for AuditLog {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
@@ -87,9 +104,14 @@ async fn write_queued(store: &dyn AuditStore, queue: &Queue) {
         if batch.is_empty() {
             return;
         }
-        if let Err(e) = store.record_audit(&batch).await {
-            // The events are in the log lines; the database misses them.
-            warn!(error = %e, count = batch.len(), "could not write audit events");
+        if store.record_audit(&batch).await.is_err() {
+            // One bad event must not cost the others: each alone, then.
+            for event in &batch {
+                if let Err(e) = store.record_audit(std::slice::from_ref(event)).await {
+                    // The event is in the log lines; the database misses it.
+                    warn!(error = %e, id = %event.id, "could not write an audit event");
+                }
+            }
         }
     }
 }
@@ -105,6 +127,7 @@ pub(crate) fn when_answered(
 ) -> axum::response::Response {
     if let Some(code) = status_of(answer.headers()) {
         event.outcome = outcome(code);
+        event.at = time::OffsetDateTime::now_utc();
         log.record(event);
         return answer;
     }
@@ -132,6 +155,7 @@ impl Answered {
     fn finish(&mut self, outcome: String) {
         if let Some((log, mut event)) = self.pending.take() {
             event.outcome = outcome;
+            event.at = time::OffsetDateTime::now_utc();
             log.record(event);
         }
     }
@@ -236,8 +260,7 @@ fn read_field(mut buf: &[u8], field: Field) -> Option<String> {
                 if let Field::Text(t) = field
                     && t == tag
                 {
-                    let text = std::str::from_utf8(bytes).ok()?;
-                    found = Some(text.chars().take(128).collect());
+                    found = Some(clean(&String::from_utf8_lossy(bytes), 128));
                 }
             }
             5 => buf = buf.get(4..)?,
@@ -245,6 +268,16 @@ fn read_field(mut buf: &[u8], field: Field) -> Option<String> {
         }
     }
     found
+}
+
+/// `text` as the log keeps a caller's words: at most `max` characters, control characters
+/// (NUL, newlines, terminal escapes) replaced, so they reach no log line, database or
+/// terminal as they came.
+fn clean(text: &str, max: usize) -> String {
+    text.chars()
+        .take(max)
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
 }
 
 /// Reads a base-128 varint off the front of `buf`.
@@ -277,12 +310,16 @@ pub(crate) fn outcome(code: tonic::Code) -> String {
     name
 }
 
-/// A new event for `path` (`/package.Service/Method`, recorded as `Service/Method`).
+/// A new event for `path` (`/package.Service/Method`, recorded as `Service/Method`; a path
+/// that names no method of the API, which the caller chose, as `unknown method`).
 pub(crate) fn event(token_id: &str, path: &str, target: String, peer: String) -> AuditEvent {
-    let action = path
-        .trim_start_matches('/')
-        .rsplit_once('.')
-        .map_or(path, |(_, service_method)| service_method);
+    let action = match ApiScope::listed(path) {
+        Some(_) => path
+            .trim_start_matches('/')
+            .rsplit_once('.')
+            .map_or(path, |(_, service_method)| service_method),
+        None => "unknown method",
+    };
     AuditEvent {
         id: AuditEvent::new_id(),
         at: time::OffsetDateTime::now_utc(),
@@ -327,6 +364,14 @@ mod tests {
         let cancel = ppb::CancelProvisionRequest { id: "npv_1".into() };
         let path = "/levelrail.provisioner.v1.ProvisionerService/CancelProvision";
         assert_eq!(target(path, &cancel.encode_to_vec()), "npv_1");
+        // Control characters reach no log line or database as they came.
+        let hostile = ppb::CancelProvisionRequest {
+            id: "npv_1\u{0}\n\u{1b}[2J".into(),
+        };
+        assert_eq!(
+            target(path, &hostile.encode_to_vec()),
+            "npv_1\u{fffd}\u{fffd}\u{fffd}[2J"
+        );
         // Garbage names nothing, and a read names nothing.
         assert_eq!(target(path, &[0xff, 0xff]), "");
         assert_eq!(
@@ -350,6 +395,13 @@ mod tests {
             String::new(),
         );
         assert_eq!(e.action, "ProvisionerService/Provision");
+        let made_up = event(
+            "lrt_0",
+            "/levelrail.nodes.v1.NodesService/Anything",
+            String::new(),
+            String::new(),
+        );
+        assert_eq!(made_up.action, "unknown method");
         assert!(changes_state("/levelrail.nodes.v1.NodesService/DeleteNode"));
         assert!(!changes_state(
             "/levelrail.audit.v1.AuditService/ListAuditEvents"

@@ -19,6 +19,7 @@ use secrecy::SecretString;
 use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
 
+use crate::audit::AuditLog;
 use crate::config::{CloudArgs, PublicArgs, StorageArgs, read_secret_file};
 use crate::listener::{self, CREDENTIALS_MAX_MESSAGE, CallGuard};
 use crate::pki::InternalTlsArgs;
@@ -129,9 +130,9 @@ impl CredentialsServer {
             cfg.public.max_concurrent_requests,
             CallGuard {
                 auth: Some(auth),
-                // This listener's calls are logged; the audit log operators query is the
-                // provisioners' (which forward these calls too).
-                audit: None,
+                // This listener's calls are logged (target `levelrail::audit`); the audit
+                // log operators query is the provisioners' (which forward these calls too).
+                audit: Some(Arc::new(AuditLog::lines_only())),
                 per_token: cfg.public.per_token_budget(),
             },
         )?;

@@ -209,6 +209,14 @@ async fn guard_request(
         let header = req.headers().get(http::header::AUTHORIZATION);
         match auth.authenticate(header.map(HeaderValue::as_bytes)) {
             Ok(caller) => {
+                // Refused calls count against the budget too: they cannot flood the log.
+                if let Some(budget) = &guard.per_token
+                    && let Err(wait) =
+                        budget.take(caller.token_id.clone(), tokio::time::Instant::now())
+                {
+                    tracing::info!(token_id = %caller.token_id, %path, "call refused: the token is over its request budget");
+                    return over_budget(true, wait, "this API token");
+                }
                 if let Err(status) = BearerAuth::authorize(&caller, &path) {
                     tracing::info!(token_id = %caller.token_id, %path, "call refused: outside the token's scope");
                     if let Some(log) = &guard.audit {
@@ -218,13 +226,6 @@ async fn guard_request(
                         log.record(event);
                     }
                     return status.into_http::<Body>().into_response();
-                }
-                if let Some(budget) = &guard.per_token
-                    && let Err(wait) =
-                        budget.take(caller.token_id.clone(), tokio::time::Instant::now())
-                {
-                    tracing::info!(token_id = %caller.token_id, %path, "call refused: the token is over its request budget");
-                    return over_budget(true, wait, "this API token");
                 }
                 if levelrail && audit::changes_state(&path) {
                     audited = guard.audit.clone().map(|log| {

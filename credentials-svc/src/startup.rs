@@ -26,7 +26,9 @@ pub struct StorageConfig<'a> {
 }
 
 /// Creates the data directory owner-only when missing, and makes it owner-only again at
-/// every start when someone opened it to the group or others (it holds the keys).
+/// every start when someone opened it to the group or others (it holds the keys). A
+/// directory this process does not own (a volume mounted for it, such as Kubernetes'
+/// `emptyDir`) cannot be changed: that is logged, and the files in it stay owner-only.
 pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
     if !dir.exists() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -34,11 +36,22 @@ pub fn ensure_data_dir(dir: &Path) -> anyhow::Result<()> {
     let meta = std::fs::metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", dir.display());
     let mode = meta.permissions().mode() & 0o777;
-    if mode != 0o700 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("restricting {} to its owner (mode 0700)", dir.display()))?;
-        if mode & 0o077 != 0 {
+    if mode == 0o700 {
+        return Ok(());
+    }
+    match std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)) {
+        Ok(()) if mode & 0o077 != 0 => {
             tracing::warn!(dir = %dir.display(), mode = format!("{mode:04o}"), "the data directory was open to others; it is owner-only (0700) again");
+        }
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            tracing::warn!(dir = %dir.display(), mode = format!("{mode:04o}"), "the data directory belongs to another user, so it cannot be made owner-only; its key files are");
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "restricting {} to its owner (mode 0700)",
+                dir.display()
+            )));
         }
     }
     Ok(())

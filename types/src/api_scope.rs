@@ -23,6 +23,22 @@ pub enum ApiScope {
 /// one) needs [`ApiScope::Admin`] until it is listed.
 const METHODS: &[(&str, ApiScope)] = &[
     (
+        "/levelrail.auth.v1.ApiTokensService/CreateApiToken",
+        ApiScope::Admin,
+    ),
+    (
+        "/levelrail.auth.v1.ApiTokensService/ListApiTokens",
+        ApiScope::Admin,
+    ),
+    (
+        "/levelrail.auth.v1.ApiTokensService/RevokeApiToken",
+        ApiScope::Admin,
+    ),
+    (
+        "/levelrail.audit.v1.AuditService/ListAuditEvents",
+        ApiScope::Admin,
+    ),
+    (
         "/levelrail.credentials.v1.CredentialsService/ListProviders",
         ApiScope::Read,
     ),
@@ -129,10 +145,16 @@ impl ApiScope {
 
     /// The scope a call of the gRPC method `path` (`/package.Service/Method`) needs.
     pub fn needed_for(path: &str) -> ApiScope {
+        Self::listed(path).unwrap_or(ApiScope::Admin)
+    }
+
+    /// The scope of `path` when it is a method of the API (`None`: no such method, or
+    /// one not listed yet).
+    pub fn listed(path: &str) -> Option<ApiScope> {
         METHODS
             .iter()
             .find(|(method, _)| *method == path)
-            .map_or(ApiScope::Admin, |(_, scope)| *scope)
+            .map(|(_, scope)| *scope)
     }
 }
 

@@ -462,8 +462,8 @@ impl Credentials {
             }
             Revocation::LastToken => {
                 return Err(CredentialsError::FailedPrecondition(format!(
-                    "{id} is the last live admin token: create another admin token before \
-                     revoking it"
+                    "{id} is the last live admin token that never expires: create another \
+                     admin token that never expires before revoking it"
                 )));
             }
         }

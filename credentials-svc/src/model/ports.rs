@@ -70,8 +70,8 @@ pub enum Revocation {
     Revoked,
     /// No token has that id.
     NotFound,
-    /// It is the last live admin token: revoking it would leave no one able to manage the
-    /// tokens.
+    /// It is the last live admin token that never expires: revoking it would leave no one
+    /// able to manage the tokens (once the others expired).
     LastToken,
 }
 

@@ -25,6 +25,7 @@ pub async fn run(store: Arc<dyn CredentialStore>) {
     swaps_envelopes_only_when_expected_matches(&*store).await;
     stores_api_token_hashes(&*store).await;
     revokes_api_tokens_but_never_the_last(&*store).await;
+    concurrent_revocations_keep_one_admin(&*store).await;
     concurrent_puts_to_one_provider_leave_one_row(Arc::clone(&store)).await;
     binary_envelopes_round_trip_exactly(&*store).await;
 }
@@ -424,21 +425,32 @@ async fn binary_envelopes_round_trip_exactly(store: &dyn CredentialStore) {
     clear(store).await;
 }
 
+/// Stores a live token `id` of `scope`, made at `at`, expiring at `expires_at`.
+async fn put_token(
+    store: &dyn CredentialStore,
+    id: &str,
+    scope: ApiScope,
+    at: time::OffsetDateTime,
+    expires_at: Option<time::OffsetDateTime>,
+) {
+    store
+        .put_api_token(&ApiTokenRecord {
+            id: id.into(),
+            secret_sha256: [1; 32],
+            label: "revocable".into(),
+            created_at: at,
+            revoked_at: None,
+            scope,
+            expires_at,
+        })
+        .await
+        .expect("put_api_token");
+}
+
 async fn revokes_api_tokens_but_never_the_last(store: &dyn CredentialStore) {
     let at = datetime!(2025-05-06 07:08:09.000001 UTC);
     for id in ["lrt_r1", "lrt_r2"] {
-        store
-            .put_api_token(&ApiTokenRecord {
-                id: id.into(),
-                secret_sha256: [1; 32],
-                label: "revocable".into(),
-                created_at: at,
-                revoked_at: None,
-                scope: ApiScope::Admin,
-                expires_at: None,
-            })
-            .await
-            .expect("put_api_token");
+        put_token(store, id, ApiScope::Admin, at, None).await;
     }
     let live = |tokens: Vec<ApiTokenRecord>| {
         tokens
@@ -522,25 +534,27 @@ async fn revokes_api_tokens_but_never_the_last(store: &dyn CredentialStore) {
             ApiScope::Admin,
             Some(at - time::Duration::hours(1)),
         ),
+        (
+            "lrt_expiring_admin",
+            ApiScope::Admin,
+            Some(at + time::Duration::days(30)),
+        ),
         ("lrt_reader", ApiScope::Read, None),
     ] {
-        store
-            .put_api_token(&ApiTokenRecord {
-                id: id.into(),
-                secret_sha256: [2; 32],
-                label: "scoped".into(),
-                created_at: at,
-                revoked_at: None,
-                scope,
-                expires_at,
-            })
-            .await
-            .expect("put_api_token");
+        put_token(store, id, scope, at, expires_at).await;
     }
     assert_eq!(
         store.revoke_api_token(&last.id, at).await.expect("revoke"),
         Revocation::LastToken,
-        "an expired admin token let the last live one be revoked"
+        "an admin token that expires let the last one that never expires be revoked"
+    );
+    assert_eq!(
+        store
+            .revoke_api_token("lrt_expiring_admin", at)
+            .await
+            .expect("revoke"),
+        Revocation::Revoked,
+        "an expiring admin token could not be revoked beside one that never expires"
     );
     assert_eq!(
         store
@@ -550,5 +564,41 @@ async fn revokes_api_tokens_but_never_the_last(store: &dyn CredentialStore) {
         Revocation::Revoked,
         "a read token could not be revoked"
     );
+    clear(store).await;
+}
+
+/// Two revocations at once of the last two admin tokens: one is refused, whatever the
+/// database's isolation.
+async fn concurrent_revocations_keep_one_admin(store: &dyn CredentialStore) {
+    let at = datetime!(2025-05-06 07:08:09.000001 UTC);
+    for id in ["lrt_c1", "lrt_c2"] {
+        put_token(store, id, ApiScope::Admin, at, None).await;
+    }
+    // Every other token, left by the tests before, revoked: these two are the last.
+    for mut t in store.list_api_tokens().await.expect("list") {
+        if !t.id.starts_with("lrt_c") && t.revoked_at.is_none() {
+            t.revoked_at = Some(at);
+            store.put_api_token(&t).await.expect("put_api_token");
+        }
+    }
+    for _ in 0..10 {
+        let (a, b) = tokio::join!(
+            store.revoke_api_token("lrt_c1", at),
+            store.revoke_api_token("lrt_c2", at)
+        );
+        let mut outcomes = [a.expect("revoke"), b.expect("revoke")];
+        outcomes.sort_by_key(|o| *o == Revocation::LastToken);
+        assert_eq!(
+            outcomes,
+            [Revocation::Revoked, Revocation::LastToken],
+            "both of the last two admin tokens were revoked, or neither"
+        );
+        // Both live again for the next round.
+        for id in ["lrt_c1", "lrt_c2"] {
+            let mut t = store.get_api_token(id).await.expect("get").expect("row");
+            t.revoked_at = None;
+            store.put_api_token(&t).await.expect("put_api_token");
+        }
+    }
     clear(store).await;
 }

@@ -262,19 +262,30 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
         id: &str,
         at: OffsetDateTime,
     ) -> Result<Revocation, StoreError> {
-        // One statement: the last live admin token is never revoked, whatever runs beside
-        // it, so someone can always manage the tokens.
-        let changed = self
-            .db
+        // An admin token is revoked only while another live admin token that never expires
+        // remains, so someone can always manage the tokens. Concurrent revocations queue:
+        // SQLite's write transaction admits one at a time, and on PostgreSQL the live
+        // admin tokens' rows are locked first (each revocation's check would otherwise see
+        // the other's token still live, and both would commit).
+        let mut tx = self.db.write().await?;
+        if D::NAME == "postgres" {
+            tx.fetch_all(
+                "SELECT id FROM api_tokens WHERE scope = 'admin' AND revoked_at IS NULL \
+                 FOR UPDATE",
+                &[],
+            )
+            .await?;
+        }
+        let changed = tx
             .execute(
                 "UPDATE api_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL \
                  AND (scope <> 'admin' OR (SELECT COUNT(*) FROM api_tokens AS other \
                       WHERE other.id <> $1 AND other.revoked_at IS NULL \
-                      AND other.scope = 'admin' \
-                      AND (other.expires_at IS NULL OR other.expires_at > $2)) > 0)",
+                      AND other.scope = 'admin' AND other.expires_at IS NULL) > 0)",
                 &args![id, super::codec::to_stored_precision(at)?],
             )
             .await?;
+        tx.commit().await?;
         if changed > 0 {
             return Ok(Revocation::Revoked);
         }

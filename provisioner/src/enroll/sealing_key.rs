@@ -12,7 +12,7 @@ use crate::model::provision::{SealError, SealingKey};
 /// fresh key when it does not exist. Errors name the problem, never the bytes.
 pub fn load_or_create(path: &Path) -> Result<SealingKey, SealError> {
     match std::fs::File::open(path) {
-        Ok(file) => read_key(file),
+        Ok(file) => read_key(file, Private::Required),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let key = SealingKey::generate();
             write_private(path, key.expose_bytes())
@@ -24,13 +24,24 @@ pub fn load_or_create(path: &Path) -> Result<SealingKey, SealError> {
 }
 
 /// Reads the key from `path`, which must exist (a key several processes share is made
-/// once, by the operator).
+/// once, by the operator, and mounted as a secret: a Kubernetes secret volume with an
+/// `fsGroup` is group-readable by design, so group access is logged, not refused; access
+/// for every user is refused).
 pub fn load(path: &Path) -> Result<SealingKey, SealError> {
     let file = std::fs::File::open(path).map_err(|e| SealError::KeyFile(e.to_string()))?;
-    read_key(file)
+    read_key(file, Private::GroupMayRead)
 }
 
-fn read_key(mut file: std::fs::File) -> Result<SealingKey, SealError> {
+/// Who besides the owner may read a key file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Private {
+    /// No one (the file this process made in its data directory).
+    Required,
+    /// Its group (an operator's mounted secret), with a warning.
+    GroupMayRead,
+}
+
+fn read_key(mut file: std::fs::File, private: Private) -> Result<SealingKey, SealError> {
     use std::os::unix::fs::PermissionsExt as _;
     // Checked on the opened file: what is checked is what is read.
     let meta = file
@@ -40,10 +51,25 @@ fn read_key(mut file: std::fs::File) -> Result<SealingKey, SealError> {
         return Err(SealError::KeyFile("it is not a regular file".into()));
     }
     let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
+    let refused = match private {
+        Private::Required => mode & 0o077 != 0,
+        Private::GroupMayRead => mode & 0o027 != 0,
+    };
+    if refused {
         return Err(SealError::KeyFile(format!(
-            "it has mode {mode:04o}; it must not be accessible to group or others (chmod 600)"
+            "it has mode {mode:04o}; it must not be accessible to others{} (chmod 600)",
+            if private == Private::Required {
+                " or its group"
+            } else {
+                ", nor writable by its group"
+            }
         )));
+    }
+    if mode & 0o070 != 0 {
+        tracing::warn!(
+            mode = format!("{mode:04o}"),
+            "the provision sealing key file is readable by its group"
+        );
     }
     let mut bytes = Zeroizing::new(Vec::with_capacity(33));
     file.read_to_end(&mut bytes)
