@@ -19,11 +19,11 @@ use sqlx::PgPool;
 use tokio::sync::Notify;
 use tracing::{debug, warn};
 
-/// Announcements sent in one statement.
+/// Announcements sent in one statement. The sender does not wait to gather more: a
+/// watcher on another replica reads the state an announcement names, so a late one shows
+/// it a later state and hides a stage; under load, what queues while a statement is sent
+/// goes in the next.
 const PER_STATEMENT: usize = 512;
-/// How long the sender gathers announcements once one arrived: under load, one `NOTIFY`
-/// transaction (one turn of the notification queue's lock) carries many.
-const WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Announcements waiting at most; past it the oldest are dropped (see the module's note on
 /// what a lost announcement costs).
@@ -85,7 +85,6 @@ async fn send_all(pool: PgPool, queue: Arc<Queue>) {
         };
         if batch.is_empty() {
             queue.ready.notified().await;
-            tokio::time::sleep(WINDOW).await;
             continue;
         }
         let mut channels: Vec<&'static str> = Vec::new();

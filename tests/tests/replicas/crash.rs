@@ -209,8 +209,11 @@ async fn a_watcher_on_one_replica_sees_the_stages_of_a_provision_another_drives(
             "{stage:?} never reached the watcher on B: streamed {seen:?}, recorded {recorded:?}"
         );
     }
+    // Stages committed closer together than B's read of the row that follows each
+    // announcement (here enrolling and ready, a few milliseconds apart) reach B folded into
+    // the next snapshot's recorded stages, checked above; the others arrive live.
     assert!(
-        seen.len() >= 4,
+        seen.len() >= 3,
         "B's watcher saw too few stages live: {seen:?}\n{}",
         cluster.logs()
     );
