@@ -18,5 +18,6 @@ pub mod provisioning;
 pub mod startup;
 pub mod telemetry;
 pub mod tls;
+mod token_bound;
 
 pub use startup::App;

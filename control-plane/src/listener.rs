@@ -205,6 +205,8 @@ async fn guard_request(
         .map(|c| c.0);
     let peer = || peer_addr.map(|a| a.to_string()).unwrap_or_default();
     let mut audited = None;
+    // A stream's token, which the stream may not outlive.
+    let mut watched = None;
     if let Some(auth) = guard.auth.as_ref() {
         let header = req.headers().get(http::header::AUTHORIZATION);
         match auth.authenticate(header.map(HeaderValue::as_bytes)) {
@@ -234,6 +236,13 @@ async fn guard_request(
                             audit::event(&caller.token_id, &path, String::new(), peer()),
                         )
                     });
+                }
+                if path
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|m| m.starts_with("Watch"))
+                {
+                    watched = Some(caller.token_id.clone());
                 }
                 // The service's interceptor takes the caller from here instead of checking
                 // the token again.
@@ -288,6 +297,9 @@ async fn guard_request(
             .into_response()
         }
     };
+    if let (Some(token_id), Some(auth)) = (watched, guard.auth.as_ref()) {
+        return crate::token_bound::bound(answer, auth.verifier().clone(), token_id);
+    }
     match audited {
         Some((log, event)) => audit::when_answered(answer, log, event),
         None => answer,

@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 
 const PATH: &str = "/levelrail.test.v1.Probe/Call";
 const HEALTH: &str = "/grpc.health.v1.Health/Check";
+const WATCH: &str = "/levelrail.test.v1.Probe/WatchSomething";
 const SLOW_STREAMS: usize = 600;
 
 /// A request body: one frame, then the end or (`ends` false) silence forever.
@@ -64,7 +65,8 @@ fn grpc_empty() -> TestBody {
 /// A public listener whose one Levelrail method counts its calls, behind `auth`; its
 /// address, the count, and a valid admin token.
 async fn listening(max_concurrent: usize) -> (SocketAddr, Arc<AtomicUsize>, String) {
-    listening_with(max_concurrent, ApiScope::Admin, None).await
+    let (addr, calls, token, _) = listening_with(max_concurrent, ApiScope::Admin, None).await;
+    (addr, calls, token)
 }
 
 /// [`listening`], with a token of `scope` expiring at `expires_at`.
@@ -72,7 +74,7 @@ async fn listening_with(
     max_concurrent: usize,
     scope: ApiScope,
     expires_at: Option<time::OffsetDateTime>,
-) -> (SocketAddr, Arc<AtomicUsize>, String) {
+) -> (SocketAddr, Arc<AtomicUsize>, String, ApiTokenVerifier) {
     let verifier = ApiTokenVerifier::default();
     let minted = mint("test", scope, expires_at);
     verifier.insert(&minted.record);
@@ -92,14 +94,28 @@ async fn listening_with(
                 ok()
             }),
         )
-        .route(HEALTH, axum::routing::post(ok));
+        .route(HEALTH, axum::routing::post(ok))
+        .route(
+            WATCH,
+            axum::routing::post(|| async {
+                // One message, then silence: a watch whose provision does not change.
+                use futures::StreamExt as _;
+                let first = futures::stream::once(async {
+                    Ok::<_, Infallible>(Bytes::from_static(&[0, 0, 0, 0, 0]))
+                });
+                (
+                    [("content-type", "application/grpc")],
+                    axum::body::Body::from_stream(first.chain(futures::stream::pending())),
+                )
+            }),
+        );
     let router = assemble(
         grpc,
         None,
         &[],
         max_concurrent,
         CallGuard {
-            auth: Some(BearerAuth::new(verifier)),
+            auth: Some(BearerAuth::new(verifier.clone())),
             ..CallGuard::default()
         },
     )
@@ -115,7 +131,12 @@ async fn listening_with(
         rx,
         ConnectionLimits::default(),
     ));
-    (addr, calls, minted.token.expose_secret().to_owned())
+    (
+        addr,
+        calls,
+        minted.token.expose_secret().to_owned(),
+        verifier,
+    )
 }
 
 /// An HTTP/2 connection to `addr`.
@@ -246,7 +267,7 @@ async fn past_the_concurrency_limit_calls_are_refused_not_queued() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_outside_the_tokens_scope_or_after_its_expiry_is_refused_before_its_body() {
     // The probe method is listed nowhere, so it needs `admin`.
-    let (addr, calls, read) = listening_with(512, ApiScope::Read, None).await;
+    let (addr, calls, read, _) = listening_with(512, ApiScope::Read, None).await;
     let mut sender = h2(addr).await;
     let answer = answered(sender.send_request(request(addr, Some(&read), stalled()))).await;
     assert_eq!(grpc_status(&answer), "7", "PERMISSION_DENIED");
@@ -263,9 +284,64 @@ async fn a_call_outside_the_tokens_scope_or_after_its_expiry_is_refused_before_i
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 
     let past = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
-    let (addr, calls, expired) = listening_with(512, ApiScope::Admin, Some(past)).await;
+    let (addr, calls, expired, _) = listening_with(512, ApiScope::Admin, Some(past)).await;
     let mut sender = h2(addr).await;
     let answer = answered(sender.send_request(request(addr, Some(&expired), stalled()))).await;
     assert_eq!(grpc_status(&answer), "16", "UNAUTHENTICATED");
     assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+/// The trailers' grpc-status of a streamed answer, which must end within `within`.
+async fn ended_with(answer: http::Response<hyper::body::Incoming>, within: Duration) -> String {
+    use http_body::Body as _;
+    let mut body = answer.into_body();
+    let read = async {
+        while let Some(frame) =
+            std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+        {
+            if let Ok(trailers) = frame.expect("frame").into_trailers() {
+                return trailers
+                    .get("grpc-status")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("none")
+                    .to_owned();
+            }
+        }
+        "no trailers".to_owned()
+    };
+    tokio::time::timeout(within, read)
+        .await
+        .expect("the stream ended in time")
+}
+
+/// A watch stream lives no longer than its token: revoked, or expired, it ends with
+/// UNAUTHENTICATED even while its provision sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_stream_ends_when_its_token_is_revoked_or_expires() {
+    let (addr, _, token, verifier) = listening_with(512, ApiScope::Admin, None).await;
+    let mut sender = h2(addr).await;
+    let watch = |token: &str| {
+        http::Request::post(format!("http://{addr}{WATCH}"))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .header("authorization", format!("Bearer {token}"))
+            .body(grpc_empty())
+            .expect("request")
+    };
+    let answer = answered(sender.send_request(watch(&token))).await;
+    assert_eq!(answer.status(), 200);
+    let id = token.split_once('.').expect("id.secret").0.to_owned();
+    let revoker = verifier.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        revoker.remove(&id);
+    });
+    assert_eq!(ended_with(answer, Duration::from_secs(5)).await, "16");
+
+    let soon = time::OffsetDateTime::now_utc() + time::Duration::seconds(1);
+    let brief = mint("brief", ApiScope::Admin, Some(soon));
+    verifier.insert(&brief.record);
+    let answer = answered(sender.send_request(watch(brief.token.expose_secret()))).await;
+    assert_eq!(answer.status(), 200);
+    assert_eq!(ended_with(answer, Duration::from_secs(5)).await, "16");
 }

@@ -171,6 +171,8 @@ pub struct ApiTokenVerifier {
     hashes: Arc<RwLock<HashMap<String, TokenEntry>>>,
     /// False until a process that learns the tokens from elsewhere first has them.
     synced: Arc<std::sync::atomic::AtomicBool>,
+    /// Bumped whenever a token leaves the view (revoked), so open streams can end.
+    removed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Default for ApiTokenVerifier {
@@ -179,6 +181,7 @@ impl Default for ApiTokenVerifier {
         Self {
             hashes: Arc::default(),
             synced: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            removed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
     }
 }
@@ -211,7 +214,11 @@ impl ApiTokenVerifier {
     pub fn replace_all(&self, tokens: impl IntoIterator<Item = (String, TokenEntry)>) {
         let fresh: HashMap<String, TokenEntry> = tokens.into_iter().collect();
         if let Ok(mut map) = self.hashes.write() {
+            let gone = map.keys().any(|id| !fresh.contains_key(id));
             *map = fresh;
+            if gone {
+                self.removed.send_modify(|n| *n += 1);
+            }
         }
         self.synced
             .store(true, std::sync::atomic::Ordering::Release);
@@ -222,6 +229,23 @@ impl ApiTokenVerifier {
         if let Ok(mut map) = self.hashes.write() {
             map.remove(id);
         }
+        self.removed.send_modify(|n| *n += 1);
+    }
+
+    /// Whether token `id` authenticates now (in the view and not expired), and when it
+    /// stops (`None`: never, unless revoked).
+    pub fn live_until(&self, id: &str) -> Option<Option<OffsetDateTime>> {
+        let map = self.hashes.read().ok()?;
+        let entry = map.get(id)?;
+        match entry.expires_at {
+            Some(at) if at <= OffsetDateTime::now_utc() => None,
+            until => Some(until),
+        }
+    }
+
+    /// Changes whenever a token leaves the view.
+    pub fn removals(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.removed.subscribe()
     }
 
     /// Loads the token with id `id` from the store into the view.

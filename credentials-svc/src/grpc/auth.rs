@@ -29,6 +29,11 @@ impl BearerAuth {
     pub fn new(verifier: ApiTokenVerifier) -> Self {
         Self { verifier }
     }
+
+    /// The tokens this checks against (an open stream watches its token there).
+    pub fn verifier(&self) -> &ApiTokenVerifier {
+        &self.verifier
+    }
 }
 
 impl BearerAuth {
