@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_provisioner::model::AuditEvent;
 use levelrail_provisioner::model::ports::AuditStore;
-use levelrail_types::{ApiScope, ProviderId};
+use levelrail_types::{ApiScope, ProviderId, method_of};
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
@@ -202,7 +202,7 @@ impl Drop for Answered {
 /// Whether the method `path` changes state (reads are not recorded): every method but
 /// those that list, get or watch.
 pub(crate) fn changes_state(path: &str) -> bool {
-    let method = path.rsplit('/').next().unwrap_or_default();
+    let method = method_of(path);
     !["List", "Get", "Watch"]
         .iter()
         .any(|read| method.starts_with(read))
@@ -213,7 +213,7 @@ pub(crate) fn changes_state(path: &str) -> bool {
 /// field is read, never a secret one; empty when the call names nothing or the message is
 /// not what its method takes.
 pub(crate) fn target(path: &str, message: &[u8]) -> String {
-    let method = path.rsplit('/').next().unwrap_or_default();
+    let method = method_of(path);
     let field = match method {
         "Provision" => Field::Text(4),
         "CreateJoinToken" => Field::Text(2),

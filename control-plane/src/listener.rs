@@ -237,11 +237,7 @@ async fn guard_request(
                         )
                     });
                 }
-                if path
-                    .rsplit('/')
-                    .next()
-                    .is_some_and(|m| m.starts_with("Watch"))
-                {
+                if levelrail_types::method_of(&path).starts_with("Watch") {
                     watched = Some(caller.token_id.clone());
                 }
                 // The service's interceptor takes the caller from here instead of checking

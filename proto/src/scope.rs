@@ -1,33 +1,30 @@
 //! The wire enum `levelrail.auth.v1.ApiTokenScope` and the workspace's one scope type
-//! (`levelrail_types::ApiScope`), mapped here once for every crate, by name:
-//! `API_TOKEN_SCOPE_<NAME>` on the wire is the scope named `<name>` (`-` as `_`).
+//! (`levelrail_types::ApiScope`), mapped here once for every crate.
 use levelrail_types::ApiScope;
 
 use crate::auth::v1::ApiTokenScope;
 
-/// The prefix of every wire name (`API_TOKEN_SCOPE_READ`).
-const PREFIX: &str = "API_TOKEN_SCOPE_";
-
 impl From<ApiScope> for ApiTokenScope {
-    /// `UNSPECIFIED` for a scope the proto does not list, which the round-trip test forbids.
     fn from(s: ApiScope) -> Self {
-        let wire = format!(
-            "{PREFIX}{}",
-            s.as_str().to_ascii_uppercase().replace('-', "_")
-        );
-        ApiTokenScope::from_str_name(&wire).unwrap_or(ApiTokenScope::Unspecified)
+        match s {
+            ApiScope::Read => ApiTokenScope::Read,
+            ApiScope::Provision => ApiTokenScope::Provision,
+            ApiScope::CredentialsAdmin => ApiTokenScope::CredentialsAdmin,
+            ApiScope::Admin => ApiTokenScope::Admin,
+        }
     }
 }
 
 impl ApiTokenScope {
     /// The scope this wire value names; `None` for `UNSPECIFIED`.
     pub fn scope(self) -> Option<ApiScope> {
-        self.as_str_name()
-            .strip_prefix(PREFIX)?
-            .to_ascii_lowercase()
-            .replace('_', "-")
-            .parse()
-            .ok()
+        match self {
+            ApiTokenScope::Unspecified => None,
+            ApiTokenScope::Read => Some(ApiScope::Read),
+            ApiTokenScope::Provision => Some(ApiScope::Provision),
+            ApiTokenScope::CredentialsAdmin => Some(ApiScope::CredentialsAdmin),
+            ApiTokenScope::Admin => Some(ApiScope::Admin),
+        }
     }
 }
 

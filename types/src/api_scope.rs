@@ -119,6 +119,11 @@ const METHODS: &[(&str, ApiScope)] = &[
     ),
 ];
 
+/// The method name of a gRPC path (`Provision` of `/levelrail.provisioner.v1.ProvisionerService/Provision`).
+pub fn method_of(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 impl ApiScope {
     /// Every scope, narrowest first.
     pub const ALL: [ApiScope; 4] = [

@@ -12,7 +12,7 @@ mod name;
 mod provider;
 mod stored_time;
 
-pub use api_scope::{ApiScope, UnknownScope};
+pub use api_scope::{ApiScope, UnknownScope, method_of};
 pub use arch::CpuArch;
 pub use credential_shape::{CredentialShape, TokenChars, TokenShape};
 

@@ -76,7 +76,7 @@ impl BearerAuth {
         if caller.scope.includes(needed) {
             return Ok(());
         }
-        let method = path.rsplit('/').next().unwrap_or(path);
+        let method = levelrail_types::method_of(path);
         Err(Status::permission_denied(format!(
             "API token {} has scope `{}`; {method} needs `{needed}`{}",
             caller.token_id,

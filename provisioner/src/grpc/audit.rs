@@ -32,10 +32,7 @@ impl AuditGrpc {
 
 fn to_proto(e: AuditEvent) -> pb::AuditEvent {
     pb::AuditEvent {
-        at: Some(prost_types::Timestamp {
-            seconds: e.at.unix_timestamp(),
-            nanos: i32::try_from(e.at.nanosecond()).unwrap_or_default(),
-        }),
+        at: Some(super::convert::timestamp(e.at)),
         id: e.id,
         token_id: e.token_id,
         action: e.action,
