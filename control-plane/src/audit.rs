@@ -23,8 +23,8 @@ const QUEUED_AT_MOST: usize = 100_000;
 #[derive(Debug)]
 pub struct AuditLog {
     queue: Arc<Queue>,
-    /// The writer (`None`: a log kept in log lines only).
-    task: Option<tokio::task::JoinHandle<()>>,
+    /// The writer and its store (`None`: a log kept in log lines only).
+    task: Option<(tokio::task::JoinHandle<()>, Arc<dyn AuditStore>)>,
 }
 
 #[derive(Debug, Default)]
@@ -37,10 +37,10 @@ impl AuditLog {
     /// A log written to `store` (within a Tokio runtime).
     pub fn start(store: Arc<dyn AuditStore>) -> Self {
         let queue = Arc::new(Queue::default());
-        let task = tokio::spawn(write_all(store, Arc::clone(&queue)));
+        let task = tokio::spawn(write_all(Arc::clone(&store), Arc::clone(&queue)));
         AuditLog {
             queue,
-            task: Some(task),
+            task: Some((task, store)),
         }
     }
 
@@ -77,9 +77,19 @@ impl AuditLog {
     }
 }
 
+impl AuditLog {
+    /// Writes what is queued now, without waiting for the window: at shutdown, once the
+    /// listeners have answered their last calls, so no event of theirs is lost.
+    pub async fn flush(&self) {
+        if let Some((_, store)) = &self.task {
+            write_queued(store.as_ref(), &self.queue).await;
+        }
+    }
+}
+
 impl Drop for AuditLog {
     fn drop(&mut self) {
-        if let Some(task) = &self.task {
+        if let Some((task, _)) = &self.task {
             task.abort();
         }
     }

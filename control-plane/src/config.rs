@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use levelrail_clouds::ProviderId;
 use levelrail_clouds::all_clouds;
+pub use levelrail_credentials::startup::MasterKey;
 use secrecy::SecretString;
 
 /// `levelrail serve` options: both services in one process.
@@ -24,7 +25,7 @@ pub struct ServeConfig {
     /// from `LEVELRAIL_MASTER_KEY` only ([`master_key_from_env`]), never a flag, whose
     /// value every user of the machine could read in the process list.
     #[arg(skip)]
-    pub master_key: Option<SecretString>,
+    pub master_key: Option<MasterKey>,
     /// On the first start, also save the admin API token to `admin.token` in the data
     /// directory (mode 0600). Without it the token is only printed, this once.
     #[arg(long)]
@@ -110,15 +111,36 @@ impl StorageArgs {
     }
 }
 
-/// The master key from `LEVELRAIL_MASTER_KEY` (base64, 32 bytes), if set. The environment
-/// of a process is readable by its owner and root only, unlike its command line.
-pub fn master_key_from_env() -> anyhow::Result<Option<SecretString>> {
-    match std::env::var_os("LEVELRAIL_MASTER_KEY") {
+/// The master key from `LEVELRAIL_MASTER_KEY` (base64, 32 bytes), if set, with the key it
+/// replaces from `LEVELRAIL_MASTER_KEY_PREVIOUS` while a rotation rolls out. The
+/// environment of a process is readable by its owner and root only, unlike its command
+/// line. (Rust offers no safe way to clear a variable once threads run, and this
+/// workspace forbids `unsafe`: keep the environment of the service's unit private, or use
+/// `--master-key-file`.)
+pub fn master_key_from_env() -> anyhow::Result<Option<MasterKey>> {
+    let previous = env_secret("LEVELRAIL_MASTER_KEY_PREVIOUS")?;
+    match env_secret("LEVELRAIL_MASTER_KEY")? {
+        None if previous.is_some() => anyhow::bail!(
+            "LEVELRAIL_MASTER_KEY_PREVIOUS is set without LEVELRAIL_MASTER_KEY: give the new \
+             key in LEVELRAIL_MASTER_KEY"
+        ),
+        None => Ok(None),
+        Some(current) => Ok(Some(MasterKey { current, previous })),
+    }
+}
+
+/// The previous master key from `LEVELRAIL_MASTER_KEY_PREVIOUS`, if set.
+pub fn previous_master_key_from_env() -> anyhow::Result<Option<SecretString>> {
+    env_secret("LEVELRAIL_MASTER_KEY_PREVIOUS")
+}
+
+fn env_secret(name: &str) -> anyhow::Result<Option<SecretString>> {
+    match std::env::var_os(name) {
         None => Ok(None),
         Some(value) => {
             let value = value
                 .into_string()
-                .map_err(|_| anyhow::anyhow!("LEVELRAIL_MASTER_KEY is not UTF-8 text"))?;
+                .map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
             Ok(Some(SecretString::from(value)))
         }
     }

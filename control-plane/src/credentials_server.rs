@@ -10,7 +10,7 @@ use std::sync::Arc;
 use clap::Args;
 use levelrail_credentials::grpc::auth::BearerAuth;
 use levelrail_credentials::grpc::{ApiTokensGrpc, BrokerService, CredentialsGrpc};
-use levelrail_credentials::startup::{self, StorageConfig};
+use levelrail_credentials::startup::{self, MasterKey, StorageConfig};
 use levelrail_credentials::verify::Verifier;
 use levelrail_proto::auth::v1::api_tokens_service_server::ApiTokensServiceServer;
 use levelrail_proto::credentials::internal::v1::credential_broker_server::CredentialBrokerServer;
@@ -58,10 +58,19 @@ pub struct CredentialsServeConfig {
     /// Master key (base64, 32 bytes) instead of the keyring file in the data directory:
     /// from `LEVELRAIL_MASTER_KEY` only (`config::master_key_from_env`), never a flag.
     #[arg(skip)]
-    pub master_key: Option<SecretString>,
+    pub master_key: Option<MasterKey>,
     /// A file holding the master key (base64, 32 bytes; a mounted secret).
     #[arg(long, env = "LEVELRAIL_MASTER_KEY_FILE")]
     pub master_key_file: Option<std::path::PathBuf>,
+    /// While a rotation rolls out, a file holding the master key that `--master-key-file`
+    /// replaces (or `LEVELRAIL_MASTER_KEY_PREVIOUS`): the start re-wraps every credential
+    /// sealed with it, after which it can be removed.
+    #[arg(
+        long,
+        env = "LEVELRAIL_MASTER_KEY_PREVIOUS_FILE",
+        requires = "master_key_file"
+    )]
+    pub previous_master_key_file: Option<std::path::PathBuf>,
     /// A plaintext listener answering only `grpc.health.v1` (for probes that speak no TLS).
     #[arg(long, env = "LEVELRAIL_HEALTH_LISTEN")]
     pub health_listen: Option<SocketAddr>,
@@ -85,7 +94,13 @@ impl CredentialsServer {
         startup::ensure_data_dir(&cfg.storage.data_dir)?;
         let database_url = cfg.storage.database_url()?;
         let master_key = match &cfg.master_key_file {
-            Some(path) => Some(read_secret_file(path, "--master-key-file")?),
+            Some(path) => Some(MasterKey {
+                current: read_secret_file(path, "--master-key-file")?,
+                previous: match &cfg.previous_master_key_file {
+                    Some(path) => Some(read_secret_file(path, "--previous-master-key-file")?),
+                    None => crate::config::previous_master_key_from_env()?,
+                },
+            }),
             None => cfg.master_key.clone(),
         };
         let settings = crate::providers::configured(&cfg.clouds)?;

@@ -440,7 +440,8 @@ pub async fn serve_within(
                     continue;
                 }
             },
-            _ = shutdown.changed() => return,
+            // `wait_for` sees a stop given before this listener started, as `changed` won't.
+            () = async { drop(shutdown.wait_for(|stop| *stop).await) } => return,
         };
         let Some(admitted) = open.admit(source_key(peer.ip()), &limits) else {
             debug!(%peer, "connection refused: too many open from this address or in all");

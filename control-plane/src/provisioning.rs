@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use levelrail_clouds::catalog::{CatalogCache, CatalogTtl};
 use levelrail_clouds::registry::ProviderRegistry;
+use levelrail_credentials::app::Credentials;
 use levelrail_provisioner::app::workflow::{ProvisionEvents, ProvisionTeardown};
 use levelrail_provisioner::app::{
     AgentAddrPolicy, DEFAULT_PROVISION_TIMEOUT, Nodes, ProgressAuthority, Provisioner,
@@ -18,6 +19,7 @@ use levelrail_provisioner::app::{
 };
 use levelrail_provisioner::cloudinit::{AgentImage, AgentSource};
 use levelrail_provisioner::enroll::ControlPlaneCa;
+use levelrail_provisioner::enroll::ca::KeySealer;
 use levelrail_provisioner::enroll::{sealing_key, shared};
 use levelrail_provisioner::model::ports::{NodeStore, ProvisionStore, ProvisionerStore};
 use levelrail_provisioner::model::provision::SealingKey;
@@ -46,9 +48,16 @@ pub struct ProvisionerState {
 
 impl ProvisionerState {
     /// All-in-one: the database of `storage` (SQLite in the data directory by default),
-    /// the CA, sealing key and id as files of the data directory.
-    pub async fn in_data_dir(storage: &StorageArgs) -> anyhow::Result<Self> {
-        let (ca, created) = ControlPlaneCa::load_or_create(&storage.data_dir)?;
+    /// the CA, sealing key and id as files of the data directory, the CA's key sealed with
+    /// the master keyring of `credentials`.
+    pub async fn in_data_dir(
+        storage: &StorageArgs,
+        credentials: &Credentials,
+    ) -> anyhow::Result<Self> {
+        let (ca, created) = ControlPlaneCa::load_or_create_sealed(
+            &storage.data_dir,
+            &MasterKeySealer(credentials),
+        )?;
         if created {
             info!(fingerprint = %ca.fingerprint(), "created the control-plane CA");
         }
@@ -84,6 +93,22 @@ impl ProvisionerState {
             sealing_key: key,
             control_plane_id,
         })
+    }
+}
+
+/// The CA key sealed with the credentials service's master keyring, as a sealed file of
+/// the data directory.
+struct MasterKeySealer<'a>(&'a Credentials);
+
+impl KeySealer for MasterKeySealer<'_> {
+    fn open(&self, name: &str) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, String> {
+        self.0.read_sealed_file(name).map_err(|e| e.to_string())
+    }
+
+    fn seal(&self, name: &str, key: &[u8]) -> Result<(), String> {
+        self.0
+            .write_sealed_file(name, key)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -103,7 +103,6 @@ impl App {
         cfg: ServeConfig,
         #[cfg(feature = "demo")] demo: Option<Demo>,
     ) -> anyhow::Result<Self> {
-        let state = ProvisionerState::in_data_dir(&cfg.storage).await?;
         // Bound first: the agent address goes into every provision's user-data.
         let agent_listener = bind(cfg.front.nodes.agent_listen, "the agent listener").await?;
         #[cfg(feature = "demo")]
@@ -128,6 +127,7 @@ impl App {
             issuers,
         )
         .await?;
+        let state = ProvisionerState::in_data_dir(&cfg.storage, &credentials).await?;
         let registry = Arc::new(ProviderRegistry::new(
             Arc::new(InProcessBroker::new(credentials.clone())),
             clients,
@@ -223,7 +223,8 @@ impl App {
         &self.front.ca
     }
 
-    /// A handle that stops the server when sent `true`.
+    /// A handle that stops the server when given `true` with `send_replace` (a `send`
+    /// before the server runs finds no receiver yet and is dropped).
     pub fn stopper(&self) -> watch::Sender<bool> {
         self.front.shutdown.clone()
     }
@@ -354,6 +355,8 @@ pub struct ProvisionerFront {
     pub agent: Bound,
     /// Stops both when sent `true`.
     pub shutdown: watch::Sender<bool>,
+    /// The audit log of the public listener, flushed once it stops.
+    pub audit: Arc<AuditLog>,
 }
 
 impl ProvisionerFront {
@@ -397,7 +400,7 @@ impl ProvisionerFront {
             public.max_concurrent_requests,
             CallGuard {
                 auth: Some(auth),
-                audit: Some(audit),
+                audit: Some(Arc::clone(&audit)),
                 per_token: public.per_token_budget(),
             },
         )?;
@@ -427,6 +430,7 @@ impl ProvisionerFront {
             public,
             agent,
             shutdown,
+            audit,
         })
     }
 
@@ -435,6 +439,7 @@ impl ProvisionerFront {
         let mut bound = vec![self.public, self.agent];
         bound.extend(more);
         serve_all(bound, self.shutdown).await;
+        self.audit.flush().await;
         Ok(())
     }
 }

@@ -59,6 +59,7 @@ async fn start() -> Running {
         },
         master_key: None,
         master_key_file: None,
+        previous_master_key_file: None,
         health_listen: None,
     };
     let server = CredentialsServer::build(cfg)
@@ -133,7 +134,7 @@ async fn the_provisioner_gets_typed_refusals_and_the_token_digests() {
     );
     assert_eq!(digest.expires_at, None, "the bootstrap token expires");
     watch.abort();
-    let _ = r.stop.send(true);
+    r.stop.send_replace(true);
 }
 
 #[tokio::test]
@@ -189,5 +190,5 @@ async fn another_certificate_of_the_internal_ca_is_refused() {
         refused.await.is_err(),
         "a client without a certificate was served"
     );
-    let _ = r.stop.send(true);
+    r.stop.send_replace(true);
 }

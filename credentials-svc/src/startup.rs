@@ -10,8 +10,9 @@ use secrecy::{ExposeSecret as _, SecretString};
 
 use crate::app::Credentials;
 use crate::app::keys::{KeyringHandle, MasterKeySource};
+use crate::app::sealed_files::SealedFiles;
 use crate::broker::GrantIssuer;
-use crate::crypto::keyring_from_env_key;
+use crate::crypto::keyring_from_env_keys;
 use crate::verify::Verifier;
 
 /// Where the service's state lives.
@@ -21,8 +22,19 @@ pub struct StorageConfig<'a> {
     pub data_dir: &'a Path,
     /// `sqlite://…` or `postgres://…`; default SQLite file in the data directory.
     pub database_url: Option<&'a SecretString>,
-    /// Base64 master key from the environment, instead of the keyring file.
-    pub master_key: Option<&'a SecretString>,
+    /// Master keys from the environment, instead of the keyring file.
+    pub master_key: Option<&'a MasterKey>,
+}
+
+/// Master keys given by the operator (base64 of 32 bytes each): the key, and while a
+/// rotation rolls out the key it replaces, which the first start re-wraps every credential
+/// away from. `Debug` shows neither.
+#[derive(Debug, Clone)]
+pub struct MasterKey {
+    /// `LEVELRAIL_MASTER_KEY`.
+    pub current: SecretString,
+    /// `LEVELRAIL_MASTER_KEY_PREVIOUS`.
+    pub previous: Option<SecretString>,
 }
 
 /// Creates the data directory owner-only when missing, and makes it owner-only again at
@@ -66,12 +78,15 @@ pub async fn open(
 ) -> anyhow::Result<Credentials> {
     ensure_data_dir(cfg.data_dir)?;
     let source = match cfg.master_key {
-        Some(b64) => MasterKeySource::Env(Arc::new(
-            keyring_from_env_key(b64.expose_secret()).context("LEVELRAIL_MASTER_KEY")?,
-        )),
+        Some(keys) => MasterKeySource::Env(Arc::new(keyring_from_env_keys(
+            keys.current.expose_secret(),
+            keys.previous.as_ref().map(|k| k.expose_secret()),
+        )?)),
         None => MasterKeySource::File(cfg.data_dir.join("master.key")),
     };
-    let (keys, created) = KeyringHandle::open(source).context("opening the master keyring")?;
+    let files = SealedFiles::new(cfg.data_dir);
+    let (keys, created) =
+        KeyringHandle::open(source, files).context("opening the master keyring")?;
     if created {
         tracing::info!("created a new master keyring in the data directory");
     }

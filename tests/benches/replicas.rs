@@ -79,7 +79,10 @@ async fn main() {
         let mut cfg = harness::test_config(tmp.path());
         harness::set_endpoint(&mut cfg, ProviderId::Hetzner, "api", fake.base_url());
         cfg.storage.database_url = Some(SecretString::from(url.clone()));
-        cfg.master_key = Some(SecretString::from(master_key.clone()));
+        cfg.master_key = Some(levelrail::config::MasterKey {
+            current: SecretString::from(master_key.clone()),
+            previous: None,
+        });
         apps.push(harness::TestApp::start(cfg).await.expect("replica"));
         dirs.push(tmp);
     }

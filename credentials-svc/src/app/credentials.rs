@@ -398,6 +398,27 @@ impl Credentials {
         keys::rotate(&self.inner.keys, self.inner.store.as_ref()).await
     }
 
+    /// Opens the data directory's sealed file `name` (see
+    /// [`SealedFiles`](crate::app::sealed_files::SealedFiles)); `None` when there is none.
+    pub fn read_sealed_file(
+        &self,
+        name: &str,
+    ) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, CredentialsError> {
+        let ring = self.inner.keys.current()?;
+        Ok(self.inner.keys.sealed_files().read(&ring, name)?)
+    }
+
+    /// Seals `plaintext` with the master keyring's primary key as the data directory's
+    /// sealed file `name`; master-key rotations re-wrap it.
+    pub fn write_sealed_file(&self, name: &str, plaintext: &[u8]) -> Result<(), CredentialsError> {
+        let ring = self.inner.keys.current()?;
+        Ok(self
+            .inner
+            .keys
+            .sealed_files()
+            .write(&ring, name, plaintext)?)
+    }
+
     /// Finishes a rotation interrupted earlier (a no-op when none is pending).
     pub async fn resume_rotation(&self) -> Result<RotationReport, CredentialsError> {
         keys::resume(&self.inner.keys, self.inner.store.as_ref()).await

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use tracing::{info, warn};
 
+use super::sealed_files::SealedFiles;
 use crate::crypto::{self, AadContext, CryptoError, Keyring, KeyringFile};
 use crate::model::CredentialsError;
 use crate::model::ports::CredentialStore;
@@ -15,8 +16,9 @@ use crate::model::ports::CredentialStore;
 pub enum MasterKeySource {
     /// A keyring file in the data directory (created 0600 on first start); rotatable.
     File(PathBuf),
-    /// A single key from the environment (`LEVELRAIL_MASTER_KEY`); rotate it in the
-    /// secret manager that provides it.
+    /// Keys from the environment (`LEVELRAIL_MASTER_KEY`, and while a rotation rolls out
+    /// `LEVELRAIL_MASTER_KEY_PREVIOUS`): rotated by starting with both, which re-wraps
+    /// every data key (see [`resume`]).
     Env(Arc<Keyring>),
 }
 
@@ -29,12 +31,15 @@ type Cached = (Option<(SystemTime, u64)>, Arc<Keyring>);
 pub struct KeyringHandle {
     source: MasterKeySource,
     cached: Mutex<Cached>,
+    /// The data directory's sealed files, re-wrapped with the credentials.
+    files: SealedFiles,
 }
 
 impl KeyringHandle {
-    /// Opens the source, creating the keyring file on first start. Returns the handle and
-    /// whether a new keyring was created.
-    pub fn open(source: MasterKeySource) -> Result<(Self, bool), CryptoError> {
+    /// Opens the source, creating the keyring file on first start; `files` are the sealed
+    /// files of the data directory. Returns the handle and whether a new keyring was
+    /// created.
+    pub fn open(source: MasterKeySource, files: SealedFiles) -> Result<(Self, bool), CryptoError> {
         let (stamp, ring, created) = match &source {
             MasterKeySource::File(path) => {
                 let (ring, created) = KeyringFile::new(path.clone()).load_or_create()?;
@@ -46,6 +51,7 @@ impl KeyringHandle {
             Self {
                 source,
                 cached: Mutex::new((stamp, ring)),
+                files,
             },
             created,
         ))
@@ -75,6 +81,11 @@ impl KeyringHandle {
         let ring = Arc::new(KeyringFile::new(path.clone()).load()?);
         *self.lock() = (stamp, ring.clone());
         Ok(ring)
+    }
+
+    /// The data directory's sealed files.
+    pub fn sealed_files(&self) -> &SealedFiles {
+        &self.files
     }
 
     /// The keyring file, when the keys come from one.
@@ -116,7 +127,10 @@ pub async fn rotate(
 ) -> Result<RotationReport, CredentialsError> {
     let file = keys.file().ok_or_else(|| {
         CredentialsError::FailedPrecondition(
-            "the master key comes from LEVELRAIL_MASTER_KEY; rotate it where it is stored".into(),
+            "the master key comes from LEVELRAIL_MASTER_KEY: to rotate it, start the service \
+             with the new key in LEVELRAIL_MASTER_KEY and the old one in \
+             LEVELRAIL_MASTER_KEY_PREVIOUS"
+                .into(),
         )
     })?;
     let ring = keys.reload()?;
@@ -135,10 +149,7 @@ pub async fn resume(
     store: &dyn CredentialStore,
 ) -> Result<RotationReport, CredentialsError> {
     let Some(file) = keys.file() else {
-        return Ok(RotationReport {
-            primary: keys.current()?.primary().id().to_owned(),
-            ..Default::default()
-        });
+        return rewrap_env(keys, store).await;
     };
     let mut ring = keys.reload()?;
     if let Some(id) = ring.active_ids().into_iter().next() {
@@ -146,34 +157,11 @@ pub async fn resume(
         info!(key_id = %id, "master key promoted");
         ring = keys.reload()?;
     }
-    let primary = ring.primary().id().to_owned();
     let mut report = RotationReport {
-        primary: primary.clone(),
+        primary: ring.primary().id().to_owned(),
+        rewrapped: rewrap_all(&ring, store).await? + keys.files.rewrap_all(&ring)?,
         ..Default::default()
     };
-    // Loop until a scan finds nothing: a credential saved concurrently with an older
-    // keyring is caught by the next pass.
-    loop {
-        let stale = store.list_credentials_not_on_kek(&primary).await?;
-        if stale.is_empty() {
-            break;
-        }
-        for rec in stale {
-            let ctx = AadContext {
-                credential_id: &rec.id,
-                provider: rec.provider.as_str(),
-            };
-            let rewrapped = crypto::rewrap(&ring, &ctx, &rec.envelope)?;
-            if store
-                .swap_envelope(&rec.id, &rec.envelope, &rewrapped, &primary)
-                .await?
-            {
-                report.rewrapped += 1;
-            } else {
-                warn!(credential_id = %rec.id, "credential changed during re-wrap; rescanning");
-            }
-        }
-    }
     for id in ring.retiring_ids() {
         file.retire(&id)?;
         info!(key_id = %id, "master key retired");
@@ -181,4 +169,76 @@ pub async fn resume(
     }
     keys.reload()?;
     Ok(report)
+}
+
+/// Keys from the environment: every data key still wrapped by the previous key
+/// (`LEVELRAIL_MASTER_KEY_PREVIOUS`), or under the id of an earlier release, is re-wrapped
+/// by the current one. A credential neither key opens stops the start, saying which
+/// variable to set, instead of failing later at each use.
+async fn rewrap_env(
+    keys: &KeyringHandle,
+    store: &dyn CredentialStore,
+) -> Result<RotationReport, CredentialsError> {
+    let ring = keys.current()?;
+    let rewrapped = async {
+        Ok::<_, CredentialsError>(rewrap_all(&ring, store).await? + keys.files.rewrap_all(&ring)?)
+    };
+    let rewrapped = rewrapped.await.map_err(|e| match e {
+        CredentialsError::Crypto(CryptoError::Decrypt | CryptoError::UnknownKey(_)) => {
+            CredentialsError::FailedPrecondition(
+                "a stored credential or sealed file (such as the node CA's key) is sealed with \
+                 a master key that is neither \
+                 LEVELRAIL_MASTER_KEY nor LEVELRAIL_MASTER_KEY_PREVIOUS: to rotate the key, \
+                 start with the new key in LEVELRAIL_MASTER_KEY and the key it replaces in \
+                 LEVELRAIL_MASTER_KEY_PREVIOUS"
+                    .into(),
+            )
+        }
+        other => other,
+    })?;
+    let retired = ring.retiring_ids();
+    if !retired.is_empty() {
+        info!(
+            rewrapped,
+            "every credential is sealed with the new master key: \
+             LEVELRAIL_MASTER_KEY_PREVIOUS can be removed"
+        );
+    }
+    Ok(RotationReport {
+        primary: ring.primary().id().to_owned(),
+        rewrapped,
+        retired,
+    })
+}
+
+/// Re-wraps every data key not wrapped by `ring`'s primary; returns how many. Loops until
+/// a scan finds nothing: a credential saved concurrently with an older keyring is caught
+/// by the next pass.
+async fn rewrap_all(
+    ring: &Keyring,
+    store: &dyn CredentialStore,
+) -> Result<usize, CredentialsError> {
+    let primary = ring.primary().id();
+    let mut rewrapped = 0;
+    loop {
+        let stale = store.list_credentials_not_on_kek(primary).await?;
+        if stale.is_empty() {
+            return Ok(rewrapped);
+        }
+        for rec in stale {
+            let ctx = AadContext {
+                credential_id: &rec.id,
+                provider: rec.provider.as_str(),
+            };
+            let envelope = crypto::rewrap(ring, &ctx, &rec.envelope)?;
+            if store
+                .swap_envelope(&rec.id, &rec.envelope, &envelope, primary)
+                .await?
+            {
+                rewrapped += 1;
+            } else {
+                warn!(credential_id = %rec.id, "credential changed during re-wrap; rescanning");
+            }
+        }
+    }
 }

@@ -4,5 +4,6 @@
 pub mod api_token;
 pub mod credentials;
 pub mod keys;
+pub mod sealed_files;
 
 pub use credentials::{BrokerState, Credentials};

@@ -230,10 +230,17 @@ fn unwrap_dek(
     ctx: &AadContext<'_>,
     parsed: &Parsed<'_>,
 ) -> Result<DataKey, CryptoError> {
-    let kek = keyring
-        .get(parsed.kek_id)
-        .ok_or_else(|| CryptoError::UnknownKey(parsed.kek_id.into()))?;
-    kek.unwrap(parsed.wrapped, &wrap_aad(parsed.kek_id, ctx)?)
+    let aad = wrap_aad(parsed.kek_id, ctx)?;
+    // One key for every id but the legacy `env`, which any key from the environment may
+    // have sealed: the first whose tag verifies opens it.
+    let mut failure = CryptoError::UnknownKey(parsed.kek_id.into());
+    for kek in keyring.openers(parsed.kek_id) {
+        match kek.unwrap(parsed.wrapped, &aad) {
+            Ok(dek) => return Ok(dek),
+            Err(e) => failure = e,
+        }
+    }
+    Err(failure)
 }
 
 fn check_context(ctx: &AadContext<'_>) -> Result<(), CryptoError> {

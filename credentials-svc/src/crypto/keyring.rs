@@ -6,14 +6,17 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use secrecy::SecretBox;
+use secrecy::{ExposeSecret as _, SecretBox};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 use zeroize::Zeroizing;
 
 use super::CryptoError;
 use super::kek::{DATA_KEY_LEN, KeyEncryptionKey, LocalKek, is_valid_kek_id};
 
-/// Id of the single key built from `LEVELRAIL_MASTER_KEY`.
+/// The id every key from `LEVELRAIL_MASTER_KEY` had before keys from the environment were
+/// told apart ([`env_key_id`]): an envelope naming it opens with whichever key from the
+/// environment sealed it, and is re-wrapped under the primary's own id at start.
 pub const ENV_KEY_ID: &str = "env";
 
 /// Where a key stands in the add → promote → re-wrap → retire rotation.
@@ -75,6 +78,18 @@ impl Keyring {
         self.keys.iter().find(|(k, _)| k.id() == id).map(|(k, _)| k)
     }
 
+    /// The keys that may open an envelope naming `id`: the key of that id, or, for the
+    /// [`ENV_KEY_ID`] of earlier releases, every key from the environment.
+    pub fn openers<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<dyn KeyEncryptionKey>> + 'a {
+        let legacy_prefix = format!("{ENV_KEY_ID}-");
+        self.keys.iter().map(|(k, _)| k).filter(move |k| {
+            k.id() == id || (id == ENV_KEY_ID && k.id().starts_with(&legacy_prefix))
+        })
+    }
+
     /// The state of the key named `id`.
     pub fn state_of(&self, id: &str) -> Option<KeyState> {
         self.keys
@@ -120,19 +135,55 @@ impl fmt::Debug for Keyring {
     }
 }
 
-/// A keyring of one primary key with id [`ENV_KEY_ID`], from the base64 (standard, padded)
-/// encoding of 32 bytes, as given in `LEVELRAIL_MASTER_KEY`. Surrounding whitespace is
-/// ignored; error texts never echo the value.
-pub fn keyring_from_env_key(b64: &str) -> Result<Keyring, CryptoError> {
-    let key = decode_key(b64.trim()).ok_or_else(|| {
-        CryptoError::Keyring(
-            "LEVELRAIL_MASTER_KEY must be the base64 encoding of exactly 32 bytes \
-             (for example the output of `openssl rand -base64 32`)"
-                .into(),
-        )
-    })?;
-    let kek: Arc<dyn KeyEncryptionKey> = Arc::new(LocalKek::new(ENV_KEY_ID, key)?);
-    Keyring::new(vec![(kek, KeyState::Primary)])
+/// A keyring from the environment: the key of `LEVELRAIL_MASTER_KEY` as primary and, while
+/// a rotation rolls out, the key it replaces (`LEVELRAIL_MASTER_KEY_PREVIOUS`) as retiring,
+/// to open what it sealed until every data key is re-wrapped. Each is the base64 (standard,
+/// padded) encoding of 32 bytes; surrounding whitespace is ignored; error texts never echo
+/// a value. Each key's id is [`env_key_id`] of it, so an envelope names the key that sealed
+/// it and a later rotation can tell them apart.
+pub fn keyring_from_env_keys(
+    current: &str,
+    previous: Option<&str>,
+) -> Result<Keyring, CryptoError> {
+    let decode = |b64: &str, var: &str| {
+        decode_key(b64.trim()).ok_or_else(|| {
+            CryptoError::Keyring(format!(
+                "{var} must be the base64 encoding of exactly 32 bytes \
+                 (for example the output of `openssl rand -base64 32`)"
+            ))
+        })
+    };
+    let key = decode(current, "LEVELRAIL_MASTER_KEY")?;
+    let mut keys: Vec<(Arc<dyn KeyEncryptionKey>, KeyState)> = Vec::with_capacity(2);
+    let id = env_key_id(key.expose_secret());
+    keys.push((Arc::new(LocalKek::new(&id, key)?), KeyState::Primary));
+    if let Some(previous) = previous {
+        let key = decode(previous, "LEVELRAIL_MASTER_KEY_PREVIOUS")?;
+        let previous_id = env_key_id(key.expose_secret());
+        if previous_id == id {
+            return Err(CryptoError::Keyring(
+                "LEVELRAIL_MASTER_KEY_PREVIOUS is the same key as LEVELRAIL_MASTER_KEY: give \
+                 the key being replaced, or leave it unset"
+                    .into(),
+            ));
+        }
+        keys.push((
+            Arc::new(LocalKek::new(&previous_id, key)?),
+            KeyState::Retiring,
+        ));
+    }
+    Keyring::new(keys)
+}
+
+/// The id of a key from the environment: `env-` and the first 16 hex digits of a SHA-256
+/// of the key under a domain label (a one-way fingerprint: it tells keys apart, and says
+/// nothing of the key).
+pub fn env_key_id(key: &[u8; DATA_KEY_LEN]) -> String {
+    let digest = Sha256::new()
+        .chain_update(b"levelrail master key id v1\0")
+        .chain_update(key)
+        .finalize();
+    format!("{ENV_KEY_ID}-{}", hex::encode(&digest[..8]))
 }
 
 /// Decodes standard base64 of exactly 32 bytes; every intermediate buffer is zeroized.
@@ -216,11 +267,34 @@ mod tests {
     }
 
     #[test]
-    fn an_env_key_gives_a_single_primary_named_env() {
-        let ring =
-            keyring_from_env_key(&format!("  {}\n", STANDARD.encode([9u8; 32]))).expect("ok");
-        assert_eq!(ring.key_ids(), [ENV_KEY_ID]);
-        assert_eq!(ring.primary().id(), ENV_KEY_ID);
+    fn env_keys_are_named_by_fingerprint_and_the_previous_one_is_retiring() {
+        let (a, b) = (STANDARD.encode([9u8; 32]), STANDARD.encode([10u8; 32]));
+        let ring = keyring_from_env_keys(&format!("  {a}\n"), None).expect("ok");
+        let id_a = env_key_id(&[9u8; 32]);
+        assert!(id_a.starts_with("env-") && id_a.len() == 20, "{id_a}");
+        assert_eq!(ring.key_ids(), std::slice::from_ref(&id_a));
+        assert_eq!(ring.primary().id(), id_a);
+        assert!(!ring.has_pending_rotation());
+
+        let ring = keyring_from_env_keys(&b, Some(&a)).expect("ok");
+        let id_b = env_key_id(&[10u8; 32]);
+        assert_ne!(id_a, id_b);
+        assert_eq!(ring.primary().id(), id_b);
+        assert_eq!(ring.retiring_ids(), std::slice::from_ref(&id_a));
+        // Envelopes of earlier releases name `env`: either key may open them.
+        let openers: Vec<_> = ring
+            .openers(ENV_KEY_ID)
+            .map(|k| k.id().to_owned())
+            .collect();
+        assert_eq!(openers, [id_b.clone(), id_a.clone()]);
+        let openers: Vec<_> = ring.openers(&id_a).map(|k| k.id().to_owned()).collect();
+        assert_eq!(openers, [id_a]);
+
+        let same = keyring_from_env_keys(&a, Some(&a)).unwrap_err();
+        assert!(
+            same.to_string().contains("LEVELRAIL_MASTER_KEY_PREVIOUS"),
+            "{same}"
+        );
     }
 
     #[test]
@@ -229,7 +303,16 @@ mod tests {
         let long = STANDARD.encode([7u8; 33]);
         let not_b64 = "s3cr3t-value-that-is-not-base64!!".to_owned();
         for value in [short, long, not_b64, String::new()] {
-            let err = keyring_from_env_key(&value).unwrap_err();
+            let err = keyring_from_env_keys(&value, None).unwrap_err();
+            assert!(err.to_string().contains("LEVELRAIL_MASTER_KEY "), "{err}");
+            let good = STANDARD.encode([1u8; 32]);
+            let previous = keyring_from_env_keys(&good, Some(&value)).unwrap_err();
+            assert!(
+                previous
+                    .to_string()
+                    .contains("LEVELRAIL_MASTER_KEY_PREVIOUS")
+            );
+            assert!(value.is_empty() || !previous.to_string().contains(&value[..8]));
             let text = format!("{err} {err:?}");
             assert!(matches!(err, CryptoError::Keyring(_)));
             assert!(value.is_empty() || !text.contains(&value[..8]), "{text}");

@@ -22,7 +22,7 @@ pub use envelope::{
     MAX_WRAPPED_DEK_LEN, envelope_kek_id, open, rewrap, seal,
 };
 pub use kek::{DATA_KEY_LEN, DataKey, KeyEncryptionKey, LocalKek, MAX_KEK_ID_LEN, is_valid_kek_id};
-pub use keyring::{ENV_KEY_ID, KeyState, Keyring, keyring_from_env_key};
+pub use keyring::{ENV_KEY_ID, KeyState, Keyring, env_key_id, keyring_from_env_keys};
 pub use keyring_file::{KEYRING_FILE_FORMAT, KeyringFile};
 
 /// Length of every AES-GCM nonce this module produces or accepts (96 bits).

@@ -1,5 +1,5 @@
-//! The control-plane CA: created on first start in the data directory (`ca.pem`, `ca.key`
-//! mode 0600), it issues the TLS server certificates of the listeners and the client
+//! The control-plane CA: created on first start in the data directory (`ca.pem`, and its
+//! private key sealed by a [`KeySealer`], the all-in-one server's master keyring), it issues the TLS server certificates of the listeners and the client
 //! certificates of enrolled nodes. Its pin is the SHA-256 of the CA certificate's DER.
 use std::fs;
 use std::io::Write as _;
@@ -32,7 +32,21 @@ pub enum CaError {
     /// Certificate generation, parsing or signing failed.
     #[error("certificate error: {0}")]
     Cert(String),
+    /// The sealed CA key could not be opened or stored.
+    #[error("the control-plane CA key, sealed with the master key: {0}")]
+    Sealed(String),
 }
+
+/// Keeps the CA's private key sealed at rest. Error texts carry no key material.
+pub trait KeySealer {
+    /// The key stored as `name`, opened; `None` when none is stored.
+    fn open(&self, name: &str) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, String>;
+    /// Seals `key` and stores it as `name` (replacing what was there).
+    fn seal(&self, name: &str, key: &[u8]) -> Result<(), String>;
+}
+
+/// The name the CA key is sealed under.
+const SEALED_KEY: &str = "ca.key";
 
 impl From<rcgen::Error> for CaError {
     fn from(e: rcgen::Error) -> Self {
@@ -75,10 +89,52 @@ const CA_VALIDITY_DAYS: i64 = 3650;
 const LEAF_VALIDITY_DAYS: i64 = 365;
 
 impl ControlPlaneCa {
-    /// Loads `ca.pem`/`ca.key` from `dir`, creating both on first start. Returns the CA and
-    /// whether it was created now.
-    pub fn load_or_create(dir: &Path) -> Result<(Self, bool), CaError> {
-        Self::load_or_create_named(dir, "ca", "Levelrail control-plane CA")
+    /// Loads `ca.pem` from `dir` and the CA key from `sealer`, creating both on first
+    /// start. A plaintext `ca.key` an earlier release left is sealed, then removed. Returns
+    /// the CA and whether it was created now.
+    pub fn load_or_create_sealed(
+        dir: &Path,
+        sealer: &dyn KeySealer,
+    ) -> Result<(Self, bool), CaError> {
+        let cert_path = dir.join("ca.pem");
+        let plain_key = dir.join("ca.key");
+        if !cert_path.exists() {
+            // The key first: a crash before the certificate is written starts over.
+            let (cert_pem, key_pem) = Self::generate()?;
+            sealer
+                .seal(SEALED_KEY, key_pem.as_bytes())
+                .map_err(CaError::Sealed)?;
+            write_file(&cert_path, cert_pem.as_bytes(), 0o644)?;
+            remove_plaintext(&plain_key)?;
+            return Ok((Self::from_pem(&cert_pem, &key_pem)?, true));
+        }
+        let cert_pem = read(&cert_path)?;
+        if let Some(key) = sealer.open(SEALED_KEY).map_err(CaError::Sealed)? {
+            let key_pem = std::str::from_utf8(&key)
+                .map_err(|_| CaError::Sealed("the opened key is not PEM".into()))?;
+            let ca = Self::from_pem(&cert_pem, key_pem)?;
+            // A crash between sealing and removing left the plaintext: remove it now.
+            remove_plaintext(&plain_key)?;
+            return Ok((ca, false));
+        }
+        if !plain_key.exists() {
+            return Err(CaError::Sealed(format!(
+                "{} exists but its key does not (neither sealed nor as {})",
+                cert_path.display(),
+                plain_key.display()
+            )));
+        }
+        check_private(&plain_key)?;
+        let key_pem = zeroize::Zeroizing::new(read(&plain_key)?);
+        let ca = Self::from_pem(&cert_pem, &key_pem)?;
+        sealer
+            .seal(SEALED_KEY, key_pem.as_bytes())
+            .map_err(CaError::Sealed)?;
+        remove_plaintext(&plain_key)?;
+        tracing::info!(
+            "sealed the control-plane CA key with the master key and removed the plaintext ca.key"
+        );
+        Ok((ca, false))
     }
 
     /// Loads `<stem>.pem`/`<stem>.key` from `dir`, creating both (a CA named
@@ -92,16 +148,7 @@ impl ControlPlaneCa {
         let cert_path = dir.join(format!("{stem}.pem"));
         let key_path = dir.join(format!("{stem}.key"));
         if cert_path.exists() && key_path.exists() {
-            let mode = fs::metadata(&key_path)
-                .map_err(|source| CaError::Io {
-                    path: key_path.clone(),
-                    source,
-                })?
-                .permissions()
-                .mode();
-            if mode & 0o077 != 0 {
-                return Err(CaError::KeyPermissions(key_path));
-            }
+            check_private(&key_path)?;
             let cert_pem = read(&cert_path)?;
             let key_pem = read(&key_path)?;
             return Ok((Self::from_pem(&cert_pem, &key_pem)?, false));
@@ -252,6 +299,38 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, CaError> {
     }
 }
 
+/// Refuses a key file its group or others may read.
+fn check_private(path: &Path) -> Result<(), CaError> {
+    let mode = fs::metadata(path)
+        .map_err(|source| CaError::Io {
+            path: path.to_owned(),
+            source,
+        })?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(CaError::KeyPermissions(path.to_owned()));
+    }
+    Ok(())
+}
+
+/// Removes a plaintext key file, if any, and makes the removal durable.
+fn remove_plaintext(path: &Path) -> Result<(), CaError> {
+    let io = |source| CaError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e)),
+    }
+    match path.parent() {
+        Some(dir) => fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io),
+        None => Ok(()),
+    }
+}
+
 fn read(path: &Path) -> Result<String, CaError> {
     fs::read_to_string(path).map_err(|source| CaError::Io {
         path: path.to_owned(),
@@ -287,29 +366,79 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CaError> {
 mod tests {
     use super::*;
 
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// Keys kept in memory, "sealed" by being out of the directory.
+    #[derive(Default)]
+    struct MemorySealer(Mutex<HashMap<String, Vec<u8>>>);
+
+    impl KeySealer for MemorySealer {
+        fn open(&self, name: &str) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, String> {
+            Ok(self.0.lock().unwrap().get(name).cloned().map(Into::into))
+        }
+        fn seal(&self, name: &str, key: &[u8]) -> Result<(), String> {
+            self.0.lock().unwrap().insert(name.into(), key.to_vec());
+            Ok(())
+        }
+    }
+
+    fn plaintext_ca(dir: &Path) -> (ControlPlaneCa, bool) {
+        ControlPlaneCa::load_or_create_named(dir, "ca", "Levelrail control-plane CA").unwrap()
+    }
+
     #[test]
-    fn the_ca_is_created_once_with_a_private_key_and_reloaded_with_the_same_pin() {
+    fn the_ca_is_created_once_with_its_key_sealed_and_reloaded_with_the_same_pin() {
         let dir = tempfile::tempdir().unwrap();
-        let (ca, created) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        let sealer = MemorySealer::default();
+        let (ca, created) = ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer).unwrap();
         assert!(created);
+        assert!(
+            !dir.path().join("ca.key").exists(),
+            "a plaintext key on disk"
+        );
+        assert!(sealer.0.lock().unwrap().contains_key("ca.key"));
+        let (again, created) = ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer).unwrap();
+        assert!(!created);
+        assert_eq!(ca.fingerprint(), again.fingerprint());
+        assert_eq!(ca.fingerprint().len(), 64);
+        // The certificate without its key is an error, not a new CA.
+        let lost = MemorySealer::default();
+        assert!(matches!(
+            ControlPlaneCa::load_or_create_sealed(dir.path(), &lost),
+            Err(CaError::Sealed(_))
+        ));
+    }
+
+    #[test]
+    fn a_plaintext_ca_key_of_an_earlier_release_is_sealed_then_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (before, _) = plaintext_ca(dir.path());
         let mode = fs::metadata(dir.path().join("ca.key"))
             .unwrap()
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        let (again, created) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        let sealer = MemorySealer::default();
+        let (after, created) = ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer).unwrap();
         assert!(!created);
-        assert_eq!(ca.fingerprint(), again.fingerprint());
-        assert_eq!(ca.fingerprint().len(), 64);
+        assert_eq!(before.fingerprint(), after.fingerprint());
+        assert!(!dir.path().join("ca.key").exists());
+        let (again, _) = ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer).unwrap();
+        assert_eq!(before.fingerprint(), again.fingerprint());
     }
 
     #[test]
     fn a_world_readable_ca_key_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        plaintext_ca(dir.path());
         fs::set_permissions(dir.path().join("ca.key"), fs::Permissions::from_mode(0o644)).unwrap();
         assert!(matches!(
-            ControlPlaneCa::load_or_create(dir.path()),
+            ControlPlaneCa::load_or_create_named(dir.path(), "ca", "CA"),
+            Err(CaError::KeyPermissions(_))
+        ));
+        assert!(matches!(
+            ControlPlaneCa::load_or_create_sealed(dir.path(), &MemorySealer::default()),
             Err(CaError::KeyPermissions(_))
         ));
     }
@@ -317,7 +446,7 @@ mod tests {
     #[test]
     fn a_server_certificate_chains_to_the_ca() {
         let dir = tempfile::tempdir().unwrap();
-        let (ca, _) = ControlPlaneCa::load_or_create(dir.path()).unwrap();
+        let (ca, _) = plaintext_ca(dir.path());
         let issued = ca
             .issue_server_cert(&["localhost".into(), "127.0.0.1".into()])
             .unwrap();

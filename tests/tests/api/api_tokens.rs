@@ -318,3 +318,41 @@ async fn a_token_past_its_request_budget_is_told_to_retry_and_others_are_not() {
         app.stop().await;
     }
 }
+
+/// An event still waiting for the audit writer's window when the server stops is written
+/// before it exits, not dropped with the writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_log_is_flushed_when_the_server_stops() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let app = Arc::new(
+        TestApp::start(test_config(tmp.path()))
+            .await
+            .expect("starts"),
+    );
+    let token = create(&app, "flushed", "read", "never");
+    assert!(!token.is_empty());
+    // At once: well inside the writer's 100 ms window.
+    let Ok(app) = Arc::try_unwrap(app) else {
+        panic!("one owner")
+    };
+    app.stop().await;
+
+    let app = Arc::new(
+        TestApp::start(test_config(tmp.path()))
+            .await
+            .expect("restarts"),
+    );
+    let r = cli(&app, None, &["audit", "list", "--json"]).await;
+    assert!(r.ok, "{}", r.stderr);
+    let seen: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert!(
+        seen["events"].as_array().is_some_and(|events| events
+            .iter()
+            .any(|e| e["action"] == "ApiTokensService/CreateApiToken" && e["target"] == "flushed")),
+        "the last call before the stop is missing: {seen:#}"
+    );
+    let Ok(app) = Arc::try_unwrap(app) else {
+        panic!("one owner")
+    };
+    app.stop().await;
+}

@@ -161,7 +161,7 @@ impl TestApp {
 
     /// Stops it and waits until the listener is closed.
     pub(crate) async fn stop(self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
         let _ = self.join.await;
     }
 
