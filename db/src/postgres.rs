@@ -245,9 +245,9 @@ impl Db<Postgres> {
         let options = PgConnectOptions::from_str(dsn)?;
         verified_off_host(&options)?;
         let set: Option<Arc<str>> = schema.map(|s| format!("SET search_path TO \"{s}\"").into());
-        let pool_options = || {
+        let pool_options = |connections: u32| {
             let pool = PgPoolOptions::new()
-                .max_connections(CONNECTIONS)
+                .max_connections(connections)
                 .acquire_timeout(Duration::from_secs(10));
             match set.clone() {
                 Some(set) => pool.after_connect(move |conn, _meta| {
@@ -260,9 +260,11 @@ impl Db<Postgres> {
                 None => pool,
             }
         };
-        let pool = pool_options().connect_with(options.clone()).await?;
+        let pool = pool_options(CONNECTIONS)
+            .connect_with(options.clone())
+            .await?;
         // Background work's own connections, opened as it needs them.
-        let background = pool_options().connect_lazy_with(options);
+        let background = pool_options(BACKGROUND_CONNECTIONS).connect_lazy_with(options);
         Postgres::migrate(&pool, migrations).await?;
         load_keys(&pool).await?;
         let mut db = Db::with_background(pool, background.clone());
@@ -297,8 +299,10 @@ fn verified_off_host(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
     ))
 }
 
-/// Connections of each pool: the API's, and background work's.
+/// Connections of the API's pool.
 const CONNECTIONS: u32 = 8;
+/// Connections of background work's pool.
+const BACKGROUND_CONNECTIONS: u32 = 2;
 
 /// The columns of every primary-key and unique constraint seen, by (table, constraint).
 /// Schemas migrated alike (the isolated test schemas) agree on them.

@@ -13,6 +13,7 @@ use crate::model::ports::{NodeStore, StoreError};
 use crate::model::provision::InsertProvisionError;
 
 mod audit;
+pub(crate) mod batch;
 mod claims;
 mod codec;
 pub mod conformance;

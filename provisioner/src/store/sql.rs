@@ -1,7 +1,11 @@
 //! The provisioner's storage in one SQL database: [`SqlStore`] implements the node, the
 //! provision and the orphan store once, over either dialect, so one transaction can cover
 //! a provision and its name claim.
+use std::sync::Arc;
+
 use levelrail_db::{Db, Dialect, Migrations, Postgres, Sqlite};
+
+use crate::store::batch::InsertBatcher;
 
 use crate::model::ports::StoreError;
 
@@ -18,6 +22,8 @@ pub(crate) const MIGRATIONS: Migrations = Migrations {
 #[derive(Debug, Clone)]
 pub struct SqlStore<D: Dialect> {
     pub(crate) db: Db<D>,
+    /// PostgreSQL's group commit of new provisions.
+    pub(crate) inserts: Arc<InsertBatcher>,
 }
 
 /// The embedded default: a file in the data directory.
@@ -27,7 +33,10 @@ pub type PostgresStore = SqlStore<Postgres>;
 
 impl<D: Dialect> SqlStore<D> {
     pub(crate) fn new(db: Db<D>) -> Self {
-        SqlStore { db }
+        SqlStore {
+            db,
+            inserts: Arc::default(),
+        }
     }
 
     /// The database, for backend-specific tests.

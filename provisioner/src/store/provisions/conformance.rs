@@ -27,10 +27,61 @@ pub async fn run(store: Arc<dyn ProvisionerStore>) {
     a_terminal_write_wipes_the_sealed_token_and_the_lease(&*store).await;
     lists_are_newest_first_and_paged(&*store).await;
     many_are_read_by_id_in_batches(&*store).await;
+    concurrent_inserts_each_get_their_own_answer(Arc::clone(&store)).await;
     a_waiting_driver_reads_its_row_reports_and_enrollment_at_once(&*store).await;
     claims::run(Arc::clone(&store)).await;
     replicas::run(Arc::clone(&store)).await;
     lease::run(store).await;
+}
+
+/// Many provisions inserted with their tokens at once (as concurrent requests are, which
+/// a store may write together): each gets its own answer, and of two asking for one name,
+/// exactly one has it.
+pub(in crate::store::provisions) async fn concurrent_inserts_each_get_their_own_answer(
+    store: Arc<dyn ProvisionerStore>,
+) {
+    const MANY: usize = 48;
+    let mut tasks = Vec::new();
+    for i in 0..MANY {
+        // The last two ask for one name.
+        let name = format!("together-{}", i.min(MANY - 2));
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let mut rec = record(&name, T0);
+            let token = fixtures::token(Some(&rec.id));
+            rec.join_token_id = Some(token.id.clone());
+            let result = store.insert_provision_with_token(&rec, Some(&token)).await;
+            (rec, token, result)
+        }));
+    }
+    let mut taken = 0;
+    for task in tasks {
+        let (rec, token, result) = task.await.expect("insert task");
+        match result {
+            Ok(stored) => {
+                assert_eq!(stored.id, rec.id);
+                assert!(stored.lease_until.is_some(), "no lease on {}", rec.name);
+                let got = store.get_provision(&rec.id).await.expect("get");
+                assert_eq!(got.map(|p| p.name), Some(rec.name.clone()));
+                let t = store.get_join_token(&token.id).await.expect("get token");
+                assert!(t.is_some(), "{}'s token is missing", rec.name);
+            }
+            Err(InsertProvisionError::NameTaken) => {
+                assert_eq!(rec.name.as_str(), format!("together-{}", MANY - 2));
+                assert!(store.get_provision(&rec.id).await.expect("get").is_none());
+                assert!(
+                    store
+                        .get_join_token(&token.id)
+                        .await
+                        .expect("get")
+                        .is_none()
+                );
+                taken += 1;
+            }
+            Err(e) => panic!("{}: {e:?}", rec.name),
+        }
+    }
+    assert_eq!(taken, 1, "of two asking for one name, exactly one gets it");
 }
 
 async fn starts_empty(store: &dyn ProvisionStore) {

@@ -2,10 +2,10 @@
 //! (`BEGIN IMMEDIATE` on SQLite, row locks on PostgreSQL) or, for a provision inserted with
 //! its token on PostgreSQL, in one statement, so concurrent requests on any replica queue,
 //! and the `name_claims` primary key decides which of them gets a name.
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use levelrail_db::{Dialect, Value as Arg, args};
+use levelrail_db::{Dialect, Value as Arg, args, format_timestamp};
 use time::OffsetDateTime;
 
 use super::codec::{
@@ -20,6 +20,7 @@ use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, Pro
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::model::{JoinTokenRecord, NodeId, NodeName};
 use crate::store::SqlStore;
+use crate::store::batch::Batched;
 use crate::store::claims::is_claim_conflict;
 use crate::store::codec::{corrupt, read_progress};
 use crate::store::nodes::{INSERT_JOIN_TOKEN, join_token_args};
@@ -178,6 +179,22 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                     }
                     Err(e) => Err(duplicate_or_unavailable::<D>(e)),
                 };
+            }
+            let batched = match (all.first(), batch_record(&all)) {
+                (Some(Arg::Text(Some(id))), Some((sql, row))) => {
+                    self.inserts.insert(&self.db, sql, id.clone(), row).await
+                }
+                _ => Batched::Alone,
+            };
+            match batched {
+                Batched::Inserted(lease_until) => {
+                    return Ok(ProvisionRecord {
+                        lease_until,
+                        ..stored
+                    });
+                }
+                Batched::NotClaimed => return Err(replayed_or_taken(self, record).await),
+                Batched::Alone => {}
             }
             return match self
                 .db
@@ -528,4 +545,85 @@ impl<D: Dialect> SharedStateStore for SqlStore<D> {
             .ok_or_else(|| StoreError::Corrupt(format!("shared value `{name}` vanished")))?;
         Ok(row.bytes("value")?)
     }
+}
+
+/// The batch statement, built from the first request's argument types (every request's
+/// are the same).
+static STATEMENT: OnceLock<String> = OnceLock::new();
+
+/// PostgreSQL's group commit (see `store::batch`): one request's record of the batch,
+/// `{"a1": …, "a44": …}` from the one-request statement's arguments, and the batch
+/// statement (built on the first call); `None` if an argument has no JSON form.
+fn batch_record(args: &[Arg]) -> Option<(&'static str, String)> {
+    let sql = STATEMENT.get_or_init(|| statement(args));
+    let mut row = serde_json::Map::with_capacity(args.len());
+    for (i, arg) in args.iter().enumerate() {
+        row.insert(format!("a{}", i + 1), json(arg)?);
+    }
+    Some((sql.as_str(), serde_json::Value::Object(row).to_string()))
+}
+
+/// One argument as JSON that PostgreSQL reads back as its column type: `bytea` in its hex
+/// input form, timestamps as RFC 3339 to the microsecond.
+fn json(arg: &Arg) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    Some(match arg {
+        Arg::Text(v) => v.clone().map_or(J::Null, J::String),
+        Arg::Int(v) => v.map_or(J::Null, J::from),
+        Arg::Bool(v) => v.map_or(J::Null, J::Bool),
+        Arg::Bytes(v) => v
+            .as_ref()
+            .map_or(J::Null, |b| J::String(format!("\\x{}", hex::encode(b)))),
+        Arg::Time(v) => match v {
+            Some(t) => J::String(format_timestamp(*t)?),
+            None => J::Null,
+        },
+    })
+}
+
+fn sql_type(arg: &Arg) -> &'static str {
+    match arg {
+        Arg::Text(_) => "text",
+        Arg::Int(_) => "bigint",
+        Arg::Bool(_) => "boolean",
+        Arg::Bytes(_) => "bytea",
+        Arg::Time(_) => "timestamptz",
+    }
+}
+
+/// The batch statement, the one-request statement's (`INSERT_WITH_TOKEN_POSTGRES`) over
+/// a record set: `$n` is column `an` of each record.
+fn statement(args: &[Arg]) -> String {
+    let defs: Vec<String> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("a{} {}", i + 1, sql_type(a)))
+        .collect();
+    let cols = |range: std::ops::RangeInclusive<usize>| {
+        range
+            .map(|i| format!("r.a{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r({defs})), \
+         claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
+         SELECT r.a44, 'provision', r.a1 FROM r ON CONFLICT (name) DO NOTHING \
+         RETURNING holder_id), \
+         provision AS (INSERT INTO provisions ({columns}, lease_until, created_at, updated_at) \
+         SELECT {provision}, CASE WHEN r.a31 IS NULL THEN NULL \
+         ELSE clock_timestamp() + (r.a31 - r.a33) END, r.a32, r.a33 \
+         FROM r JOIN claim ON claim.holder_id = r.a1 RETURNING id, lease_until), \
+         token AS (INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
+         created_at, expires_at, used_at, used_by_node, revoked_at) \
+         SELECT {token} FROM r JOIN provision ON provision.id = r.a1 RETURNING id) \
+         SELECT r.a1 AS id, provision.lease_until AS lease_until, \
+         CASE WHEN provision.id IS NULL THEN 0 ELSE 1 END AS inserted, \
+         (SELECT count(*) FROM token) AS tokens \
+         FROM r LEFT JOIN provision ON provision.id = r.a1",
+        defs = defs.join(", "),
+        columns = provision_columns!(),
+        provision = cols(1..=30),
+        token = cols(34..=43),
+    )
 }

@@ -1,0 +1,182 @@
+//! Group commit over PostgreSQL: requests that arrive while others are being written go to
+//! the database together, as one statement and one commit over a JSON array of their
+//! records, instead of one statement, one commit and one WAL flush each. (New provisions
+//! with their name claims and join tokens: see `provisions::sql`.)
+//!
+//! Nothing waits to gather a batch: a writer takes what is queued when it is free, so a
+//! lone request goes alone at once, and under load each statement carries the requests
+//! that queued during the previous one. A batch stays small (at most [`BATCH_BYTES`] of
+//! JSON, within one TLS record): the work spreads over [`WRITERS`] connections, and a
+//! statement is one write on the socket. (sqlx leaves Nagle's algorithm on, so a statement
+//! TLS splits over several writes waits for the server's delayed ACK: 40 ms.) A batch the database refuses as a whole (a
+//! repeated request id, say) is not retried as a batch: each of its requests is told to
+//! write alone, which names its own error.
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use levelrail_db::{Db, Dialect, Value as Arg};
+use time::OffsetDateTime;
+use tokio::sync::oneshot;
+
+/// JSON of the requests written in one statement at most (a larger request goes alone).
+const BATCH_BYTES: usize = 12 * 1024;
+/// Statements in flight at once (each on its own connection of the API's pool of 8).
+const WRITERS: usize = 6;
+
+/// What became of one request of a batch.
+#[derive(Debug)]
+pub(crate) enum Batched {
+    /// Inserted; the lease as the database's clock set it.
+    Inserted(Option<OffsetDateTime>),
+    /// Its name was claimed already (by another provision, or by its own earlier try).
+    NotClaimed,
+    /// The batch failed as a whole: write this request alone.
+    Alone,
+}
+
+struct Pending {
+    /// The provision's id.
+    id: String,
+    /// Its record of the batch: `{"a1": …, "a44": …}`.
+    row: String,
+    reply: oneshot::Sender<Batched>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Pending>,
+    writers: usize,
+    /// The statement: `$1` is the JSON array of the records; it answers one row per
+    /// record with `id`, `inserted` (1 or 0) and `lease_until`.
+    statement: Option<&'static str>,
+    /// Batch statements that committed, and the requests they carried.
+    committed: (usize, usize),
+}
+
+/// The queue of one store's requests, with its writers.
+#[derive(Default)]
+pub(crate) struct InsertBatcher {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for InsertBatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InsertBatcher").finish_non_exhaustive()
+    }
+}
+
+impl InsertBatcher {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Batch statements committed so far, and the requests they carried.
+    #[cfg(test)]
+    pub(crate) fn committed(&self) -> (usize, usize) {
+        self.lock().committed
+    }
+
+    /// Queues the record `row` of `id` for `statement` (the same for every request of
+    /// this batcher) and waits for its batch to commit. A writer is started when fewer
+    /// than [`WRITERS`] run; a writer stops once the queue is empty, so none outlives its
+    /// work (or its runtime).
+    pub(crate) async fn insert<D: Dialect>(
+        self: &Arc<Self>,
+        db: &Db<D>,
+        statement: &'static str,
+        id: String,
+        row: String,
+    ) -> Batched {
+        let (reply, answer) = oneshot::channel();
+        let pending = Pending { id, row, reply };
+        let start = {
+            let mut state = self.lock();
+            state.statement = Some(statement);
+            state.queue.push_back(pending);
+            let start = state.writers < WRITERS;
+            if start {
+                state.writers += 1;
+            }
+            start
+        };
+        if start {
+            tokio::spawn(Arc::clone(self).write(db.clone()));
+        }
+        answer.await.unwrap_or(Batched::Alone)
+    }
+
+    async fn write<D: Dialect>(self: Arc<Self>, db: Db<D>) {
+        loop {
+            let (statement, batch): (_, Vec<Pending>) = {
+                let mut state = self.lock();
+                if state.queue.is_empty() {
+                    state.writers -= 1;
+                    return;
+                }
+                let (mut n, mut bytes) = (0, 0);
+                for p in &state.queue {
+                    bytes += p.row.len() + 1;
+                    if n > 0 && bytes > BATCH_BYTES {
+                        break;
+                    }
+                    n += 1;
+                }
+                (state.statement, state.queue.drain(..n).collect())
+            };
+            self.write_batch(&db, statement, batch).await;
+        }
+    }
+
+    async fn write_batch<D: Dialect>(
+        &self,
+        db: &Db<D>,
+        statement: Option<&'static str>,
+        batch: Vec<Pending>,
+    ) {
+        let rows = match statement {
+            Some(sql) => db.fetch_all(sql, &[Arg::from(array(&batch))]).await.ok(),
+            None => None,
+        };
+        let Some(rows) = rows else {
+            for p in batch {
+                let _ = p.reply.send(Batched::Alone);
+            }
+            return;
+        };
+        {
+            let mut state = self.lock();
+            state.committed.0 += 1;
+            state.committed.1 += batch.len();
+        }
+        for p in batch {
+            let row = rows
+                .iter()
+                .find(|r| r.text("id").is_ok_and(|id| id == p.id));
+            let outcome = match row {
+                Some(row) if row.int("inserted").is_ok_and(|n| n == 1) => {
+                    match row.opt_time("lease_until") {
+                        Ok(lease) => Batched::Inserted(lease),
+                        Err(_) => Batched::Alone,
+                    }
+                }
+                Some(_) => Batched::NotClaimed,
+                None => Batched::Alone,
+            };
+            let _ = p.reply.send(outcome);
+        }
+    }
+}
+
+/// The batch's records as one JSON array.
+fn array(batch: &[Pending]) -> String {
+    let mut out = String::with_capacity(batch.iter().map(|p| p.row.len() + 1).sum::<usize>() + 1);
+    out.push('[');
+    for (i, p) in batch.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&p.row);
+    }
+    out.push(']');
+    out
+}
