@@ -31,6 +31,8 @@ pub struct AuditLog {
 struct Queue {
     waiting: Mutex<VecDeque<AuditEvent>>,
     ready: Notify,
+    /// Held while events taken from `waiting` are written, so a flush waits for them.
+    writing: tokio::sync::Mutex<()>,
 }
 
 impl AuditLog {
@@ -78,8 +80,8 @@ impl AuditLog {
 }
 
 impl AuditLog {
-    /// Writes what is queued now, without waiting for the window: at shutdown, once the
-    /// listeners have answered their last calls, so no event of theirs is lost.
+    /// Writes what is queued now, without waiting for the window (and after the batch the
+    /// writer may be writing): at shutdown, once the listeners stopped accepting.
     pub async fn flush(&self) {
         if let Some((_, store)) = &self.task {
             write_queued(store.as_ref(), &self.queue).await;
@@ -105,6 +107,7 @@ async fn write_all(store: Arc<dyn AuditStore>, queue: Arc<Queue>) {
 
 /// Writes everything queued, a batch at a time.
 async fn write_queued(store: &dyn AuditStore, queue: &Queue) {
+    let _writing = queue.writing.lock().await;
     loop {
         let batch: Vec<AuditEvent> = {
             let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());

@@ -85,6 +85,9 @@ pub struct CredentialsServer {
     pub admin_token: Option<SecretString>,
     /// Stops it when sent `true`.
     pub shutdown: watch::Sender<bool>,
+    /// Kept so a stop sent before the listeners run is held, not refused for want of a
+    /// receiver.
+    _stop_held: watch::Receiver<bool>,
 }
 
 impl CredentialsServer {
@@ -176,11 +179,12 @@ impl CredentialsServer {
         if let Some(addr) = cfg.health_listen {
             bound.push(health_listener::<CredentialsServiceServer<CredentialsGrpc>>(addr).await?);
         }
-        let (shutdown, _) = watch::channel(false);
+        let (shutdown, _stop_held) = watch::channel(false);
         Ok(Self {
             bound,
             admin_token,
             shutdown,
+            _stop_held,
         })
     }
 

@@ -223,8 +223,7 @@ impl App {
         &self.front.ca
     }
 
-    /// A handle that stops the server when given `true` with `send_replace` (a `send`
-    /// before the server runs finds no receiver yet and is dropped).
+    /// A handle that stops the server when sent `true` (before it runs, too).
     pub fn stopper(&self) -> watch::Sender<bool> {
         self.front.shutdown.clone()
     }
@@ -357,6 +356,9 @@ pub struct ProvisionerFront {
     pub shutdown: watch::Sender<bool>,
     /// The audit log of the public listener, flushed once it stops.
     pub audit: Arc<AuditLog>,
+    /// Kept so a stop sent before the listeners run is held, not refused for want of a
+    /// receiver.
+    _stop_held: watch::Receiver<bool>,
 }
 
 impl ProvisionerFront {
@@ -423,7 +425,7 @@ impl ProvisionerFront {
             router: agent_router,
             tls: Some(agent_tls),
         };
-        let (shutdown, _) = watch::channel(false);
+        let (shutdown, _stop_held) = watch::channel(false);
         Ok(Self {
             provisioning,
             ca,
@@ -431,6 +433,7 @@ impl ProvisionerFront {
             agent,
             shutdown,
             audit,
+            _stop_held,
         })
     }
 

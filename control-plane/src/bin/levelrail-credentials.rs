@@ -32,11 +32,15 @@ async fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(mut cfg) => {
             async {
-                cfg.master_key = levelrail::config::master_key_from_env()?;
-                anyhow::ensure!(
-                    cfg.master_key.is_none() || cfg.master_key_file.is_none(),
-                    "LEVELRAIL_MASTER_KEY and --master-key-file are both set: keep one"
-                );
+                // With --master-key-file, LEVELRAIL_MASTER_KEY_PREVIOUS may come alone.
+                if cfg.master_key_file.is_none() {
+                    cfg.master_key = levelrail::config::master_key_from_env()?;
+                } else {
+                    anyhow::ensure!(
+                        std::env::var_os("LEVELRAIL_MASTER_KEY").is_none(),
+                        "LEVELRAIL_MASTER_KEY and --master-key-file are both set: keep one"
+                    );
+                }
                 CredentialsServer::build(*cfg)
                     .await?
                     .run_until_stopped()

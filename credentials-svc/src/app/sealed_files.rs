@@ -43,6 +43,7 @@ impl SealedFiles {
         ring: &Keyring,
         name: &str,
     ) -> Result<Option<Zeroizing<Vec<u8>>>, CryptoError> {
+        check_name(name)?;
         let Some(envelope) = read_small(&self.path(name))? else {
             return Ok(None);
         };

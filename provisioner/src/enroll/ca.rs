@@ -113,8 +113,20 @@ impl ControlPlaneCa {
             let key_pem = std::str::from_utf8(&key)
                 .map_err(|_| CaError::Sealed("the opened key is not PEM".into()))?;
             let ca = Self::from_pem(&cert_pem, key_pem)?;
-            // A crash between sealing and removing left the plaintext: remove it now.
-            remove_plaintext(&plain_key)?;
+            // A crash between sealing and removing left the plaintext: remove it now, if it
+            // is the sealed key. Another key (an earlier release started meanwhile and made
+            // a CA of its own) is not deleted: an operator chooses.
+            if plain_key.exists() {
+                if read(&plain_key)?.as_bytes() != key.as_slice() {
+                    return Err(CaError::Sealed(format!(
+                        "{} differs from the sealed CA key: an earlier release may have made a \
+                         new CA here; keep the CA your nodes trust (move the other aside) and \
+                         start again",
+                        plain_key.display()
+                    )));
+                }
+                remove_plaintext(&plain_key)?;
+            }
             return Ok((ca, false));
         }
         if !plain_key.exists() {
@@ -426,6 +438,24 @@ mod tests {
         assert!(!dir.path().join("ca.key").exists());
         let (again, _) = ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer).unwrap();
         assert_eq!(before.fingerprint(), again.fingerprint());
+    }
+
+    #[test]
+    fn a_plaintext_key_other_than_the_sealed_one_is_kept_and_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sealer = MemorySealer::default();
+        ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer).unwrap();
+        // An earlier release started meanwhile: it found no ca.key and made its own.
+        let (_, other_key) = ControlPlaneCa::generate().unwrap();
+        write_private(&dir.path().join("ca.key"), other_key.as_bytes()).unwrap();
+        assert!(matches!(
+            ControlPlaneCa::load_or_create_sealed(dir.path(), &sealer),
+            Err(CaError::Sealed(_))
+        ));
+        assert!(
+            dir.path().join("ca.key").exists(),
+            "the other key was deleted"
+        );
     }
 
     #[test]

@@ -15,6 +15,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use levelrail_db::{Db, Dialect, Value as Arg};
+
+use crate::model::ports::StoreError;
 use time::OffsetDateTime;
 use tokio::sync::oneshot;
 
@@ -30,8 +32,11 @@ pub(crate) enum Batched {
     Inserted(Option<OffsetDateTime>),
     /// Its name was claimed already (by another provision, or by its own earlier try).
     NotClaimed,
-    /// The batch failed as a whole: write this request alone.
+    /// The database refused the batch as a whole: write this request alone.
     Alone,
+    /// The database could not be reached, or answered what could not be read: the batch
+    /// may have committed, so the request is not written again.
+    Failed(StoreError),
 }
 
 struct Pending {
@@ -123,6 +128,11 @@ impl InsertBatcher {
                 }
                 (state.statement, state.queue.drain(..n).collect())
             };
+            // A caller that went away is not written for: it holds no lease to drive.
+            let batch: Vec<Pending> = batch.into_iter().filter(|p| !p.reply.is_closed()).collect();
+            if batch.is_empty() {
+                continue;
+            }
             self.write_batch(&db, statement, batch).await;
         }
     }
@@ -133,15 +143,34 @@ impl InsertBatcher {
         statement: Option<&'static str>,
         batch: Vec<Pending>,
     ) {
-        let rows = match statement {
-            Some(sql) => db.fetch_all(sql, &[Arg::from(array(&batch))]).await.ok(),
-            None => None,
-        };
-        let Some(rows) = rows else {
+        let Some(statement) = statement else {
             for p in batch {
                 let _ = p.reply.send(Batched::Alone);
             }
             return;
+        };
+        let rows = match db.fetch_all(statement, &[Arg::from(array(&batch))]).await {
+            Ok(rows) => rows,
+            // Refused (a repeated request id, a token id in use): nothing was written.
+            Err(sqlx::Error::Database(_)) => {
+                for p in batch {
+                    let _ = p.reply.send(Batched::Alone);
+                }
+                return;
+            }
+            Err(e) => {
+                let busy = matches!(e, sqlx::Error::PoolTimedOut);
+                let text = e.to_string();
+                for p in batch {
+                    let error = if busy {
+                        StoreError::Busy
+                    } else {
+                        StoreError::Unavailable(text.clone().into())
+                    };
+                    let _ = p.reply.send(Batched::Failed(error));
+                }
+                return;
+            }
         };
         {
             let mut state = self.lock();
@@ -156,11 +185,13 @@ impl InsertBatcher {
                 Some(row) if row.int("inserted").is_ok_and(|n| n == 1) => {
                     match row.opt_time("lease_until") {
                         Ok(lease) => Batched::Inserted(lease),
-                        Err(_) => Batched::Alone,
+                        Err(e) => Batched::Failed(e.into()),
                     }
                 }
                 Some(_) => Batched::NotClaimed,
-                None => Batched::Alone,
+                None => Batched::Failed(StoreError::Corrupt(
+                    "the batch's answer has no row for a request".into(),
+                )),
             };
             let _ = p.reply.send(outcome);
         }

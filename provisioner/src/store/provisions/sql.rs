@@ -194,6 +194,7 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                     });
                 }
                 Batched::NotClaimed => return Err(replayed_or_taken(self, record).await),
+                Batched::Failed(e) => return Err(e.into()),
                 Batched::Alone => {}
             }
             return match self
@@ -608,7 +609,7 @@ fn statement(args: &[Arg]) -> String {
     format!(
         "WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r({defs})), \
          claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
-         SELECT r.a44, 'provision', r.a1 FROM r ON CONFLICT (name) DO NOTHING \
+         SELECT r.a44, 'provision', r.a1 FROM r ORDER BY r.a44 ON CONFLICT (name) DO NOTHING \
          RETURNING holder_id), \
          provision AS (INSERT INTO provisions ({columns}, lease_until, created_at, updated_at) \
          SELECT {provision}, CASE WHEN r.a31 IS NULL THEN NULL \
