@@ -605,8 +605,18 @@ pub(crate) async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-/// `levelrail rotate-master-key`: the same rotation as `levelrail-credentials`.
+/// `levelrail rotate-master-key`: the same rotation as `levelrail-credentials`, of the
+/// keyring file `master.key`. Refused where there is none (keys from the environment
+/// rotate by a restart with `LEVELRAIL_MASTER_KEY_PREVIOUS`), instead of creating one.
 pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Result<()> {
+    let keyring = cfg.storage.data_dir.join("master.key");
+    anyhow::ensure!(
+        keyring.exists(),
+        "no keyring file {}: this command rotates it. Where the master key comes from \
+         LEVELRAIL_MASTER_KEY (or --master-key-file), rotate it by restarting the service with \
+         the new key there and the old one in LEVELRAIL_MASTER_KEY_PREVIOUS",
+        keyring.display()
+    );
     let database_url = cfg.storage.database_url()?;
     let credentials = startup::open(
         StorageConfig {
@@ -624,4 +634,30 @@ pub async fn rotate_master_key(cfg: crate::config::RotateConfig) -> anyhow::Resu
         r.primary, r.rewrapped, r.retired
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod rotate_tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Args {
+        #[command(flatten)]
+        rotate: crate::config::RotateConfig,
+    }
+
+    #[tokio::test]
+    async fn rotating_where_there_is_no_keyring_file_is_refused_and_creates_none() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_str().expect("utf-8").to_owned();
+        let args = Args::try_parse_from(["rotate", "--data-dir", &dir]).expect("args");
+        let err = rotate_master_key(args.rotate).await.expect_err("refused");
+        assert!(
+            err.to_string().contains("LEVELRAIL_MASTER_KEY_PREVIOUS"),
+            "{err}"
+        );
+        assert!(!tmp.path().join("master.key").exists());
+    }
 }
