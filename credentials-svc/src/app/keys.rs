@@ -180,10 +180,10 @@ async fn rewrap_env(
     store: &dyn CredentialStore,
 ) -> Result<RotationReport, CredentialsError> {
     let ring = keys.current()?;
-    let rewrapped = async {
-        Ok::<_, CredentialsError>(rewrap_all(&ring, store).await? + keys.files.rewrap_all(&ring)?)
-    };
-    let rewrapped = rewrapped.await.map_err(|e| match e {
+    let rewrapped = rewrap_all(&ring, store)
+        .await
+        .and_then(|stored| Ok(stored + keys.files.rewrap_all(&ring)?));
+    let rewrapped = rewrapped.map_err(|e| match e {
         CredentialsError::Crypto(CryptoError::Decrypt | CryptoError::UnknownKey(_)) => {
             CredentialsError::FailedPrecondition(
                 "a stored credential or sealed file (such as the node CA's key) is sealed with \

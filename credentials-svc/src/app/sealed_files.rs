@@ -2,16 +2,15 @@
 //! secrets of the server itself, such as the node CA's private key, kept in the same
 //! envelope as credentials. A master-key rotation re-wraps them with the stored
 //! credentials, before it retires a key, so a retired key never strands one.
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rand::RngCore as _;
 use rand::rngs::OsRng;
 use zeroize::Zeroizing;
 
-use crate::crypto::{self, AadContext, CryptoError, Keyring};
+use crate::crypto::{self, AadContext, CryptoError, Keyring, rename_durably, write_new_private};
 
 /// The extension of a sealed file.
 const SEALED: &str = "sealed";
@@ -126,8 +125,8 @@ fn read_small(path: &Path) -> Result<Option<Vec<u8>>, CryptoError> {
     Ok(Some(fs::read(path)?))
 }
 
-/// Writes `bytes` to a new 0600 file beside `path`, fsyncs it, renames it over `path` and
-/// fsyncs the directory.
+/// Replaces `path` with `bytes` atomically (a new 0600 file beside it, fsynced, renamed
+/// over it, the directory fsynced).
 fn replace(path: &Path, bytes: &[u8]) -> Result<(), CryptoError> {
     let dir = path
         .parent()
@@ -135,18 +134,8 @@ fn replace(path: &Path, bytes: &[u8]) -> Result<(), CryptoError> {
     let mut tag = [0u8; 8];
     OsRng.fill_bytes(&mut tag);
     let tmp = dir.join(format!(".sealed-tmp-{}", hex::encode(tag)));
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(e.into());
-    }
-    Ok(File::open(dir)?.sync_all()?)
+    write_new_private(&tmp, bytes)?;
+    rename_durably(&tmp, path, dir)
 }
 
 #[cfg(test)]

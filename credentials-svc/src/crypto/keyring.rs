@@ -18,6 +18,8 @@ use super::kek::{DATA_KEY_LEN, KeyEncryptionKey, LocalKek, is_valid_kek_id};
 /// told apart ([`env_key_id`]): an envelope naming it opens with whichever key from the
 /// environment sealed it, and is re-wrapped under the primary's own id at start.
 pub const ENV_KEY_ID: &str = "env";
+/// The start of every [`env_key_id`].
+const ENV_KEY_PREFIX: &str = "env-";
 
 /// Where a key stands in the add → promote → re-wrap → retire rotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -84,9 +86,8 @@ impl Keyring {
         &'a self,
         id: &'a str,
     ) -> impl Iterator<Item = &'a Arc<dyn KeyEncryptionKey>> + 'a {
-        let legacy_prefix = format!("{ENV_KEY_ID}-");
         self.keys.iter().map(|(k, _)| k).filter(move |k| {
-            k.id() == id || (id == ENV_KEY_ID && k.id().starts_with(&legacy_prefix))
+            k.id() == id || (id == ENV_KEY_ID && k.id().starts_with(ENV_KEY_PREFIX))
         })
     }
 
@@ -183,7 +184,7 @@ pub fn env_key_id(key: &[u8; DATA_KEY_LEN]) -> String {
         .chain_update(b"levelrail master key id v1\0")
         .chain_update(key)
         .finalize();
-    format!("{ENV_KEY_ID}-{}", hex::encode(&digest[..8]))
+    format!("{ENV_KEY_PREFIX}{}", hex::encode(&digest[..8]))
 }
 
 /// Decodes standard base64 of exactly 32 bytes; every intermediate buffer is zeroized.

@@ -276,26 +276,14 @@ impl KeyringFile {
         let mut tag = [0u8; 8];
         OsRng.fill_bytes(&mut tag);
         let tmp = self.sibling(&format!(".tmp-{}", hex::encode(tag)))?;
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
-            let _ = fs::remove_file(&tmp);
-            return Err(e.into());
-        }
+        write_new_private(&tmp, bytes)?;
         Ok(tmp)
     }
 
     /// Atomically replaces the file.
     fn replace(&self, bytes: &[u8]) -> Result<(), CryptoError> {
         let tmp = self.write_temp(bytes)?;
-        if let Err(e) = fs::rename(&tmp, &self.path) {
-            let _ = fs::remove_file(&tmp);
-            return Err(e.into());
-        }
-        Ok(File::open(self.dir())?.sync_all()?)
+        rename_durably(&tmp, &self.path, self.dir())
     }
 
     /// Atomically creates the file; `false` if it already exists (it is left untouched).
@@ -314,6 +302,29 @@ impl KeyringFile {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// Writes `bytes` to the new 0600 file `tmp` and fsyncs it; on failure `tmp` is removed.
+pub(crate) fn write_new_private(tmp: &Path, bytes: &[u8]) -> Result<(), CryptoError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(tmp)?;
+    if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
+        let _ = fs::remove_file(tmp);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Renames `tmp` over `path` and fsyncs their directory `dir`; on failure `tmp` is removed.
+pub(crate) fn rename_durably(tmp: &Path, path: &Path, dir: &Path) -> Result<(), CryptoError> {
+    if let Err(e) = fs::rename(tmp, path) {
+        let _ = fs::remove_file(tmp);
+        return Err(e.into());
+    }
+    Ok(File::open(dir)?.sync_all()?)
 }
 
 fn unknown(id: &str) -> CryptoError {

@@ -24,6 +24,7 @@ pub use envelope::{
 pub use kek::{DATA_KEY_LEN, DataKey, KeyEncryptionKey, LocalKek, MAX_KEK_ID_LEN, is_valid_kek_id};
 pub use keyring::{ENV_KEY_ID, KeyState, Keyring, env_key_id, keyring_from_env_keys};
 pub use keyring_file::{KEYRING_FILE_FORMAT, KeyringFile};
+pub(crate) use keyring_file::{rename_durably, write_new_private};
 
 /// Length of every AES-GCM nonce this module produces or accepts (96 bits).
 pub const NONCE_LEN: usize = gcm::NONCE_LEN;

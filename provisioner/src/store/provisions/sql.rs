@@ -76,7 +76,7 @@ const INSERT_WITH_TOKEN_POSTGRES: &str = concat!(
      token AS (INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
      created_at, expires_at, used_at, used_by_node, revoked_at) \
      SELECT $34, $35, $36, $37, $38, $39, $40, $41, $42, $43 FROM provision RETURNING id) \
-     SELECT (SELECT count(*) FROM claim) AS claimed, (SELECT count(*) FROM token) AS tokens, \
+     SELECT (SELECT count(*) FROM claim) AS claimed, \
      (SELECT lease_until FROM provision) AS lease_until"
 );
 
@@ -619,8 +619,7 @@ fn statement(args: &[Arg]) -> String {
          created_at, expires_at, used_at, used_by_node, revoked_at) \
          SELECT {token} FROM r JOIN provision ON provision.id = r.a1 RETURNING id) \
          SELECT r.a1 AS id, provision.lease_until AS lease_until, \
-         CASE WHEN provision.id IS NULL THEN 0 ELSE 1 END AS inserted, \
-         (SELECT count(*) FROM token) AS tokens \
+         CASE WHEN provision.id IS NULL THEN 0 ELSE 1 END AS inserted \
          FROM r LEFT JOIN provision ON provision.id = r.a1",
         defs = defs.join(", "),
         columns = provision_columns!(),
