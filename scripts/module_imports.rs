@@ -288,6 +288,40 @@ macro_rules! service_layering_tests {
     };
 }
 
+/// The rules of a pure crate (the model crates, the user-data renderer): no import loops,
+/// and no database, runtime, HTTP or gRPC crate, and no file I/O, named outside `$allowed`
+/// (files under `src/` compiled only for tests or behind a feature the fuzz targets leave
+/// off).
+macro_rules! pure_crate_tests {
+    ($allowed:expr) => {
+        fn src() -> std::path::PathBuf {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+        }
+
+        #[test]
+        fn no_modules_import_each_other_through_any_loop() {
+            let graph = module_imports::Graph::load(&src()).without_test_imports();
+            let cycles = graph.cycles();
+            assert!(cycles.is_empty(), "import loops: {cycles:#?}");
+        }
+
+        #[test]
+        fn names_no_database_runtime_http_or_grpc_crate() {
+            let allowed: &[&str] = $allowed;
+            let found: Vec<String> =
+                module_imports::mentions(&src(), module_imports::ADAPTER_CRATES)
+                    .into_iter()
+                    .filter(|line| {
+                        !allowed
+                            .iter()
+                            .any(|file| line.starts_with(&format!("{file}:")))
+                    })
+                    .collect();
+            assert!(found.is_empty(), "an adapter crate is named: {found:#?}");
+        }
+    };
+}
+
 impl Graph {
     /// The same graph without the imports made by test code ([`is_test_file`]): a test may
     /// reach any layer.

@@ -9,18 +9,16 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use levelrail_provisioner::app::{Nodes, NodesError};
 use levelrail_provisioner::enroll::ControlPlaneCa;
 use levelrail_provisioner::grpc::EnrollmentGrpc;
-use levelrail_provisioner::model::InstallStep;
+use levelrail_provisioner::model::ProgressReport;
 use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::server::WebPkiClientVerifier;
-use serde::Deserialize;
 use tracing::debug;
 
 /// Largest Enroll message (a CSR and a few names).
@@ -43,18 +41,13 @@ pub fn router(nodes: Arc<Nodes>) -> axum::Router {
     ))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProgressBody {
-    step: String,
-    #[serde(default)]
-    error: Option<String>,
-}
-
+/// A progress report: the bearer credential is looked for before the body is read; the
+/// body (at most [`ProgressReport::MAX_BODY`] bytes, `application/json`) is decoded by the
+/// model, and the credential is verified against the store by `Nodes`.
 async fn report_progress(
     State(nodes): State<Arc<Nodes>>,
     headers: HeaderMap,
-    Json(body): Json<ProgressBody>,
+    body: axum::body::Body,
 ) -> (StatusCode, String) {
     let Some(token) = headers
         .get(http::header::AUTHORIZATION)
@@ -66,12 +59,32 @@ async fn report_progress(
             "missing bearer progress credential\n".into(),
         );
     };
-    let step = match InstallStep::parse(&body.step) {
-        Ok(s) => s,
+    let json = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "expected Content-Type: application/json\n".into(),
+        );
+    }
+    let Ok(body) = axum::body::to_bytes(body, ProgressReport::MAX_BODY).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "body: could not be read within {} bytes\n",
+                ProgressReport::MAX_BODY
+            ),
+        );
+    };
+    let report = match ProgressReport::from_json(&body) {
+        Ok(r) => r,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")),
     };
     match nodes
-        .report_progress(token.trim(), step, body.error.as_deref())
+        .report_progress(token.trim(), report.step, report.error.as_deref())
         .await
     {
         Ok(()) => (StatusCode::NO_CONTENT, String::new()),

@@ -11,8 +11,9 @@ use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
-use sha2::{Digest as _, Sha256};
 use time::{Duration, OffsetDateTime};
+
+pub use crate::model::fingerprint_der;
 
 /// CA failures. Messages never contain key material.
 #[derive(Debug, thiserror::Error)]
@@ -285,11 +286,6 @@ impl ControlPlaneCa {
             key_pem: key.serialize_pem(),
         })
     }
-}
-
-/// Lowercase hex SHA-256 of a DER certificate.
-pub fn fingerprint_der(der: &[u8]) -> String {
-    hex::encode(Sha256::digest(der))
 }
 
 fn san(host: &str) -> Result<SanType, CaError> {

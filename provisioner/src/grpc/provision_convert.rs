@@ -4,9 +4,10 @@ use levelrail_proto::credentials::v1::Provider as PbProvider;
 use levelrail_proto::provisioner::v1 as pb;
 
 use super::convert::timestamp;
+use super::provision_status::status;
 use crate::model::provision::{
-    Placement, PlacementOutcome, Provision, ProvisionError, ProvisionId, ProvisionInput,
-    ProvisionStatus, StageTiming,
+    Placement, PlacementOutcome, Provision, ProvisionId, ProvisionInput, ProvisionStatus,
+    StageTiming,
 };
 use crate::model::{FieldError, InstallStep, Role};
 use levelrail_clouds::{ProviderId, Region, Size};
@@ -103,7 +104,7 @@ fn stage(s: &StageTiming) -> pb::StageTiming {
 /// A provision as the API shows it.
 /// A provision id from a request, refused naming the field when malformed.
 pub(super) fn provision_id(id: &str) -> Result<ProvisionId, tonic::Status> {
-    ProvisionId::parse(id).map_err(|e| ProvisionError::from(e).into())
+    ProvisionId::parse(id).map_err(|e| status(e.into()))
 }
 
 pub(super) fn provision(p: Provision) -> pb::Provision {

@@ -5,29 +5,29 @@ use tracing::warn;
 
 use crate::model::provision::ProvisionError;
 
-impl From<ProvisionError> for Status {
-    fn from(e: ProvisionError) -> Self {
-        match e {
-            ProvisionError::InvalidArgument { .. } => Status::invalid_argument(e.to_string()),
-            ProvisionError::NotFound(_) => Status::not_found(e.to_string()),
-            ProvisionError::AlreadyExists(_) => Status::already_exists(e.to_string()),
-            ProvisionError::FailedPrecondition(message) => Status::failed_precondition(message),
-            ProvisionError::Unavailable(message) => Status::unavailable(message),
-            ProvisionError::ResourceExhausted(message) => Status::resource_exhausted(message),
-            ProvisionError::StoreUnavailable(source) => {
-                warn!(error = %source, cause = ?std::error::Error::source(&source), "provision store unavailable");
-                Status::new(
-                    Code::Unavailable,
-                    "provision store unavailable, retry later",
-                )
-            }
-            ProvisionError::Internal(source) => {
-                warn!(
-                    error = format!("{source:#}"),
-                    "internal error in the provisioner"
-                );
-                Status::internal("internal error")
-            }
+/// The status a `ProvisionError` is answered with (a function, not `From`: both types
+/// are other crates').
+pub(crate) fn status(e: ProvisionError) -> Status {
+    match e {
+        ProvisionError::InvalidArgument { .. } => Status::invalid_argument(e.to_string()),
+        ProvisionError::NotFound(_) => Status::not_found(e.to_string()),
+        ProvisionError::AlreadyExists(_) => Status::already_exists(e.to_string()),
+        ProvisionError::FailedPrecondition(message) => Status::failed_precondition(message),
+        ProvisionError::Unavailable(message) => Status::unavailable(message),
+        ProvisionError::ResourceExhausted(message) => Status::resource_exhausted(message),
+        ProvisionError::StoreUnavailable(source) => {
+            warn!(error = %source, cause = ?std::error::Error::source(&source), "provision store unavailable");
+            Status::new(
+                Code::Unavailable,
+                "provision store unavailable, retry later",
+            )
+        }
+        ProvisionError::Internal(source) => {
+            warn!(
+                error = format!("{source:#}"),
+                "internal error in the provisioner"
+            );
+            Status::internal("internal error")
         }
     }
 }
@@ -83,18 +83,18 @@ mod tests {
         ];
         for (error, code) in cases {
             let text = error.to_string();
-            assert_eq!(Status::from(error).code(), code, "{text}");
+            assert_eq!(status(error).code(), code, "{text}");
         }
     }
 
     #[test]
     fn invalid_arguments_name_the_field_and_internal_errors_hide_detail() {
-        let status = Status::from(ProvisionError::InvalidArgument {
+        let invalid = status(ProvisionError::InvalidArgument {
             field: "ssh_source_cidr",
             message: "x".into(),
         });
-        assert_eq!(status.message(), "ssh_source_cidr: x");
-        let status = Status::from(ProvisionError::Internal(anyhow::anyhow!("secret detail")));
-        assert_eq!(status.message(), "internal error");
+        assert_eq!(invalid.message(), "ssh_source_cidr: x");
+        let internal = status(ProvisionError::Internal(anyhow::anyhow!("secret detail")));
+        assert_eq!(internal.message(), "internal error");
     }
 }

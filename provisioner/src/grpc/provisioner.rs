@@ -9,9 +9,9 @@ use levelrail_proto::provisioner::v1::provisioner_service_server::ProvisionerSer
 use tonic::{Request, Response, Status};
 
 use super::provision_convert as convert;
+use super::provision_status::status;
 use super::watch::{ProvisionerServer, event, subscription_stream};
 use crate::app::Provisioner;
-use crate::model::provision::ProvisionError;
 
 /// The `ProvisionerService` implementation over a [`Provisioner`].
 #[derive(Debug, Clone)]
@@ -39,8 +39,12 @@ impl ProvisionerService for ProvisionerGrpc {
         request: Request<pb::ListRegionsRequest>,
     ) -> Result<Response<pb::ListRegionsResponse>, Status> {
         let provider =
-            convert::provider(request.into_inner().provider).map_err(ProvisionError::from)?;
-        let regions = self.provisioner.list_regions(provider).await?;
+            convert::provider(request.into_inner().provider).map_err(|e| status(e.into()))?;
+        let regions = self
+            .provisioner
+            .list_regions(provider)
+            .await
+            .map_err(status)?;
         Ok(Response::new(pb::ListRegionsResponse {
             regions: regions.into_iter().map(convert::region).collect(),
         }))
@@ -51,8 +55,12 @@ impl ProvisionerService for ProvisionerGrpc {
         request: Request<pb::ListSizesRequest>,
     ) -> Result<Response<pb::ListSizesResponse>, Status> {
         let pb::ListSizesRequest { provider, region } = request.into_inner();
-        let provider = convert::provider(provider).map_err(ProvisionError::from)?;
-        let sizes = self.provisioner.list_sizes(provider, &region).await?;
+        let provider = convert::provider(provider).map_err(|e| status(e.into()))?;
+        let sizes = self
+            .provisioner
+            .list_sizes(provider, &region)
+            .await
+            .map_err(status)?;
         Ok(Response::new(pb::ListSizesResponse {
             sizes: sizes.into_iter().map(convert::size).collect(),
         }))
@@ -62,8 +70,8 @@ impl ProvisionerService for ProvisionerGrpc {
         &self,
         request: Request<pb::ProvisionRequest>,
     ) -> Result<Response<pb::ProvisionResponse>, Status> {
-        let input = convert::provision_input(request.into_inner()).map_err(ProvisionError::from)?;
-        let provision = self.provisioner.provision(input).await?;
+        let input = convert::provision_input(request.into_inner()).map_err(|e| status(e.into()))?;
+        let provision = self.provisioner.provision(input).await.map_err(status)?;
         Ok(Response::new(pb::ProvisionResponse {
             provision: Some(convert::provision(provision)),
         }))
@@ -74,7 +82,7 @@ impl ProvisionerService for ProvisionerGrpc {
         request: Request<pb::GetProvisionRequest>,
     ) -> Result<Response<pb::GetProvisionResponse>, Status> {
         let id = convert::provision_id(&request.into_inner().id)?;
-        let provision = self.provisioner.get_provision(&id).await?;
+        let provision = self.provisioner.get_provision(&id).await.map_err(status)?;
         Ok(Response::new(pb::GetProvisionResponse {
             provision: Some(convert::provision(provision)),
         }))
@@ -91,7 +99,8 @@ impl ProvisionerService for ProvisionerGrpc {
         let page = self
             .provisioner
             .list_provisions(page_size, &page_token)
-            .await?;
+            .await
+            .map_err(status)?;
         Ok(Response::new(pb::ListProvisionsResponse {
             provisions: page
                 .provisions
@@ -110,7 +119,11 @@ impl ProvisionerService for ProvisionerGrpc {
         request: Request<pb::WatchProvisionRequest>,
     ) -> Result<Response<Self::WatchProvisionStream>, Status> {
         let id = convert::provision_id(&request.into_inner().id)?;
-        let subscription = self.provisioner.watch_provision(&id).await?;
+        let subscription = self
+            .provisioner
+            .watch_provision(&id)
+            .await
+            .map_err(status)?;
         Ok(Response::new(subscription_stream(subscription, event)))
     }
 
@@ -119,7 +132,11 @@ impl ProvisionerService for ProvisionerGrpc {
         request: Request<pb::CancelProvisionRequest>,
     ) -> Result<Response<pb::CancelProvisionResponse>, Status> {
         let id = convert::provision_id(&request.into_inner().id)?;
-        let provision = self.provisioner.cancel_provision(&id).await?;
+        let provision = self
+            .provisioner
+            .cancel_provision(&id)
+            .await
+            .map_err(status)?;
         Ok(Response::new(pb::CancelProvisionResponse {
             provision: Some(convert::provision(provision)),
         }))

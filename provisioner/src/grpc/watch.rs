@@ -20,6 +20,7 @@ use tonic::server::{NamedService, ServerStreamingService};
 use tonic::{Request, Response, Status};
 
 use super::provision_convert as convert;
+use super::provision_status::status;
 use crate::app::Provisioner;
 use crate::app::workflow::{Published, Subscription};
 
@@ -133,7 +134,7 @@ impl ServerStreamingService<pb::WatchProvisionRequest> for Watch {
         let provisioner = Arc::clone(&self.0);
         Box::pin(async move {
             let id = convert::provision_id(&request.into_inner().id)?;
-            let subscription = provisioner.watch_provision(&id).await?;
+            let subscription = provisioner.watch_provision(&id).await.map_err(status)?;
             Ok(Response::new(subscription_stream(
                 subscription,
                 encoded_event,

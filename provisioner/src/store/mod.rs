@@ -8,9 +8,7 @@
 //! exactly one of any number of concurrent redemptions of a token wins.
 use std::sync::Arc;
 
-use crate::model::RedeemError;
 use crate::model::ports::{NodeStore, StoreError};
-use crate::model::provision::InsertProvisionError;
 
 mod audit;
 pub(crate) mod batch;
@@ -38,41 +36,6 @@ pub use sql::{PostgresStore, SqlStore, SqliteStore};
 pub async fn open(dsn: &str) -> Result<Arc<dyn NodeStore>, StoreError> {
     let store: Arc<dyn NodeStore> = open_provisioner_store(dsn).await?;
     Ok(store)
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        levelrail_db::DbError::from(e).into()
-    }
-}
-
-impl From<sqlx::Error> for RedeemError {
-    fn from(e: sqlx::Error) -> Self {
-        RedeemError::Store(e.into())
-    }
-}
-
-impl From<sqlx::Error> for InsertProvisionError {
-    fn from(e: sqlx::Error) -> Self {
-        InsertProvisionError::Store(e.into())
-    }
-}
-
-impl From<levelrail_db::ColumnError> for StoreError {
-    fn from(e: levelrail_db::ColumnError) -> Self {
-        levelrail_db::DbError::from(e).into()
-    }
-}
-
-impl From<levelrail_db::DbError> for StoreError {
-    fn from(e: levelrail_db::DbError) -> Self {
-        match e {
-            levelrail_db::DbError::UnsupportedUrl => StoreError::UnsupportedUrl,
-            levelrail_db::DbError::Unavailable(sqlx::Error::PoolTimedOut) => StoreError::Busy,
-            levelrail_db::DbError::Unavailable(e) => StoreError::Unavailable(Box::new(e)),
-            levelrail_db::DbError::Corrupt(why) => StoreError::Corrupt(why),
-        }
-    }
 }
 
 #[cfg(test)]

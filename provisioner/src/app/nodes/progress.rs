@@ -9,11 +9,7 @@ use super::Nodes;
 use crate::app::error::{AuthFailure, NodesError};
 use crate::model::ports::ProvisionStore;
 use crate::model::provision::{ProgressCredential, ProvisionId, ProvisionStatus, SealingKey};
-use crate::model::{InstallReport, InstallStep};
-
-/// The longest failure reason kept from a node (the cloud-init script sends at most 300
-/// characters; anything else is cut).
-const ERROR_MAX: usize = 300;
+use crate::model::{InstallReport, InstallStep, clean_node_error};
 
 /// Decides whether a progress credential may report: it must verify under the sealing
 /// key, and its provision must still be in flight (not `ready`, not terminal).
@@ -76,7 +72,7 @@ impl Nodes {
             NodesError::FailedPrecondition("this control plane takes no progress reports".into())
         })?;
         let provision_id = authority.authorize(credential).await?;
-        let error = error.map(clean_error).filter(|e| !e.is_empty());
+        let error = error.map(clean_node_error).filter(|e| !e.is_empty());
         let now = self.now();
         self.store
             .record_install_progress(provision_id.as_str(), step, now, error.as_deref())
@@ -102,21 +98,4 @@ impl Nodes {
     ) -> Result<Vec<InstallReport>, NodesError> {
         Ok(self.store.list_install_progress(provision_id).await?)
     }
-}
-
-/// One line of printable ASCII, at most [`ERROR_MAX`] characters: a node's words go into
-/// the failure reason an operator reads.
-fn clean_error(error: &str) -> String {
-    let line: String = error
-        .chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .take(ERROR_MAX)
-        .collect();
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
 }
