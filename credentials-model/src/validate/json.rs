@@ -8,7 +8,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use zeroize::Zeroizing;
 
-use super::text::{check_len, empty, sanitize_key};
+use super::text::{check_len, empty, shown_key};
 use super::{FieldError, MAX_JSON_DEPTH};
 
 /// One value of a top-level key. Strings are zeroized on drop; anything nested is only
@@ -120,9 +120,12 @@ fn describe(e: &serde_json::Error) -> String {
     }
 }
 
-/// `field.key` with the key made printable and short.
+/// `field.key`, or `field` alone when the key does not look like a field name.
 fn path(field: &str, key: &str) -> String {
-    format!("{field}.{}", sanitize_key(key))
+    match shown_key(key) {
+        Some(key) => format!("{field}.{key}"),
+        None => field.to_owned(),
+    }
 }
 
 impl RawObject {

@@ -109,19 +109,19 @@ pub(super) fn guid(field: &str, value: &str) -> Result<String, FieldError> {
     Ok(value.to_ascii_lowercase())
 }
 
-/// A JSON object key made safe to put in a field path: printable ASCII only, at most 64
-/// characters. The key is operator-typed but not secret.
-pub(super) fn sanitize_key(key: &str) -> String {
-    let clean: String = key
-        .chars()
-        .filter(char::is_ascii_graphic)
-        .take(64)
-        .collect();
-    if clean.is_empty() {
-        "(unprintable)".to_owned()
-    } else {
-        clean
-    }
+/// Keys of the providers' credential files that hold digits (a key that looks like a field
+/// name has none, see [`shown_key`]).
+const FIELD_NAMES_WITH_DIGITS: [&str; 2] = ["auth_provider_x509_cert_url", "client_x509_cert_url"];
+
+/// A JSON object key as a field path shows it: only a key that looks like a field name
+/// (1 to 64 characters, lowercase ASCII letters and `_`, or a provider's field name with
+/// digits) is shown. Any other key may be a value pasted in the wrong place (a fuzzer
+/// found a secret inside a key repeated in an error), so the path stops at the document.
+pub(super) fn shown_key(key: &str) -> Option<&str> {
+    let name_like = !key.is_empty()
+        && key.len() <= 64
+        && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+    (name_like || FIELD_NAMES_WITH_DIGITS.contains(&key)).then_some(key)
 }
 
 #[cfg(test)]
@@ -138,10 +138,25 @@ mod tests {
     }
 
     #[test]
-    fn sanitize_key_strips_controls_and_truncates() {
-        assert_eq!(sanitize_key("a\u{0}b\u{202e}c"), "abc");
-        assert_eq!(sanitize_key(&"k".repeat(200)).len(), 64);
-        assert_eq!(sanitize_key("\u{1}"), "(unprintable)");
+    fn only_keys_that_look_like_field_names_are_shown() {
+        assert_eq!(shown_key("client_secret"), Some("client_secret"));
+        assert_eq!(shown_key(&"k".repeat(64)), Some("k".repeat(64).as_str()));
+        for hidden in [
+            "",
+            "a\u{0}b",
+            "\u{202e}abc",
+            "3f1c0d9e8b7a",
+            "Secret",
+            "x-y",
+            "a b",
+        ] {
+            assert_eq!(shown_key(hidden), None, "{hidden:?}");
+        }
+        assert_eq!(shown_key(&"k".repeat(65)), None);
+        assert_eq!(
+            shown_key("client_x509_cert_url"),
+            Some("client_x509_cert_url")
+        );
     }
 
     #[test]
