@@ -292,6 +292,25 @@ async fn grouped_suite<D: Dialect>(db: Db<D>) {
     );
 }
 
+#[tokio::test]
+async fn sqlite_keeps_temporary_files_in_memory() {
+    // The group commit's savepoints write a sub-journal per operation: in memory, not a
+    // file written page by page on the writer's thread.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("temp.db");
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+    let writer: i64 = sqlx::query_scalar("PRAGMA temp_store")
+        .fetch_one(db.pool())
+        .await
+        .expect("writer");
+    assert_eq!(
+        writer, 2,
+        "2 is MEMORY (the readers share the writer's options)"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_group_commit_commits_each_operation_alone_or_not_at_all() {
     let dir = tempfile::tempdir().expect("temp dir");
