@@ -473,16 +473,22 @@ fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
                 .await;
         }
     });
-    let mut reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(levelrail_proto::FILE_DESCRIPTOR_SET)
-        .with_service_name("levelrail.provisioner.v1.ProvisionerService")
-        .with_service_name("levelrail.nodes.v1.NodesService")
-        .with_service_name("levelrail.audit.v1.AuditService");
-    if with_credentials {
-        reflection = reflection
-            .with_service_name("levelrail.credentials.v1.CredentialsService")
-            .with_service_name("levelrail.auth.v1.ApiTokensService");
-    }
+    // Reflection in both versions: grpcurl and grpcui speak v1; Python's grpcio-reflection,
+    // Evans and older grpcurl builds only v1alpha.
+    let reflection = || {
+        let builder = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(levelrail_proto::FILE_DESCRIPTOR_SET)
+            .with_service_name("levelrail.provisioner.v1.ProvisionerService")
+            .with_service_name("levelrail.nodes.v1.NodesService")
+            .with_service_name("levelrail.audit.v1.AuditService");
+        if with_credentials {
+            builder
+                .with_service_name("levelrail.credentials.v1.CredentialsService")
+                .with_service_name("levelrail.auth.v1.ApiTokensService")
+        } else {
+            builder
+        }
+    };
     let nodes_svc = NodesGrpc::new(provisioning.nodes.clone())
         .with_orphans(provisioning.provisioner.orphans())
         .into_server()
@@ -508,8 +514,11 @@ fn grpc_routes<C: CredentialsService, T: ApiTokensService>(
             ))
             .add_service(InterceptedService::new(api.tokens, auth.clone()));
     }
-    if let Ok(reflection) = reflection.build_v1() {
-        routes = routes.add_service(InterceptedService::new(reflection, auth));
+    if let Ok(v1) = reflection().build_v1() {
+        routes = routes.add_service(InterceptedService::new(v1, auth.clone()));
+    }
+    if let Ok(v1alpha) = reflection().build_v1alpha() {
+        routes = routes.add_service(InterceptedService::new(v1alpha, auth));
     }
     routes.prepare().into_axum_router()
 }

@@ -14,4 +14,5 @@ mod provision;
 mod provision_aws;
 mod provision_azure_gcp;
 mod real_boot;
+mod reflection;
 mod tamper;
