@@ -41,9 +41,14 @@ pub fn router(nodes: Arc<Nodes>) -> axum::Router {
     ))
 }
 
-/// A progress report: the bearer credential is looked for before the body is read; the
-/// body (at most [`ProgressReport::MAX_BODY`] bytes, `application/json`) is decoded by the
-/// model, and the credential is verified against the store by `Nodes`.
+/// How long a progress report's body may take to arrive (it is a few hundred bytes).
+const PROGRESS_BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A progress report. Before any of the body is read, the bearer credential must be one
+/// this control plane derived (its MAC verifies under the sealing key: no store read), the
+/// body must be `application/json` and declare no more than [`ProgressReport::MAX_BODY`]
+/// bytes. The body is then read within [`PROGRESS_BODY_DEADLINE`], decoded by the model,
+/// and the report recorded by `Nodes`, which also checks that the provision is in flight.
 async fn report_progress(
     State(nodes): State<Arc<Nodes>>,
     headers: HeaderMap,
@@ -59,6 +64,10 @@ async fn report_progress(
             "missing bearer progress credential\n".into(),
         );
     };
+    let token = token.trim();
+    if let Err(e) = nodes.check_progress_credential(token) {
+        return refused(e);
+    }
     let json = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -70,32 +79,68 @@ async fn report_progress(
             "expected Content-Type: application/json\n".into(),
         );
     }
-    let Ok(body) = axum::body::to_bytes(body, ProgressReport::MAX_BODY).await else {
-        return (
+    let too_large = || {
+        (
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "body: could not be read within {} bytes\n",
-                ProgressReport::MAX_BODY
-            ),
-        );
+            format!("body: is larger than {} bytes\n", ProgressReport::MAX_BODY),
+        )
+    };
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > ProgressReport::MAX_BODY as u64) {
+        return too_large();
+    }
+    let read = tokio::time::timeout(
+        PROGRESS_BODY_DEADLINE,
+        axum::body::to_bytes(body, ProgressReport::MAX_BODY),
+    )
+    .await;
+    let body = match read {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) => {
+            let over = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if over {
+                return too_large();
+            }
+            return (StatusCode::BAD_REQUEST, "body: could not be read\n".into());
+        }
+        Err(_) => {
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "body: did not arrive within {} s\n",
+                    PROGRESS_BODY_DEADLINE.as_secs()
+                ),
+            );
+        }
     };
     let report = match ProgressReport::from_json(&body) {
         Ok(r) => r,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")),
     };
     match nodes
-        .report_progress(token.trim(), report.step, report.error.as_deref())
+        .report_progress(token, report.step, report.error.as_deref())
         .await
     {
         Ok(()) => (StatusCode::NO_CONTENT, String::new()),
-        Err(NodesError::Unauthenticated { reason }) => {
+        Err(e) => refused(e),
+    }
+}
+
+/// The answer to a report the node registry refused.
+fn refused(e: NodesError) -> (StatusCode, String) {
+    match e {
+        NodesError::Unauthenticated { reason } => {
             debug!(?reason, "progress report refused");
             (StatusCode::UNAUTHORIZED, format!("{}\n", reason.message()))
         }
-        Err(NodesError::InvalidArgument { field, message }) => {
+        NodesError::InvalidArgument { field, message } => {
             (StatusCode::BAD_REQUEST, format!("{field}: {message}\n"))
         }
-        Err(e) => {
+        e => {
             tracing::warn!(error = %e, "progress report failed");
             (StatusCode::INTERNAL_SERVER_ERROR, "internal error\n".into())
         }

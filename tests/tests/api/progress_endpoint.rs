@@ -1,7 +1,7 @@
 //! The progress endpoint's request handling (`POST /v1/provision-progress` on the agent
-//! listener), which anyone who reaches the listener can call: the bearer is looked for
-//! before the body is read, and a body is refused naming what is wrong before any
-//! credential is checked against the store.
+//! listener), which anyone who reaches the listener can call: no body is read unless the
+//! bearer is a credential this control plane derived, a body must arrive in time, and a
+//! body is refused naming what is wrong before the store is asked about its provision.
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -12,7 +12,7 @@ fn client(app: &TestApp) -> reqwest::Client {
     let ca = reqwest::Certificate::from_pem(app.nodes.ca().cert_pem().as_bytes()).unwrap();
     reqwest::Client::builder()
         .tls_certs_only([ca])
-        .timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(30))
         .build()
         .unwrap()
 }
@@ -24,9 +24,21 @@ fn url(app: &TestApp) -> String {
     )
 }
 
-/// A credential of the right shape for no provision of this control plane.
-const UNKNOWN: &str =
+/// A credential of the right shape that this control plane never derived.
+const FORGED: &str =
     "LRP1.npv_0123456789abcdef0123456789abcdef.cHJvZ3Jlc3MtcHJvZ3Jlc3MtcHJvZ3Jlc3MtcHJvZ3I";
+
+/// A credential this control plane derives (under its sealing key), for a provision that
+/// does not exist.
+fn derived(app: &TestApp) -> String {
+    use levelrail_provisioner::model::provision::ProvisionId;
+    use secrecy::ExposeSecret as _;
+    let path = app.data_dir.join("provision-seal.key");
+    let key = levelrail_provisioner::enroll::sealing_key::load(&path).expect("the sealing key");
+    key.progress_credential(&ProvisionId::generate())
+        .expose_secret()
+        .to_owned()
+}
 
 /// A body that sends one byte and then nothing, ever: an answer can only come before it.
 struct Endless {
@@ -52,17 +64,42 @@ impl http_body::Body for Endless {
 }
 
 #[tokio::test]
-async fn without_a_bearer_the_body_is_never_read() {
+async fn without_a_credential_it_derived_the_body_is_never_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn(tmp.path()).await;
+    let client = client(&app);
+    for authorization in [None, Some("Bearer "), Some("Bearer garbage"), Some(FORGED)] {
+        let mut request = client
+            .post(url(&app))
+            .header("content-type", "application/json")
+            .body(reqwest::Body::wrap(Endless { sent: false }));
+        if let Some(value) = authorization {
+            let value = if value.starts_with("Bearer") {
+                value.to_owned()
+            } else {
+                format!("Bearer {value}")
+            };
+            request = request.header("authorization", value);
+        }
+        let response = request.send().await.expect("answered without the body");
+        assert_eq!(response.status().as_u16(), 401, "{authorization:?}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let app = TestApp::spawn(tmp.path()).await;
     let response = client(&app)
         .post(url(&app))
+        .bearer_auth(derived(&app))
         .header("content-type", "application/json")
         .body(reqwest::Body::wrap(Endless { sent: false }))
         .send()
         .await
-        .expect("answered without the body");
-    assert_eq!(response.status().as_u16(), 401);
+        .expect("answered");
+    assert_eq!(response.status().as_u16(), 408);
     app.stop().await;
 }
 
@@ -71,10 +108,11 @@ async fn a_bad_request_is_refused_naming_what_is_wrong() {
     let tmp = tempfile::tempdir().unwrap();
     let app = TestApp::spawn(tmp.path()).await;
     let client = client(&app);
+    let credential = derived(&app);
     let send = |content_type: &'static str, body: Vec<u8>| {
         client
             .post(url(&app))
-            .bearer_auth(UNKNOWN)
+            .bearer_auth(&credential)
             .header("content-type", content_type)
             .body(body)
             .send()
@@ -115,13 +153,13 @@ async fn a_bad_request_is_refused_naming_what_is_wrong() {
             413,
             "body:",
         ),
-        // Well formed: only now is the credential looked up, and it belongs to nothing.
+        // Well formed: only now is the store asked, and the provision does not exist.
         (
-            "unknown credential",
+            "no such provision",
             "application/json; charset=utf-8",
             br#"{"step":"docker_ready"}"#.to_vec(),
             401,
-            "",
+            "progress credential unknown",
         ),
     ];
     for (what, content_type, body, status, says) in cases {

@@ -30,12 +30,18 @@ impl ProgressAuthority {
         Self { key, provisions }
     }
 
+    /// The credential's claim, when it is one this control plane derived: its MAC checked
+    /// under the sealing key, without reading the store.
+    fn verify(&self, credential: &str) -> Result<ProvisionId, NodesError> {
+        ProgressCredential::parse(credential)
+            .filter(|c| c.verifies_under(&self.key))
+            .map(|c| c.provision_id)
+            .ok_or_else(|| refuse(None, AuthFailure::ProgressUnknown))
+    }
+
     /// The provision `credential` may report for.
     async fn authorize(&self, credential: &str) -> Result<ProvisionId, NodesError> {
-        let parsed = ProgressCredential::parse(credential)
-            .filter(|c| c.verifies_under(&self.key))
-            .ok_or_else(|| refuse(None, AuthFailure::ProgressUnknown))?;
-        let id = parsed.provision_id;
+        let id = self.verify(credential)?;
         let record = self.provisions.get_provision(&id).await?;
         match record {
             None => Err(refuse(Some(&id), AuthFailure::ProgressUnknown)),
@@ -57,6 +63,17 @@ impl Nodes {
     pub fn with_progress_authority(mut self, authority: ProgressAuthority) -> Self {
         self.progress = Some(Arc::new(authority));
         self
+    }
+
+    /// Refuses a progress credential this control plane never derived (its MAC does not
+    /// verify), without reading the store: the endpoint calls it before it reads a
+    /// request's body. [`Nodes::report_progress`] checks the rest (the provision exists and
+    /// is in flight).
+    pub fn check_progress_credential(&self, credential: &str) -> Result<(), NodesError> {
+        let authority = self.progress.as_ref().ok_or_else(|| {
+            NodesError::FailedPrecondition("this control plane takes no progress reports".into())
+        })?;
+        authority.verify(credential).map(|_| ())
     }
 
     /// Records an install step (or, with `error`, its failure: the provision then fails
