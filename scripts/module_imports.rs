@@ -231,7 +231,8 @@ pub const ADAPTER_CRATES: &[&str] = &[
     "levelrail_clouds::",
     "levelrail_proto::",
     "aws_sdk_",
-    "std::fs::",
+    "std::fs",
+    "std::process",
 ];
 
 /// The layering tests of a service crate whose `src/model` is its pure bottom layer: no two

@@ -16,6 +16,9 @@
 //!   and literal blocks' lines dropped, the document's lines are those of the valid
 //!   parameters' document, and every file but the CA has as many lines as there: an input
 //!   adds no key, item, line or comment to the YAML or to a script.
+//! - **No input in the shell or unit syntax.** Each line of the scripts and the unit, with
+//!   quoted words and 64-digit hashes masked, is the valid document's line; the environment
+//!   file has the same keys in the same order.
 //!
 //! A refused input names a parameter and repeats none of the input values.
 use levelrail_cloudinit::{
@@ -176,24 +179,107 @@ fn accepted(image: bool, fields: &[String], document: &str) {
         skeleton(&base),
         "an input changed the YAML"
     );
-    let files = |doc: &str| -> Vec<(String, usize)> {
-        let value: serde_norway::Value = serde_norway::from_str(doc).expect("YAML");
-        value["write_files"]
-            .as_sequence()
-            .expect("write_files")
+    // Inside the files: as many lines as in the valid document, and each line of a script
+    // or the unit, quoted words and 64-digit hashes masked, is the valid document's line
+    // with the valid inputs replaced by these ones, where an input in an unquoted place
+    // (the image in `docker run`) is one plain word; an environment file has the same keys
+    // in the same order.
+    let base_fields = with_defaults(image, &[]);
+    let (got, want) = (masked_files(document), masked_files(&base));
+    let shape = |files: &[(String, Vec<String>)]| -> Vec<(String, usize)> {
+        files
             .iter()
-            .filter_map(|f| {
-                let path = f["path"].as_str()?;
-                let lines = f["content"].as_str()?.lines().count();
-                (path != CA_PEM_PATH).then(|| (path.to_owned(), lines))
-            })
+            .map(|(path, lines)| (path.clone(), lines.len()))
             .collect()
     };
-    assert_eq!(
-        files(document),
-        files(&base),
-        "an input added a line to a file"
-    );
+    assert_eq!(shape(&got), shape(&want), "an input added a line to a file");
+    for ((path, got), (_, want)) in got.iter().zip(want.iter()) {
+        for (line, base_line) in got.iter().zip(want.iter()) {
+            assert_eq!(
+                line,
+                &with_inputs(base_line, &base_fields, fields),
+                "an input reached the shell or unit syntax of {path}"
+            );
+        }
+    }
+}
+
+/// The lines of each written file but the CA and the two secrets: an environment file's
+/// keys, and the other files' lines with quoted words and 64-digit hashes masked.
+fn masked_files(document: &str) -> Vec<(String, Vec<String>)> {
+    let value: serde_norway::Value = serde_norway::from_str(document).expect("YAML");
+    value["write_files"]
+        .as_sequence()
+        .expect("write_files")
+        .iter()
+        .filter_map(|f| {
+            let path = f["path"].as_str()?;
+            let content = f["content"].as_str()?;
+            let lines = match path {
+                CA_PEM_PATH | JOIN_TOKEN_PATH | PROGRESS_HEADER_PATH => return None,
+                ENV_FILE_PATH => content
+                    .lines()
+                    .map(|l| l.split_once('=').map_or(l, |(key, _)| key).to_owned())
+                    .collect(),
+                _ => content
+                    .lines()
+                    .map(|l| mask_hashes(&mask_quoted(l)))
+                    .collect(),
+            };
+            Some((path.to_owned(), lines))
+        })
+        .collect()
+}
+
+/// `base_line` with each of the valid inputs it still shows (an unquoted place) replaced by
+/// the matching one of `inputs`, after checking that one is a plain word: no whitespace,
+/// quote, shell or systemd metacharacter.
+fn with_inputs(base_line: &str, base_inputs: &[String], inputs: &[String]) -> String {
+    let mut order: Vec<usize> = (0..base_inputs.len()).collect();
+    // Longest first: the address is part of the URLs.
+    order.sort_by_key(|&i| std::cmp::Reverse(base_inputs[i].len()));
+    let marker = |i: usize| format!("\u{1}{i}\u{1}");
+    let mut line = base_line.to_owned();
+    for &i in &order {
+        if line.contains(base_inputs[i].as_str()) {
+            assert!(
+                inputs[i]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-/:@+[]".contains(&b)),
+                "{} is unquoted in a script or the unit without being one plain word",
+                PARAMS[i.min(PARAMS.len() - 1)]
+            );
+            line = line.replace(base_inputs[i].as_str(), &marker(i));
+        }
+    }
+    for i in order {
+        line = line.replace(&marker(i), &inputs[i]);
+    }
+    line
+}
+
+/// `line` with every run of exactly 64 hex digits replaced by `H`.
+fn mask_hashes(line: &str) -> String {
+    let bytes = line.as_bytes();
+    let (mut out, mut i) = (String::new(), 0);
+    while i < bytes.len() {
+        let run = bytes[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count();
+        if run == 64 {
+            out.push('H');
+            i += run;
+        } else if run > 0 {
+            out.push_str(&line[i..i + run]);
+            i += run;
+        } else {
+            let c = line[i..].chars().next().expect("a character");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }
 
 fn assert_string_leaves(value: &serde_norway::Value) {
@@ -278,6 +364,14 @@ mod tests {
     fn the_skeleton_masks_quotes_and_drops_literal_blocks() {
         let doc = "a: 'x''y'\nb: \"q\\\"r\"\nc: |\n  line 1\n\n  line 2\nd: ['e', 'f']\n";
         assert_eq!(skeleton(doc), ["a: Q", "b: Q", "c: |", "d: [Q, Q]"]);
+    }
+
+    #[test]
+    fn hashes_are_masked_whole_only() {
+        let hash = "a".repeat(64);
+        assert_eq!(mask_hashes(&format!("sum={hash} ;")), "sum=H ;");
+        let long = format!("x{}", "b".repeat(65));
+        assert_eq!(mask_hashes(&long), long);
     }
 
     #[test]

@@ -127,9 +127,10 @@ pub(crate) fn secrets_of(secret: &CredentialSecret) -> Vec<&str> {
     secrets.into_iter().map(|s| s.expose_secret()).collect()
 }
 
-/// Every string value inside `value`, except those a key of the document contains: a key
-/// that looks like a field name is named in errors by design, and a value equal to it is
-/// then repeated without being echoed as a value.
+/// Every string value inside `value`, except those inside a key the validators may name in
+/// an error's field path (one that looks like a field name: letters and `_`, or a
+/// provider's field name with digits): a value equal to such a key is repeated as the key,
+/// not echoed as a value. Any other key is never shown, so values inside it stay checked.
 pub(crate) fn strings_in(value: &serde_json::Value, out: &mut Vec<String>) {
     fn walk(value: &serde_json::Value, values: &mut Vec<String>, keys: &mut Vec<String>) {
         match value {
@@ -146,6 +147,11 @@ pub(crate) fn strings_in(value: &serde_json::Value, out: &mut Vec<String>) {
     }
     let (mut values, mut keys) = (Vec::new(), Vec::new());
     walk(value, &mut values, &mut keys);
-    values.retain(|v| !keys.iter().any(|k| k.contains(v.trim())));
+    let named = |k: &&String| {
+        (!k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_'))
+            || ["auth_provider_x509_cert_url", "client_x509_cert_url"].contains(&k.as_str())
+    };
+    let named: Vec<&String> = keys.iter().filter(named).collect();
+    values.retain(|v| !named.iter().any(|k| k.contains(v.trim())));
     out.extend(values);
 }

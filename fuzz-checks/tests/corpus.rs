@@ -36,6 +36,25 @@ fn every_target_has_a_seed_corpus() {
 }
 
 #[test]
+fn every_corpus_folder_is_a_target() {
+    // A misnamed folder would never be replayed.
+    let names: Vec<&str> = TARGETS.map(|t| t.name).to_vec();
+    for kind in ["corpus", "regressions"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz")
+            .join(kind);
+        for entry in std::fs::read_dir(&dir).expect("the folder exists") {
+            let name = entry.expect("an entry").file_name();
+            let name = name.to_string_lossy();
+            assert!(
+                names.contains(&name.as_ref()),
+                "fuzz/{kind}/{name} is no target"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_corpus_and_every_regression_pass_their_properties() {
     let mut failing = Vec::new();
     for target in TARGETS {

@@ -212,7 +212,7 @@ async fn run(backend: &str, database_url: Option<String>) {
         report::pct_ms(&noop, 0.99)
     );
     report::figure(
-        &format!("Provision throughput, 64 clients, 1,024 in flight ({backend})"),
+        &format!("Provision throughput, 64 clients, 1,024 in flight before the load ({backend})"),
         format!("{rate:.0}/s"),
         floor.clone(),
         format!("≥ {THROUGHPUT_TARGET:.0}/s"),

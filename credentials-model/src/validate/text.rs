@@ -114,13 +114,13 @@ pub(super) fn guid(field: &str, value: &str) -> Result<String, FieldError> {
 const FIELD_NAMES_WITH_DIGITS: [&str; 2] = ["auth_provider_x509_cert_url", "client_x509_cert_url"];
 
 /// A JSON object key as a field path shows it: only a key that looks like a field name
-/// (1 to 64 characters, lowercase ASCII letters and `_`, or a provider's field name with
-/// digits) is shown. Any other key may be a value pasted in the wrong place (a fuzzer
+/// (1 to 64 characters, ASCII letters and `_`, so `clientId` of another tool's format is
+/// named too, or a provider's field name with digits) is shown. Any other key may be a value pasted in the wrong place (a fuzzer
 /// found a secret inside a key repeated in an error), so the path stops at the document.
 pub(super) fn shown_key(key: &str) -> Option<&str> {
     let name_like = !key.is_empty()
         && key.len() <= 64
-        && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+        && key.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_');
     (name_like || FIELD_NAMES_WITH_DIGITS.contains(&key)).then_some(key)
 }
 
@@ -141,15 +141,8 @@ mod tests {
     fn only_keys_that_look_like_field_names_are_shown() {
         assert_eq!(shown_key("client_secret"), Some("client_secret"));
         assert_eq!(shown_key(&"k".repeat(64)), Some("k".repeat(64).as_str()));
-        for hidden in [
-            "",
-            "a\u{0}b",
-            "\u{202e}abc",
-            "3f1c0d9e8b7a",
-            "Secret",
-            "x-y",
-            "a b",
-        ] {
+        assert_eq!(shown_key("clientId"), Some("clientId"));
+        for hidden in ["", "a\u{0}b", "\u{202e}abc", "3f1c0d9e8b7a", "x-y", "a b"] {
             assert_eq!(shown_key(hidden), None, "{hidden:?}");
         }
         assert_eq!(shown_key(&"k".repeat(65)), None);

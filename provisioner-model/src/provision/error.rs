@@ -1,5 +1,5 @@
 //! The one error type of the provisioner's operations: variants a caller acts on, mapped to
-//! gRPC codes in `grpc/provision_status.rs`. Messages never contain a token, a secret, a
+//! gRPC codes in `levelrail-provisioner`'s `grpc/provision_status.rs`. Messages never contain a token, a secret, a
 //! raw provider body or an unsanitized request value.
 use crate::FieldError;
 use crate::ports::StoreError;

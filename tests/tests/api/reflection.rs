@@ -60,15 +60,21 @@ async fn a_v1alpha_client_lists_the_services_and_calls_a_method_it_found() {
     else {
         panic!("not a file descriptor");
     };
-    let method = files
+    let (package, service) = files
         .file_descriptor_proto
         .iter()
         .map(|bytes| FileDescriptorProto::decode(bytes.as_slice()).expect("a descriptor"))
-        .flat_map(|file| file.service)
-        .find(|s| s.name() == "ProvisionerService")
-        .expect("the service is described")
+        .find_map(|file| {
+            let package = file.package().to_owned();
+            file.service
+                .into_iter()
+                .find(|s| s.name() == "ProvisionerService")
+                .map(|s| (package, s))
+        })
+        .expect("the service is described");
+    let method = service
         .method
-        .into_iter()
+        .iter()
         .find(|m| m.name() == "ListProvisions")
         .expect("ListProvisions is described");
     assert_eq!(
@@ -77,10 +83,7 @@ async fn a_v1alpha_client_lists_the_services_and_calls_a_method_it_found() {
     );
 
     // Call it by the path reflection gave: /<package>.<service>/<method>.
-    let path = format!(
-        "/levelrail.provisioner.v1.ProvisionerService/{}",
-        method.name()
-    );
+    let path = format!("/{package}.{}/{}", service.name(), method.name());
     let mut grpc = tonic::client::Grpc::new(tonic::service::interceptor::InterceptedService::new(
         app.channel().await,
         Bearer(app.token.clone()),
