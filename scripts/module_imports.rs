@@ -235,15 +235,30 @@ pub const ADAPTER_CRATES: &[&str] = &[
     "std::process",
 ];
 
+/// What every layering test file has: `src()`, and no import loop of any length (test files
+/// exempt).
+macro_rules! crate_graph_tests {
+    () => {
+        fn src() -> std::path::PathBuf {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+        }
+
+        #[test]
+        fn no_modules_import_each_other_through_any_loop() {
+            let graph = module_imports::Graph::load(&src()).without_test_imports();
+            let cycles = graph.cycles();
+            assert!(cycles.is_empty(), "import loops: {cycles:#?}");
+        }
+    };
+}
+
 /// The layering tests of a service crate whose `src/model` is its pure bottom layer: no two
 /// sibling files import each other, no import loop of any length, no import against
 /// `$layers` (top to bottom; test files exempt), no adapter crate in the model, and no
 /// re-export at the crate root.
 macro_rules! service_layering_tests {
     ($layers:expr) => {
-        fn src() -> std::path::PathBuf {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-        }
+        crate_graph_tests!();
 
         #[test]
         fn no_two_sibling_modules_import_each_other() {
@@ -252,13 +267,6 @@ macro_rules! service_layering_tests {
                 cycles.is_empty(),
                 "sibling modules import each other: {cycles:#?}"
             );
-        }
-
-        #[test]
-        fn no_modules_import_each_other_through_any_loop() {
-            let graph = module_imports::Graph::load(&src()).without_test_imports();
-            let cycles = graph.cycles();
-            assert!(cycles.is_empty(), "import loops: {cycles:#?}");
         }
 
         #[test]
@@ -295,16 +303,7 @@ macro_rules! service_layering_tests {
 /// off).
 macro_rules! pure_crate_tests {
     ($allowed:expr) => {
-        fn src() -> std::path::PathBuf {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-        }
-
-        #[test]
-        fn no_modules_import_each_other_through_any_loop() {
-            let graph = module_imports::Graph::load(&src()).without_test_imports();
-            let cycles = graph.cycles();
-            assert!(cycles.is_empty(), "import loops: {cycles:#?}");
-        }
+        crate_graph_tests!();
 
         #[test]
         fn names_no_database_runtime_http_or_grpc_crate() {

@@ -19,6 +19,8 @@ mod plaintext;
 mod text;
 mod token;
 
+pub use text::shown_key;
+
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]

@@ -23,7 +23,7 @@
 //! A refused input names a parameter and repeats none of the input values.
 use levelrail_cloudinit::{
     AgentDownload, AgentImage, AgentSource, CA_PEM_PATH, CloudInitParams, ENV_FILE_PATH,
-    JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, render, written_file,
+    JOIN_TOKEN_PATH, PROGRESS_HEADER_PATH, render,
 };
 use levelrail_types::CpuArch;
 use secrecy::SecretString;
@@ -138,14 +138,44 @@ fn params_of(image: bool, f: &[String]) -> CloudInitParams {
     }
 }
 
+/// What the checks compare with in the valid parameters' document for one kind of
+/// agent, computed once.
+struct Base {
+    fields: Vec<String>,
+    skeleton: Vec<String>,
+    masked: Vec<(String, Vec<String>)>,
+}
+
+fn base(image: bool) -> &'static Base {
+    static BASES: std::sync::OnceLock<[Base; 2]> = std::sync::OnceLock::new();
+    let make = |image: bool| {
+        let fields = with_defaults(image, &[]);
+        let document = render(&params_of(image, &fields)).expect("the base renders");
+        let value = serde_norway::from_str(&document).expect("the base is YAML");
+        Base {
+            skeleton: skeleton(&document),
+            masked: masked_files(&files_of(&value)),
+            fields,
+        }
+    };
+    &BASES.get_or_init(|| [make(false), make(true)])[usize::from(image)]
+}
+
 fn accepted(image: bool, fields: &[String], document: &str) {
-    let base = render(&params_of(image, &with_defaults(image, &[]))).expect("the base renders");
+    let base = base(image);
 
     // Parsed back: YAML with string leaves only, and the files hold the inputs.
     let value: serde_norway::Value =
         serde_norway::from_str(document).expect("an accepted document is YAML");
     assert_string_leaves(&value);
-    let file = |path: &str| written_file(document, path).expect("the document writes the file");
+    let files = files_of(&value);
+    let file = |path: &str| {
+        files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, content)| content.clone())
+            .expect("the document writes the file")
+    };
     assert_eq!(file(JOIN_TOKEN_PATH), format!("{}\n", fields[1]));
     assert_eq!(
         file(PROGRESS_HEADER_PATH),
@@ -176,7 +206,7 @@ fn accepted(image: bool, fields: &[String], document: &str) {
     // Structure: only quoted scalars and literal blocks differ from the base document.
     assert_eq!(
         skeleton(document),
-        skeleton(&base),
+        base.skeleton,
         "an input changed the YAML"
     );
     // Inside the files: as many lines as in the valid document, and each line of a script
@@ -184,38 +214,51 @@ fn accepted(image: bool, fields: &[String], document: &str) {
     // with the valid inputs replaced by these ones, where an input in an unquoted place
     // (the image in `docker run`) is one plain word; an environment file has the same keys
     // in the same order.
-    let base_fields = with_defaults(image, &[]);
-    let (got, want) = (masked_files(document), masked_files(&base));
+    let got = masked_files(&files);
     let shape = |files: &[(String, Vec<String>)]| -> Vec<(String, usize)> {
         files
             .iter()
             .map(|(path, lines)| (path.clone(), lines.len()))
             .collect()
     };
-    assert_eq!(shape(&got), shape(&want), "an input added a line to a file");
-    for ((path, got), (_, want)) in got.iter().zip(want.iter()) {
+    assert_eq!(
+        shape(&got),
+        shape(&base.masked),
+        "an input added a line to a file"
+    );
+    for ((path, got), (_, want)) in got.iter().zip(base.masked.iter()) {
         for (line, base_line) in got.iter().zip(want.iter()) {
             assert_eq!(
                 line,
-                &with_inputs(base_line, &base_fields, fields),
+                &with_inputs(base_line, &base.fields, fields),
                 "an input reached the shell or unit syntax of {path}"
             );
         }
     }
 }
 
-/// The lines of each written file but the CA and the two secrets: an environment file's
-/// keys, and the other files' lines with quoted words and 64-digit hashes masked.
-fn masked_files(document: &str) -> Vec<(String, Vec<String>)> {
-    let value: serde_norway::Value = serde_norway::from_str(document).expect("YAML");
+/// The `(path, content)` of every file a parsed document writes.
+fn files_of(value: &serde_norway::Value) -> Vec<(String, String)> {
     value["write_files"]
         .as_sequence()
         .expect("write_files")
         .iter()
         .filter_map(|f| {
-            let path = f["path"].as_str()?;
-            let content = f["content"].as_str()?;
-            let lines = match path {
+            Some((
+                f["path"].as_str()?.to_owned(),
+                f["content"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// The lines of each written file but the CA and the two secrets: an environment file's
+/// keys, and the other files' lines with quoted words and 64-digit hashes masked.
+fn masked_files(files: &[(String, String)]) -> Vec<(String, Vec<String>)> {
+    files
+        .iter()
+        .filter_map(|(path, content)| {
+            let lines = match path.as_str() {
                 CA_PEM_PATH | JOIN_TOKEN_PATH | PROGRESS_HEADER_PATH => return None,
                 ENV_FILE_PATH => content
                     .lines()
@@ -226,7 +269,7 @@ fn masked_files(document: &str) -> Vec<(String, Vec<String>)> {
                     .map(|l| mask_hashes(&mask_quoted(l)))
                     .collect(),
             };
-            Some((path.to_owned(), lines))
+            Some((path.clone(), lines))
         })
         .collect()
 }

@@ -128,8 +128,7 @@ pub(crate) fn secrets_of(secret: &CredentialSecret) -> Vec<&str> {
 }
 
 /// Every string value inside `value`, except those inside a key the validators may name in
-/// an error's field path (one that looks like a field name: letters and `_`, or a
-/// provider's field name with digits): a value equal to such a key is repeated as the key,
+/// an error's field path (`validate::shown_key`): a value equal to such a key is repeated as the key,
 /// not echoed as a value. Any other key is never shown, so values inside it stay checked.
 pub(crate) fn strings_in(value: &serde_json::Value, out: &mut Vec<String>) {
     fn walk(value: &serde_json::Value, values: &mut Vec<String>, keys: &mut Vec<String>) {
@@ -147,11 +146,10 @@ pub(crate) fn strings_in(value: &serde_json::Value, out: &mut Vec<String>) {
     }
     let (mut values, mut keys) = (Vec::new(), Vec::new());
     walk(value, &mut values, &mut keys);
-    let named = |k: &&String| {
-        (!k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_'))
-            || ["auth_provider_x509_cert_url", "client_x509_cert_url"].contains(&k.as_str())
-    };
-    let named: Vec<&String> = keys.iter().filter(named).collect();
+    let named: Vec<&String> = keys
+        .iter()
+        .filter(|k| validate::shown_key(k).is_some())
+        .collect();
     values.retain(|v| !named.iter().any(|k| k.contains(v.trim())));
     out.extend(values);
 }

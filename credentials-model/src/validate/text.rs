@@ -115,9 +115,10 @@ const FIELD_NAMES_WITH_DIGITS: [&str; 2] = ["auth_provider_x509_cert_url", "clie
 
 /// A JSON object key as a field path shows it: only a key that looks like a field name
 /// (1 to 64 characters, ASCII letters and `_`, so `clientId` of another tool's format is
-/// named too, or a provider's field name with digits) is shown. Any other key may be a value pasted in the wrong place (a fuzzer
-/// found a secret inside a key repeated in an error), so the path stops at the document.
-pub(super) fn shown_key(key: &str) -> Option<&str> {
+/// named too, or a provider's field name with digits) is shown. Any other key may be a
+/// value pasted in the wrong place (a fuzzer found a secret inside a key repeated in an
+/// error), so the path stops at the document.
+pub fn shown_key(key: &str) -> Option<&str> {
     let name_like = !key.is_empty()
         && key.len() <= 64
         && key.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_');
