@@ -552,34 +552,52 @@ impl<D: Dialect> SharedStateStore for SqlStore<D> {
 /// are the same).
 static STATEMENT: OnceLock<String> = OnceLock::new();
 
-/// PostgreSQL's group commit (see `store::batch`): one request's record of the batch,
-/// `{"a1": …, "a44": …}` from the one-request statement's arguments, and the batch
-/// statement (built on the first call); `None` if an argument has no JSON form.
+/// PostgreSQL's group commit (see `store::batch`): one request's [`record`] of the batch,
+/// from the one-request statement's arguments, and the batch statement (built on the
+/// first call); `None` if an argument has no JSON form.
 fn batch_record(args: &[Arg]) -> Option<(&'static str, String)> {
     let sql = STATEMENT.get_or_init(|| statement(args));
-    let mut row = serde_json::Map::with_capacity(args.len());
-    for (i, arg) in args.iter().enumerate() {
-        row.insert(format!("a{}", i + 1), json(arg)?);
-    }
-    Some((sql.as_str(), serde_json::Value::Object(row).to_string()))
+    Some((sql.as_str(), record(args)?))
 }
 
-/// One argument as JSON that PostgreSQL reads back as its column type: `bytea` in its hex
-/// input form, timestamps as RFC 3339 to the microsecond.
-fn json(arg: &Arg) -> Option<serde_json::Value> {
-    use serde_json::Value as J;
-    Some(match arg {
-        Arg::Text(v) => v.clone().map_or(J::Null, J::String),
-        Arg::Int(v) => v.map_or(J::Null, J::from),
-        Arg::Bool(v) => v.map_or(J::Null, J::Bool),
-        Arg::Bytes(v) => v
-            .as_ref()
-            .map_or(J::Null, |b| J::String(format!("\\x{}", hex::encode(b)))),
-        Arg::Time(v) => match v {
-            Some(t) => J::String(format_timestamp(*t)?),
-            None => J::Null,
-        },
-    })
+/// `{"a1": …, "a44": …}`: each argument as JSON that PostgreSQL reads back as its column
+/// type; `None` if an argument has no JSON form.
+fn record(args: &[Arg]) -> Option<String> {
+    use std::fmt::Write as _;
+    // Written straight into one string: building a map of 44 keyed values first took a
+    // third of the Provision handler's time, in allocations.
+    let mut row = String::with_capacity(64 * args.len());
+    row.push('{');
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            row.push(',');
+        }
+        let _ = write!(row, "\"a{}\":", i + 1);
+        match arg {
+            Arg::Text(Some(v)) => row.push_str(&serde_json::to_string(v).ok()?),
+            Arg::Int(Some(v)) => {
+                let _ = write!(row, "{v}");
+            }
+            Arg::Bool(Some(v)) => row.push_str(if *v { "true" } else { "false" }),
+            // `bytea` in its hex input form (`\x…`, the backslash escaped for JSON).
+            Arg::Bytes(Some(b)) => {
+                row.push_str("\"\\\\x");
+                row.push_str(&hex::encode(b));
+                row.push('"');
+            }
+            // RFC 3339 to the microsecond: no character JSON must escape.
+            Arg::Time(Some(t)) => {
+                let _ = write!(row, "\"{}\"", format_timestamp(*t)?);
+            }
+            Arg::Text(None)
+            | Arg::Int(None)
+            | Arg::Bool(None)
+            | Arg::Bytes(None)
+            | Arg::Time(None) => row.push_str("null"),
+        }
+    }
+    row.push('}');
+    Some(row)
 }
 
 fn sql_type(arg: &Arg) -> &'static str {
@@ -626,4 +644,42 @@ fn statement(args: &[Arg]) -> String {
         provision = cols(1..=30),
         token = cols(34..=43),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::*;
+
+    /// A batch record is JSON that PostgreSQL reads back as each column's type: text
+    /// escaped, `bytea` in hex input form, timestamps to the microsecond, nulls as `null`.
+    #[test]
+    fn batch_records_are_json_of_each_argument() {
+        let args = vec![
+            Arg::from("quote \" backslash \\ newline \n tab \t ünïcode \u{1}"),
+            Arg::Int(Some(-42)),
+            Arg::Bool(Some(true)),
+            Arg::Bytes(Some(vec![0, 0xab, 0xff])),
+            Arg::Time(Some(datetime!(2026-12-05 16:30:41.123456789 UTC))),
+            Arg::Text(None),
+            Arg::Int(None),
+            Arg::Bool(None),
+            Arg::Bytes(None),
+            Arg::Time(None),
+        ];
+        let row = record(&args).expect("every argument has a JSON form");
+        let parsed: serde_json::Value = serde_json::from_str(&row).expect("valid JSON");
+        assert_eq!(
+            parsed,
+            serde_json::json!({
+                "a1": "quote \" backslash \\ newline \n tab \t ünïcode \u{1}",
+                "a2": -42,
+                "a3": true,
+                "a4": "\\x00abff",
+                "a5": "2026-12-05T16:30:41.123456Z",
+                "a6": null, "a7": null, "a8": null, "a9": null, "a10": null,
+            })
+        );
+    }
 }
