@@ -153,6 +153,7 @@ impl CredentialsServer {
                 audit: Some(Arc::new(AuditLog::lines_only())),
                 per_token: cfg.public.per_token_budget(),
             },
+            &[crate::rest::CREDENTIALS_SERVICE],
         )?;
         let public_tls = match (&cfg.public.tls_cert, &cfg.public.tls_key) {
             (Some(cert), Some(key)) => Some(crate::tls::from_files(cert, key)?),

@@ -15,6 +15,7 @@ pub mod pki;
 pub mod providers;
 pub mod provisioner_server;
 pub mod provisioning;
+pub mod rest;
 pub mod startup;
 pub mod telemetry;
 pub mod tls;

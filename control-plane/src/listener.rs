@@ -38,24 +38,36 @@ pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
 /// past it, calls are refused at once, not queued), inside gRPC-web translation; then the
 /// static web app as fallback (outside gRPC-web, which would answer 400 to plain HTTP),
 /// then CORS around everything, refusals included.
+///
+/// `rest_services` are the gRPC services whose REST routes (see [`crate::rest`]) the
+/// listener serves: each REST call goes through the same guarded routes.
 pub fn assemble(
     grpc: axum::Router,
     web_dir: Option<PathBuf>,
     allowed_origins: &[String],
     max_concurrent: usize,
     guard: CallGuard,
+    rest_services: &[&str],
 ) -> anyhow::Result<axum::Router> {
     let limit = Limit {
         permits: Arc::new(tokio::sync::Semaphore::new(max_concurrent)),
         max_concurrent,
     };
-    let mut router = grpc
+    let auth = guard.auth.clone();
+    let guarded = grpc
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(guard),
             guard_request,
         ))
-        .layer(axum::middleware::from_fn_with_state(limit, shed))
-        .layer(tonic_web::GrpcWebLayer::new());
+        .layer(axum::middleware::from_fn_with_state(limit, shed));
+    let rest = crate::rest::router(
+        crate::rest::Rest {
+            grpc: guarded.clone(),
+            auth,
+        },
+        rest_services,
+    );
+    let mut router = guarded.layer(tonic_web::GrpcWebLayer::new()).merge(rest);
     if let Some(dir) = web_dir {
         let index = dir.join("index.html");
         let files = tower_http::services::ServeDir::new(dir)
@@ -713,6 +725,7 @@ mod tests {
             &[],
             8,
             CallGuard::default(),
+            &[],
         )
         .expect("router");
         for path in ["/", "/boot.js", "/nodes/some-node"] {

@@ -394,6 +394,10 @@ impl ProvisionerFront {
             &binaries,
         )
         .await?;
+        let mut rest_services = crate::rest::PROVISIONER_SERVICES.to_vec();
+        if credentials.is_some() {
+            rest_services.push(crate::rest::CREDENTIALS_SERVICE);
+        }
         let grpc = grpc_routes(auth.clone(), credentials, &provisioning, audit_store);
         let router = listener::assemble(
             grpc,
@@ -405,6 +409,7 @@ impl ProvisionerFront {
                 audit: Some(Arc::clone(&audit)),
                 per_token: public.per_token_budget(),
             },
+            &rest_services,
         )?;
         let tls = tls_config(public, tls_sans, *listen, &ca)?;
         let public = Bound::bind("public", *listen, router, tls).await?;

@@ -118,6 +118,7 @@ async fn listening_with(
             auth: Some(BearerAuth::new(verifier.clone())),
             ..CallGuard::default()
         },
+        levelrail::rest::PROVISIONER_SERVICES,
     )
     .expect("router");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -207,6 +208,25 @@ async fn an_unauthenticated_call_is_answered_before_its_body_arrives() {
         .expect("answered while the body is still open")
         .expect("an answer");
     assert_eq!(grpc_status(&wrong), "16");
+}
+
+/// The same over REST/JSON: a route that takes a body refuses a call without a valid token
+/// before reading it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unauthenticated_rest_call_is_answered_before_its_body_arrives() {
+    let (addr, calls, _) = listening(512).await;
+    let mut sender = h2(addr).await;
+    for token in [None, Some("lrt_0000000000000000.wrong")] {
+        let mut req = http::Request::post(format!("http://{addr}/api/v1/nodes/provision"))
+            .header("content-type", "application/json");
+        if let Some(token) = token {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        let req = req.body(stalled()).expect("request");
+        let answer = answered(sender.send_request(req)).await;
+        assert_eq!(answer.status(), http::StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,10 +17,10 @@ use secrecy::SecretString;
 
 use crate::harness::{Bearer, TestApp, set_endpoint, test_config};
 
-const TOKEN: &str = "boot0000000000000000000000000000000000000000000000000000000hcloud";
+pub(crate) const TOKEN: &str = "boot0000000000000000000000000000000000000000000000000000000hcloud";
 
-struct Cloud {
-    app: TestApp,
+pub(crate) struct Cloud {
+    pub(crate) app: TestApp,
     harness: Arc<BootHarness>,
     _hetzner: FakeHetznerHandle,
     _dir: tempfile::TempDir,
@@ -28,7 +28,7 @@ struct Cloud {
 
 /// A control plane, and a Hetzner fake booting through a harness with `options`;
 /// `configure` adjusts the control plane's settings.
-async fn cloud(options: BootOptions, configure: impl FnOnce(&mut ServeConfig)) -> Cloud {
+pub(crate) async fn cloud(options: BootOptions, configure: impl FnOnce(&mut ServeConfig)) -> Cloud {
     let dir = tempfile::tempdir().unwrap();
     let harness = BootHarness::new(dir.path().join("nodes"), options);
     let hetzner = FakeHetzner::start(FakeHetznerConfig {

@@ -15,4 +15,5 @@ mod provision_aws;
 mod provision_azure_gcp;
 mod real_boot;
 mod reflection;
+mod rest;
 mod tamper;
