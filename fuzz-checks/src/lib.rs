@@ -14,6 +14,7 @@ pub mod credential_plaintext;
 pub mod credentials;
 pub mod join_token;
 pub mod progress_report;
+pub mod rest_request;
 
 mod opaque;
 
@@ -30,7 +31,7 @@ pub struct Target {
 }
 
 /// Every fuzz target.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     Target {
         name: "cloudinit",
         check: cloudinit::check,
@@ -55,6 +56,11 @@ pub const TARGETS: [Target; 5] = [
         name: "progress_report",
         check: progress_report::check,
         accepts: progress_report::accepts,
+    },
+    Target {
+        name: "rest_request",
+        check: rest_request::check,
+        accepts: rest_request::accepts,
     },
 ];
 

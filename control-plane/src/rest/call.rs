@@ -13,7 +13,8 @@ use prost_reflect::{DynamicMessage, MethodDescriptor};
 use serde::Serialize;
 use tonic::Code;
 
-use super::json;
+use levelrail_rest_json::{self as json, FieldError};
+
 use super::{Rest, Route};
 use crate::listener::{BODY_DEADLINE, CREDENTIALS_MAX_MESSAGE, DEFAULT_MAX_MESSAGE};
 
@@ -83,6 +84,17 @@ impl ErrorBody {
         }
         body
     }
+}
+
+impl From<FieldError> for ErrorBody {
+    fn from(e: FieldError) -> Self {
+        Self::invalid(e.field, e.message)
+    }
+}
+
+/// A route's path parameters, percent-decoded.
+pub(super) fn path_params(params: &RawPathParams) -> Vec<(&str, &str)> {
+    params.iter().collect()
 }
 
 impl IntoResponse for ErrorBody {
@@ -177,7 +189,12 @@ async fn call(
     } else {
         None
     };
-    let message = json::request(method.input(), params, parts.uri.query(), body.as_deref())?;
+    let message = json::request(
+        method.input(),
+        &path_params(params),
+        parts.uri.query(),
+        body.as_deref(),
+    )?;
     let answer = rpc(rest, route.rpc, &parts, &message).await?;
     let (headers, collected) = answer;
     let data = collected.0;

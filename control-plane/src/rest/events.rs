@@ -20,7 +20,7 @@ use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 
 use super::Rest;
 use super::call::{self, ErrorBody};
-use super::json::{self, Json};
+use levelrail_rest_json::{self as json, Json};
 
 /// How often an idle stream sends a comment, so proxies keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -39,9 +39,10 @@ pub(super) async fn handle(
         Ok(after) => after,
         Err(e) => return e.into_response(),
     };
-    let message = match json::request(method.input(), params, parts.uri.query(), None) {
+    let params = call::path_params(params);
+    let message = match json::request(method.input(), &params, parts.uri.query(), None) {
         Ok(m) => m,
-        Err(e) => return e.into_response(),
+        Err(e) => return ErrorBody::from(e).into_response(),
     };
     let rpc = method
         .full_name()

@@ -13,7 +13,6 @@
 //! the same route table and the same descriptors.
 mod call;
 mod events;
-mod json;
 pub mod openapi;
 
 use std::sync::Arc;
@@ -192,11 +191,7 @@ pub const ROUTES: &[Route] = &[
     ),
 ];
 
-/// The descriptors of every Levelrail message.
-pub fn descriptors() -> DescriptorPool {
-    DescriptorPool::decode(levelrail_proto::FILE_DESCRIPTOR_SET)
-        .expect("the crate's own descriptor set decodes")
-}
+pub use levelrail_rest_json::descriptors;
 
 /// The RPC a route calls.
 pub(crate) fn method(pool: &DescriptorPool, route: &Route) -> Option<MethodDescriptor> {

@@ -157,7 +157,7 @@ fn path_params(path: &str) -> Vec<&str> {
 fn param_schema(field: &FieldDescriptor) -> Value {
     let one = match field.kind() {
         Kind::Enum(e) => {
-            let prefix = super::json::prefix_of(e.name());
+            let prefix = levelrail_rest_json::prefix_of(e.name());
             let mut names: Vec<String> = e.values().map(|v| v.name().to_owned()).collect();
             names.extend(e.values().filter_map(|v| {
                 v.name()

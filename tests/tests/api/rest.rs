@@ -39,7 +39,12 @@ impl Http {
         Self {
             base: app.url(),
             token: app.token.clone(),
-            client: reqwest::Client::new(),
+            // A connection per request: an answer given before its body was read (413) ends
+            // the connection, and a pooled one could be reused as it closes.
+            client: reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .expect("client"),
             exchanges: Vec::new(),
         }
     }
