@@ -15,7 +15,7 @@ use http::{HeaderName, HeaderValue, Method};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
-use levelrail_credentials::grpc::auth::BearerAuth;
+use levelrail_credentials::grpc::auth::{BearerAuth, Caller};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
@@ -53,17 +53,18 @@ pub fn assemble(
         permits: Arc::new(tokio::sync::Semaphore::new(max_concurrent)),
         max_concurrent,
     };
-    let auth = guard.auth.clone();
+    let guard = Arc::new(guard);
     let guarded = grpc
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(guard),
+            Arc::clone(&guard),
             guard_request,
         ))
-        .layer(axum::middleware::from_fn_with_state(limit, shed));
+        .layer(axum::middleware::from_fn_with_state(limit.clone(), shed));
     let rest = crate::rest::router(
         crate::rest::Rest {
             grpc: guarded.clone(),
-            auth,
+            guard,
+            limit,
         },
         rest_services,
     );
@@ -93,10 +94,34 @@ pub fn assemble(
 
 /// The concurrency limit of a listener's calls.
 #[derive(Debug, Clone)]
-struct Limit {
+pub(crate) struct Limit {
     permits: Arc<tokio::sync::Semaphore>,
     max_concurrent: usize,
 }
+
+impl Limit {
+    /// One of the limit's permits; when none is free, the refusal: RESOURCE_EXHAUSTED with
+    /// `Retry-After`.
+    pub(crate) fn admit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, Box<Response>> {
+        Arc::clone(&self.permits).try_acquire_owned().map_err(|_| {
+            let mut resp = tonic::Status::resource_exhausted(format!(
+                "the control plane is serving its limit of {} calls; retry",
+                self.max_concurrent
+            ))
+            .into_http::<Body>()
+            .into_response();
+            resp.headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            Box::new(resp)
+        })
+    }
+}
+
+/// Set on a call the REST layer makes in-process once it has taken the call's permit and
+/// its token's budget share (see [`crate::rest`]): the limit and the guard do not count it
+/// twice. Only in-process code can set an extension.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RestAdmitted;
 
 /// Holds one of the limit's permits until the answer's headers are out; refuses a call at
 /// once, with RESOURCE_EXHAUSTED and `Retry-After`, when none is free. Health checks are
@@ -106,19 +131,14 @@ async fn shed(
     req: Request,
     next: Next,
 ) -> Response {
-    if req.uri().path().starts_with("/grpc.health.v1.") {
+    if req.uri().path().starts_with("/grpc.health.v1.")
+        || req.extensions().get::<RestAdmitted>().is_some()
+    {
         return next.run(req).await;
     }
-    let Ok(_permit) = Arc::clone(&limit.permits).try_acquire_owned() else {
-        let mut resp = tonic::Status::resource_exhausted(format!(
-            "the control plane is serving its limit of {} calls; retry",
-            limit.max_concurrent
-        ))
-        .into_http::<Body>()
-        .into_response();
-        resp.headers_mut()
-            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return resp;
+    let _permit = match limit.admit() {
+        Ok(permit) => permit,
+        Err(refused) => return *refused,
     };
     next.run(req).await
 }
@@ -157,18 +177,27 @@ fn cors(allowed_origins: &[String]) -> anyhow::Result<CorsLayer> {
     let h = |s: &'static str| HeaderName::from_static(s);
     Ok(CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins))
-        .allow_methods([Method::POST, Method::OPTIONS])
+        // gRPC-web posts; the REST routes also get, put and delete.
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::DELETE,
+            Method::OPTIONS,
+        ])
         .allow_headers([
             h("authorization"),
             h("content-type"),
             h("x-grpc-web"),
             h("x-user-agent"),
             h("grpc-timeout"),
+            h("last-event-id"),
         ])
         .expose_headers([
             h("grpc-status"),
             h("grpc-message"),
             h("grpc-status-details-bin"),
+            h("retry-after"),
         ])
         .max_age(Duration::from_secs(600)))
 }
@@ -192,6 +221,68 @@ pub struct CallGuard {
     pub per_token: Option<Arc<Budget<String>>>,
 }
 
+/// The largest request message of the RPC at `path` (`/package.Service/Method`).
+pub(crate) fn message_limit(path: &str) -> usize {
+    if path.starts_with("/levelrail.credentials.") {
+        CREDENTIALS_MAX_MESSAGE
+    } else {
+        DEFAULT_MAX_MESSAGE
+    }
+}
+
+/// The peer address the listener attached to a request.
+pub(crate) fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0)
+}
+
+/// The caller of the call to `path`, checked from its headers alone: its API token, the
+/// token's request budget (when `count` is set: a call is counted once), the token's scope
+/// (a refusal for scope is audited). `None` on a listener that takes no tokens. A refusal
+/// is the gRPC answer to send (with `Retry-After` when over budget).
+pub(crate) fn check_caller(
+    guard: &CallGuard,
+    headers: &http::HeaderMap,
+    path: &str,
+    peer_addr: Option<SocketAddr>,
+    count: bool,
+) -> Result<Option<Caller>, Box<Response>> {
+    let Some(auth) = guard.auth.as_ref() else {
+        return Ok(None);
+    };
+    let peer = || peer_addr.map(|a| a.to_string()).unwrap_or_default();
+    let header = headers.get(http::header::AUTHORIZATION);
+    let caller = match auth.authenticate(header.map(HeaderValue::as_bytes)) {
+        Ok(caller) => caller,
+        Err(status) => {
+            if status.code() == tonic::Code::Unauthenticated {
+                let peer = peer();
+                tracing::info!(%peer, %path, reason = status.message(), "call refused: not authenticated");
+            }
+            return Err(Box::new(status.into_http::<Body>().into_response()));
+        }
+    };
+    // Refused calls count against the budget too: they cannot flood the log.
+    if count
+        && let Some(budget) = &guard.per_token
+        && let Err(wait) = budget.take(caller.token_id.clone(), tokio::time::Instant::now())
+    {
+        tracing::info!(token_id = %caller.token_id, %path, "call refused: the token is over its request budget");
+        return Err(Box::new(over_budget(true, wait, "this API token")));
+    }
+    if let Err(status) = BearerAuth::authorize(&caller, path) {
+        tracing::info!(token_id = %caller.token_id, %path, "call refused: outside the token's scope");
+        if let Some(log) = &guard.audit {
+            let mut event = audit::event(&caller.token_id, path, String::new(), peer());
+            event.outcome = audit::outcome(status.code());
+            log.record(event);
+        }
+        return Err(Box::new(status.into_http::<Body>().into_response()));
+    }
+    Ok(Some(caller))
+}
+
 /// Levelrail gRPC requests (and reflection): the API token and its scope are checked from
 /// the headers, so an unauthenticated or unauthorised caller's body is never read; then
 /// the message is read within [`BODY_DEADLINE`] and the service's size limit, answering
@@ -211,68 +302,36 @@ async fn guard_request(
         return next.run(req).await;
     }
     let mut req = req;
-    let peer_addr = req
-        .extensions()
-        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
+    let peer_addr = peer_of(req.extensions());
     let peer = || peer_addr.map(|a| a.to_string()).unwrap_or_default();
     let mut audited = None;
     // A stream's token, which the stream may not outlive.
     let mut watched = None;
-    if let Some(auth) = guard.auth.as_ref() {
-        let header = req.headers().get(http::header::AUTHORIZATION);
-        match auth.authenticate(header.map(HeaderValue::as_bytes)) {
-            Ok(caller) => {
-                // Refused calls count against the budget too: they cannot flood the log.
-                if let Some(budget) = &guard.per_token
-                    && let Err(wait) =
-                        budget.take(caller.token_id.clone(), tokio::time::Instant::now())
-                {
-                    tracing::info!(token_id = %caller.token_id, %path, "call refused: the token is over its request budget");
-                    return over_budget(true, wait, "this API token");
-                }
-                if let Err(status) = BearerAuth::authorize(&caller, &path) {
-                    tracing::info!(token_id = %caller.token_id, %path, "call refused: outside the token's scope");
-                    if let Some(log) = &guard.audit {
-                        let mut event =
-                            audit::event(&caller.token_id, &path, String::new(), peer());
-                        event.outcome = audit::outcome(status.code());
-                        log.record(event);
-                    }
-                    return status.into_http::<Body>().into_response();
-                }
-                if levelrail && audit::changes_state(&path) {
-                    audited = guard.audit.clone().map(|log| {
-                        (
-                            log,
-                            audit::event(&caller.token_id, &path, String::new(), peer()),
-                        )
-                    });
-                }
-                if levelrail_types::method_of(&path).starts_with("Watch") {
-                    watched = Some(caller.token_id.clone());
-                }
-                // The service's interceptor takes the caller from here instead of checking
-                // the token again.
-                req.extensions_mut().insert(caller);
+    let admitted = req.extensions().get::<RestAdmitted>().is_some();
+    match check_caller(&guard, req.headers(), &path, peer_addr, !admitted) {
+        Err(refused) => return *refused,
+        Ok(None) => {}
+        Ok(Some(caller)) => {
+            if levelrail && audit::changes_state(&path) {
+                audited = guard.audit.clone().map(|log| {
+                    (
+                        log,
+                        audit::event(&caller.token_id, &path, String::new(), peer()),
+                    )
+                });
             }
-            Err(status) => {
-                if status.code() == tonic::Code::Unauthenticated {
-                    let peer = peer();
-                    tracing::info!(%peer, %path, reason = status.message(), "call refused: not authenticated");
-                }
-                return status.into_http::<Body>().into_response();
+            if levelrail_types::method_of(&path).starts_with("Watch") {
+                watched = Some(caller.token_id.clone());
             }
+            // The service's interceptor takes the caller from here instead of checking
+            // the token again.
+            req.extensions_mut().insert(caller);
         }
     }
     if !levelrail {
         return next.run(req).await;
     }
-    let limit = if path.starts_with("/levelrail.credentials.") {
-        CREDENTIALS_MAX_MESSAGE
-    } else {
-        DEFAULT_MAX_MESSAGE
-    };
+    let limit = message_limit(&path);
     let (parts, body) = req.into_parts();
     // 5 bytes of gRPC frame header per message.
     let read = tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit + 5)).await;

@@ -149,17 +149,15 @@ fn known_path(desc: &MessageDescriptor, path: &serde_path_to_error::Path) -> (St
     (shown, known)
 }
 
-/// An unknown parameter's name as an error may show it: a name made of field-name
-/// characters (the caller's mistyped `pageSize`), else only where it was.
-fn shown_param(name: &str, place: &str) -> String {
-    let plain = !name.is_empty()
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        name.to_owned()
-    } else {
-        place.to_owned()
-    }
+/// The field an unknown parameter name was meant for, when it names one but for case and
+/// `_` (`PageSize`, `pagesize`); else only where it was (`query`, `path`): the name itself
+/// is the caller's text and is never shown.
+fn shown_param(desc: &MessageDescriptor, name: &str, place: &str) -> String {
+    let folded = |s: &str| s.replace('_', "").to_ascii_lowercase();
+    let name = folded(name);
+    desc.fields()
+        .find(|f| folded(f.name()) == name)
+        .map_or_else(|| place.to_owned(), |f| f.name().to_owned())
 }
 
 /// The query's `name=value` pairs, percent-decoded (`+` as a space).
@@ -183,8 +181,8 @@ fn set_param(
         .filter(|f| f.is_list() || is_scalar(&f.kind()))
         .ok_or_else(|| {
             FieldError::new(
-                shown_param(name, place),
-                format!("not a {place} parameter of this call"),
+                shown_param(desc, name, place),
+                format!("names no {place} parameter of this call"),
             )
         })?;
     let value = scalar(&field, raw).ok_or_else(|| {
@@ -203,7 +201,7 @@ fn set_param(
         return Ok(());
     }
     let existing = fields.get(&key).or_else(|| fields.get(&json_key));
-    if existing.is_some_and(|v| !same(v, &value)) {
+    if existing.is_some_and(|v| *v != value) {
         return Err(FieldError::new(
             field.name(),
             format!("differs between the body and the {place}"),
@@ -212,10 +210,6 @@ fn set_param(
     fields.remove(&json_key);
     fields.insert(key, value);
     Ok(())
-}
-
-fn same(a: &Value, b: &Value) -> bool {
-    a == b || a.as_str().zip(b.as_str()).is_some_and(|(x, y)| x == y)
 }
 
 fn is_scalar(kind: &Kind) -> bool {
@@ -300,7 +294,10 @@ mod tests {
         let unknown = refused(serde_json::json!({"hetzner": {"sk_live_9f8e7d6c5b4a": 1}}));
         assert_eq!(unknown.field, "hetzner");
         assert!(!unknown.to_string().contains("sk_live"), "{unknown}");
-        assert_eq!(shown_param("pageSize", "query"), "pageSize");
-        assert_eq!(shown_param("a b", "query"), "query");
+        let list = pool
+            .get_message_by_name("levelrail.provisioner.v1.ListProvisionsRequest")
+            .expect("message");
+        assert_eq!(shown_param(&list, "PageSize", "query"), "page_size");
+        assert_eq!(shown_param(&list, "sk_live_9f8e7d6c5b4a", "query"), "query");
     }
 }

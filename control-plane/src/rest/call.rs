@@ -16,13 +16,13 @@ use tonic::Code;
 use levelrail_rest_json::{self as json, FieldError};
 
 use super::{Rest, Route};
-use crate::listener::{BODY_DEADLINE, CREDENTIALS_MAX_MESSAGE, DEFAULT_MAX_MESSAGE};
+use crate::listener::{BODY_DEADLINE, RestAdmitted, check_caller, message_limit, peer_of};
 
 /// Every error's JSON: `{"error": {"code", "message", "field"}}`. `code` is the gRPC code's
 /// name in lower case (`invalid_argument`, `already_exists`, …); `field` names the request
 /// field at fault when one is.
 #[derive(Debug, Serialize)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     #[serde(skip)]
     pub(crate) status: StatusCode,
     #[serde(skip)]
@@ -105,6 +105,12 @@ impl IntoResponse for ErrorBody {
         if let Some(v) = retry_after {
             resp.headers_mut().insert(http::header::RETRY_AFTER, v);
         }
+        if status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer"),
+            );
+        }
         resp
     }
 }
@@ -183,9 +189,11 @@ async fn call(
     req: Request,
 ) -> Result<Response, ErrorBody> {
     let (parts, body) = req.into_parts();
-    authenticate(rest, &parts.headers)?;
+    let path = format!("/{}", route.rpc);
+    // Held until the answer is sent, as a gRPC call's is until its headers are.
+    let _permit = admit(rest, &parts, &path)?;
     let body = if route.body {
-        Some(read_body(&parts.headers, body, limit_of(route.rpc)).await?)
+        Some(read_body(&parts.headers, body, message_limit(&path)).await?)
     } else {
         None
     };
@@ -196,12 +204,10 @@ async fn call(
         body.as_deref(),
     )?;
     let answer = rpc(rest, route.rpc, &parts, &message).await?;
-    let (headers, collected) = answer;
-    let data = collected.0;
-    if let Some(status) = status_in(&headers, collected.1.as_ref()) {
-        return Err(ErrorBody::from_status(&status, &headers));
+    if let Some(status) = status_in(&answer.headers, answer.trailers.as_ref()) {
+        return Err(ErrorBody::from_status(&status, &answer.headers));
     }
-    let reply = decode_frame(method.output(), &data)
+    let reply = decode_frame(method.output(), &answer.data)
         .ok_or_else(|| internal("the service's answer could not be read"))?;
     let status = if route.created {
         StatusCode::CREATED
@@ -211,29 +217,37 @@ async fn call(
     Ok((status, axum::Json(json::Json(reply))).into_response())
 }
 
-/// Refuses a call without a valid API token before its body is read (the gRPC guard checks
-/// it again, with the scope, on the call itself).
-pub(super) fn authenticate(rest: &Rest, headers: &HeaderMap) -> Result<(), ErrorBody> {
-    if let Some(auth) = &rest.auth {
-        let header = headers.get(http::header::AUTHORIZATION);
-        if let Err(status) = auth.authenticate(header.map(HeaderValue::as_bytes)) {
-            return Err(ErrorBody::from_status(&status, &HeaderMap::new()));
-        }
-    }
-    Ok(())
+/// Admits a REST call before its body is read, as the limit and the guard admit a gRPC
+/// call: a permit of the listener's limit, then the token, its budget and its scope for
+/// the RPC. The permit is the caller's to hold; the in-process call is marked [`RestAdmitted`].
+pub(super) fn admit(
+    rest: &Rest,
+    parts: &http::request::Parts,
+    path: &str,
+) -> Result<tokio::sync::OwnedSemaphorePermit, ErrorBody> {
+    let permit = rest.limit.admit().map_err(|r| refusal_of(&r))?;
+    check_caller(
+        &rest.guard,
+        &parts.headers,
+        path,
+        peer_of(&parts.extensions),
+        true,
+    )
+    .map_err(|r| refusal_of(&r))?;
+    Ok(permit)
 }
 
-/// The request message limit of the RPC's service.
-fn limit_of(rpc: &str) -> usize {
-    if rpc.starts_with("levelrail.credentials.") {
-        CREDENTIALS_MAX_MESSAGE
-    } else {
-        DEFAULT_MAX_MESSAGE
+/// The JSON form of a refusal the limit or the guard answered in gRPC's form.
+fn refusal_of(resp: &Response) -> ErrorBody {
+    let headers = resp.headers();
+    match tonic::Status::from_header_map(headers) {
+        Some(status) => ErrorBody::from_status(&status, headers),
+        None => internal("the call was refused"),
     }
 }
 
-/// The JSON body: `application/json` (or none at all), at most `limit` bytes, within the
-/// body deadline.
+/// The JSON body: `application/json` (a body of another declared type is refused before
+/// it is read), at most `limit` bytes, within the body deadline.
 async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ErrorBody> {
     let declared = headers
         .get(http::header::CONTENT_LENGTH)
@@ -252,6 +266,9 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Byte
                 .trim()
                 .eq_ignore_ascii_case("application/json")
         });
+    if json == Some(false) {
+        return Err(not_json());
+    }
     let read = tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit)).await;
     let bytes = match read {
         Ok(Ok(bytes)) => bytes,
@@ -279,14 +296,15 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Byte
             ));
         }
     };
-    if !bytes.is_empty() && json == Some(false) {
-        return Err(ErrorBody::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "invalid_argument",
-            "the request body must be application/json",
-        ));
-    }
     Ok(bytes)
+}
+
+fn not_json() -> ErrorBody {
+    ErrorBody::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "invalid_argument",
+        "the request body must be application/json",
+    )
 }
 
 fn too_large(limit: usize) -> ErrorBody {
@@ -336,16 +354,23 @@ pub(super) fn grpc_request(
     {
         req.extensions_mut().insert(*peer);
     }
+    req.extensions_mut().insert(RestAdmitted);
     req
 }
 
-/// A unary RPC's answer: its headers, its data and its trailers.
+/// A unary RPC's whole answer.
+struct Answer {
+    headers: HeaderMap,
+    data: Bytes,
+    trailers: Option<HeaderMap>,
+}
+
 async fn rpc(
     rest: &Rest,
     rpc: &str,
     parts: &http::request::Parts,
     message: &DynamicMessage,
-) -> Result<(HeaderMap, (Bytes, Option<HeaderMap>)), ErrorBody> {
+) -> Result<Answer, ErrorBody> {
     let req = grpc_request(rpc, parts, message);
     let resp = match tower::ServiceExt::oneshot(rest.grpc.clone(), req).await {
         Ok(resp) => resp,
@@ -357,7 +382,11 @@ async fn rpc(
         .await
         .map_err(|_| internal("the service's answer broke off"))?;
     let trailers = collected.trailers().cloned();
-    Ok((head.headers, (collected.to_bytes(), trailers)))
+    Ok(Answer {
+        headers: head.headers,
+        data: collected.to_bytes(),
+        trailers,
+    })
 }
 
 /// The call's status unless it is OK: from the trailers, or from the headers of a
@@ -380,15 +409,21 @@ pub(super) fn status_in(
 
 /// The one message of a unary answer (`[flag][length][message]`).
 fn decode_frame(desc: prost_reflect::MessageDescriptor, data: &[u8]) -> Option<DynamicMessage> {
-    let (message, _) = next_frame(data)?;
-    DynamicMessage::decode(desc, message).ok()
+    match next_frame(data) {
+        Some(Ok((message, _))) => DynamicMessage::decode(desc, message).ok(),
+        _ => None,
+    }
 }
 
-/// The first whole, uncompressed message of `data`, and how many bytes its frame took;
-/// `None` until a whole frame is there.
-pub(super) fn next_frame(data: &[u8]) -> Option<(&[u8], usize)> {
+/// The first whole message of `data`, and how many bytes its frame took; `None` until a
+/// whole frame is there; an error for a compressed one (this caller asks for none).
+pub(super) fn next_frame(data: &[u8]) -> Option<Result<(&[u8], usize), ()>> {
     let (&flag, rest) = data.split_first()?;
     let len = usize::try_from(u32::from_be_bytes(rest.get(..4)?.try_into().ok()?)).ok()?;
     let message = rest.get(4..4 + len)?;
-    (flag == 0).then_some((message, 5 + len))
+    Some(if flag == 0 {
+        Ok((message, 5 + len))
+    } else {
+        Err(())
+    })
 }

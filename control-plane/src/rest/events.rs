@@ -4,8 +4,10 @@
 //! answers it) and whose id is its `generation`. A client that reconnects with
 //! `Last-Event-ID` receives only states with a later generation (the current one first),
 //! so nothing is seen twice and nothing is missed: coalesced changes arrive as the latest
-//! state, as over gRPC. The stream ends after `ready` or `failed`; a failure of the
-//! stream itself is an `error` event with the error JSON, then the end.
+//! state, as over gRPC; when there is none and the provision is finished, the answer is
+//! `204 No Content`, which tells an EventSource to stop reconnecting. The stream ends after
+//! `ready` or `failed`; a failure of the stream itself is an `error` event with the error
+//! JSON, then the end.
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -13,13 +15,13 @@ use axum::body::Body;
 use axum::extract::{RawPathParams, Request};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
-use http::HeaderMap;
+use futures::{Stream, StreamExt as _};
+use http::{HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 
-use super::Rest;
 use super::call::{self, ErrorBody};
+use super::{Rest, Route};
 use levelrail_rest_json::{self as json, Json};
 
 /// How often an idle stream sends a comment, so proxies keep it open.
@@ -27,31 +29,31 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub(super) async fn handle(
     rest: &Rest,
+    route: &Route,
     method: &MethodDescriptor,
     params: &RawPathParams,
     req: Request,
 ) -> Response {
-    let (parts, _) = req.into_parts();
-    if let Err(e) = call::authenticate(rest, &parts.headers) {
-        return e.into_response();
+    match open(rest, route, method, params, req).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
     }
-    let after = match last_event_id(&parts.headers) {
-        Ok(after) => after,
-        Err(e) => return e.into_response(),
-    };
+}
+
+async fn open(
+    rest: &Rest,
+    route: &Route,
+    method: &MethodDescriptor,
+    params: &RawPathParams,
+    req: Request,
+) -> Result<Response, ErrorBody> {
+    let (parts, _) = req.into_parts();
+    // Held until the stream's first answer, as a gRPC stream's permit is until its headers.
+    let permit = call::admit(rest, &parts, &format!("/{}", route.rpc))?;
+    let after = last_event_id(&parts.headers)?;
     let params = call::path_params(params);
-    let message = match json::request(method.input(), &params, parts.uri.query(), None) {
-        Ok(m) => m,
-        Err(e) => return ErrorBody::from(e).into_response(),
-    };
-    let rpc = method
-        .full_name()
-        .rsplit_once('.')
-        .map(|(service, name)| format!("{service}/{name}"));
-    let Some(rpc) = rpc else {
-        return call::internal("no such call").into_response();
-    };
-    let req = call::grpc_request(&rpc, &parts, &message);
+    let message = json::request(method.input(), &params, parts.uri.query(), None)?;
+    let req = call::grpc_request(route.rpc, &parts, &message);
     let resp = match tower::ServiceExt::oneshot(rest.grpc.clone(), req).await {
         Ok(resp) => resp,
         Err(never) => match never {},
@@ -61,12 +63,20 @@ pub(super) async fn handle(
     if let Some(status) = tonic::Status::from_header_map(&head.headers)
         && status.code() != tonic::Code::Ok
     {
-        return ErrorBody::from_status(&status, &head.headers).into_response();
+        return Err(ErrorBody::from_status(&status, &head.headers));
     }
-    let events = events(body, method.output(), after);
-    Sse::new(events)
+    let mut events = Box::pin(events(body, method.output(), after));
+    let first = events.next().await;
+    drop(permit);
+    // Nothing later than the client's last event, and the stream is over (the provision
+    // is finished): 204 tells an EventSource not to reconnect.
+    let Some(first) = first else {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    };
+    let all = futures::stream::once(async move { first }).chain(events);
+    Ok(Sse::new(all)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response()
+        .into_response())
 }
 
 /// The generation a reconnecting client saw last (`Last-Event-ID`), if any.
@@ -112,8 +122,14 @@ fn events(
             if s.done {
                 return None;
             }
-            if let Some((message, used)) = call::next_frame(&s.buffer) {
-                let decoded = DynamicMessage::decode(s.desc.clone(), message);
+            if let Some(frame) = call::next_frame(&s.buffer) {
+                let (decoded, used) = match frame {
+                    Ok((message, used)) => (
+                        DynamicMessage::decode(s.desc.clone(), message).map_err(|_| ()),
+                        used,
+                    ),
+                    Err(()) => (Err(()), s.buffer.len()),
+                };
                 s.buffer.drain(..used);
                 let Ok(event) = decoded else {
                     s.done = true;

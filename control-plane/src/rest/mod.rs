@@ -21,10 +21,9 @@ use axum::extract::{RawPathParams, Request};
 use axum::response::IntoResponse;
 use axum::routing::{MethodFilter, on};
 use http::Method;
-use levelrail_credentials::grpc::auth::BearerAuth;
 use prost_reflect::{DescriptorPool, MethodDescriptor};
 
-pub use call::ErrorBody;
+use crate::listener::{CallGuard, Limit};
 
 /// Where the OpenAPI document is served (without authentication: it describes the API and
 /// holds nothing of any caller's).
@@ -201,12 +200,13 @@ pub(crate) fn method(pool: &DescriptorPool, route: &Route) -> Option<MethodDescr
         .find(|m| m.name() == method)
 }
 
-/// What the REST routes share: the guarded gRPC router they call, and the token check made
-/// before any body is read.
+/// What the REST routes share: the guarded gRPC router they call, and the guard and limit
+/// that admit a call (permit, token, budget, scope) before any body is read.
 #[derive(Clone)]
 pub(crate) struct Rest {
     pub(crate) grpc: axum::Router,
-    pub(crate) auth: Option<BearerAuth>,
+    pub(crate) guard: Arc<CallGuard>,
+    pub(crate) limit: Limit,
 }
 
 /// The REST routes of the services `grpc` serves (a route whose service is not there, the
@@ -226,7 +226,8 @@ pub(crate) fn router(rest: Rest, served: &[&str]) -> axum::Router {
             continue;
         };
         documented.push(route.clone());
-        let filter = MethodFilter::try_from(route.method.clone()).unwrap_or(MethodFilter::GET);
+        let filter = MethodFilter::try_from(route.method.clone())
+            .expect("the route table's methods are GET, POST, PUT and DELETE");
         let rest = Arc::clone(&rest);
         router = router.route(
             route.path,
@@ -235,7 +236,7 @@ pub(crate) fn router(rest: Rest, served: &[&str]) -> axum::Router {
                 let method = method.clone();
                 async move {
                     if method.is_server_streaming() {
-                        events::handle(&rest, &method, &params, req).await
+                        events::handle(&rest, route, &method, &params, req).await
                     } else {
                         call::handle(&rest, route, &method, &params, req).await
                     }

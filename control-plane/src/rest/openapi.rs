@@ -62,7 +62,7 @@ pub fn document(pool: &DescriptorPool, routes: &[Route]) -> Value {
                 "requestBody".into(),
                 json!({
                     "required": false,
-                    "content": {"application/json": {"schema": schemas.reference(&input)}},
+                    "content": {"application/json": {"schema": schemas.reference(&input, false)}},
                 }),
             );
         }
@@ -75,7 +75,7 @@ pub fn document(pool: &DescriptorPool, routes: &[Route]) -> Value {
                     _ => None,
                 })
                 .unwrap_or(output);
-            let schema = schemas.reference(&event);
+            let schema = schemas.reference(&event, true);
             json!({
                 "description": format!(
                     "Server-Sent Events: `event: provision`, `id:` the generation, `data:` a {} as JSON; an `error` event with the error JSON if the stream fails",
@@ -89,13 +89,11 @@ pub fn document(pool: &DescriptorPool, routes: &[Route]) -> Value {
         } else {
             json!({
                 "description": "OK",
-                "content": {"application/json": {"schema": schemas.reference(&output)}},
+                "content": {"application/json": {"schema": schemas.reference(&output, true)}},
             })
         };
         let code = if route.created { "201" } else { "200" };
-        op.insert(
-            "responses".into(),
-            json!({
+        let mut responses = json!({
                 code: success,
                 "429": {
                     "description": "Admission control refused the call; retry after the given seconds",
@@ -103,11 +101,16 @@ pub fn document(pool: &DescriptorPool, routes: &[Route]) -> Value {
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
                 },
                 "default": {
-                    "description": "An error: 400 invalid field or malformed JSON, 401 no or bad token, 403 outside the token's scope, 404 not found, 409 name in use, 413 body too large, 5xx server",
+                    "description": "An error: 400 invalid field or malformed JSON, 401 no or bad token, 403 outside the token's scope, 404 not found, 409 name in use, 413 body too large, 415 not JSON, 5xx server",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
                 },
-            }),
-        );
+        });
+        if rpc.is_server_streaming() {
+            responses["204"] = json!({
+                "description": "Nothing later than Last-Event-ID, and the provision is finished: do not reconnect",
+            });
+        }
+        op.insert("responses".into(), responses);
         paths.entry(route.path.to_owned()).or_default().insert(
             route.method.as_str().to_ascii_lowercase(),
             Value::Object(op),
@@ -202,7 +205,10 @@ fn scalar_schema(kind: &Kind) -> Value {
     }
 }
 
-/// The message schemas referenced so far.
+/// The message schemas referenced so far. An answer's schema is strict: every field the
+/// answers always carry (all but message fields, oneof members and proto3 `optional`
+/// ones) is required, and no other property is allowed. A request's (`<message>.input`)
+/// requires nothing: a caller sends what it sets, by either field name.
 #[derive(Default)]
 struct Schemas {
     done: BTreeSet<String>,
@@ -210,40 +216,47 @@ struct Schemas {
 }
 
 impl Schemas {
-    /// `message`'s schema: a reference to its component (added with every message it
-    /// refers to), or inline for a well-known type.
-    fn reference(&mut self, message: &MessageDescriptor) -> Value {
+    /// `message`'s schema as an answer or as a request: a reference to its component
+    /// (added with every message it refers to), or inline for a well-known type.
+    fn reference(&mut self, message: &MessageDescriptor, answer: bool) -> Value {
         if let Some(inline) = well_known(message) {
             return inline;
         }
-        self.add(message);
-        json!({"$ref": format!("#/components/schemas/{}", message.full_name())})
+        let name = if answer {
+            message.full_name().to_owned()
+        } else {
+            format!("{}.input", message.full_name())
+        };
+        if self.done.insert(name.clone()) {
+            let mut properties = serde_json::Map::new();
+            for field in message.fields() {
+                properties.insert(field.name().to_owned(), self.field(&field, answer));
+            }
+            let mut schema = json!({"type": "object", "properties": properties});
+            if answer {
+                let required: Vec<String> = message
+                    .fields()
+                    .filter(|f| !f.supports_presence())
+                    .map(|f| f.name().to_owned())
+                    .collect();
+                schema["required"] = json!(required);
+                schema["additionalProperties"] = json!(false);
+            }
+            self.schemas.insert(name.clone(), schema);
+        }
+        json!({"$ref": format!("#/components/schemas/{name}")})
     }
 
-    fn add(&mut self, message: &MessageDescriptor) {
-        if !self.done.insert(message.full_name().to_owned()) {
-            return;
-        }
-        let mut properties = serde_json::Map::new();
-        for field in message.fields() {
-            properties.insert(field.name().to_owned(), self.field(&field));
-        }
-        self.schemas.insert(
-            message.full_name().to_owned(),
-            json!({"type": "object", "properties": properties}),
-        );
-    }
-
-    fn field(&mut self, field: &FieldDescriptor) -> Value {
+    fn field(&mut self, field: &FieldDescriptor, answer: bool) -> Value {
         if field.is_map() {
             let Kind::Message(entry) = field.kind() else {
                 return json!({"type": "object"});
             };
-            let value = self.field(&entry.map_entry_value_field());
+            let value = self.field(&entry.map_entry_value_field(), answer);
             return json!({"type": "object", "additionalProperties": value});
         }
         let one = match field.kind() {
-            Kind::Message(m) => self.reference(&m),
+            Kind::Message(m) => self.reference(&m, answer),
             kind => scalar_schema(&kind),
         };
         if field.is_list() {

@@ -111,6 +111,7 @@ impl InsertBatcher {
     }
 
     async fn write<D: Dialect>(self: Arc<Self>, db: Db<D>) {
+        let _slot = Writing(Arc::clone(&self));
         loop {
             let (statement, batch): (_, Vec<Pending>) = {
                 let mut state = self.lock();
@@ -198,6 +199,23 @@ impl InsertBatcher {
     }
 }
 
+/// A running writer's slot. A writer that panics gives it back, and the requests still
+/// queued are told to write alone (those of its batch learn it from their dropped reply):
+/// no request waits for a writer that is gone, and new requests start new writers.
+struct Writing(Arc<InsertBatcher>);
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut state = self.0.lock();
+            state.writers = state.writers.saturating_sub(1);
+            for p in state.queue.drain(..) {
+                let _ = p.reply.send(Batched::Alone);
+            }
+        }
+    }
+}
+
 /// The batch's records as one JSON array.
 fn array(batch: &[Pending]) -> String {
     let mut out = String::with_capacity(batch.iter().map(|p| p.row.len() + 1).sum::<usize>() + 1);
@@ -210,4 +228,36 @@ fn array(batch: &[Pending]) -> String {
     }
     out.push(']');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that panics gives its slot back and sends the queued requests to write
+    /// alone, instead of leaving them waiting for it.
+    #[tokio::test]
+    async fn a_panicking_writer_gives_back_its_slot_and_the_queue() {
+        let batcher = Arc::new(InsertBatcher::default());
+        let (reply, answer) = oneshot::channel();
+        {
+            let mut state = batcher.lock();
+            state.writers = 1;
+            state.queue.push_back(Pending {
+                id: "npv_1".into(),
+                row: "{}".into(),
+                reply,
+            });
+        }
+        let writer = Arc::clone(&batcher);
+        let crashed = tokio::spawn(async move {
+            let _slot = Writing(writer);
+            panic!("a writer fails");
+        })
+        .await;
+        assert!(crashed.is_err());
+        assert!(matches!(answer.await, Ok(Batched::Alone)));
+        let state = batcher.lock();
+        assert_eq!((state.writers, state.queue.len()), (0, 0));
+    }
 }

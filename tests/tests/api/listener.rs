@@ -48,10 +48,19 @@ async fn calls_without_a_valid_token_are_unauthenticated() {
 }
 
 fn preflight(addr: std::net::SocketAddr, origin: &str) -> String {
+    preflight_for(
+        addr,
+        origin,
+        "POST",
+        "/levelrail.credentials.v1.CredentialsService/ListProviders",
+    )
+}
+
+fn preflight_for(addr: std::net::SocketAddr, origin: &str, method: &str, path: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "OPTIONS /levelrail.credentials.v1.CredentialsService/ListProviders HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization,content-type,x-grpc-web\r\nConnection: close\r\n\r\n"
+        "OPTIONS {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: {method}\r\nAccess-Control-Request-Headers: authorization,content-type,x-grpc-web\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut out = String::new();
@@ -64,14 +73,22 @@ async fn a_preflight_from_a_foreign_origin_gets_no_cors_grant() {
     let tmp = tempfile::tempdir().unwrap();
     let app = TestApp::spawn(tmp.path()).await;
     let addr = app.addr;
-    let (foreign, allowed) = tokio::task::spawn_blocking(move || {
+    let (foreign, allowed, rest) = tokio::task::spawn_blocking(move || {
         (
             preflight(addr, "https://evil.example"),
             preflight(addr, "https://console.example.test"),
+            preflight_for(
+                addr,
+                "https://console.example.test",
+                "DELETE",
+                "/api/v1/nodes/node_1",
+            ),
         )
     })
     .await
     .unwrap();
+    // The REST routes' methods are granted to the configured origin too.
+    assert!(rest.contains("delete"), "REST preflight:\n{rest}");
     assert!(
         !foreign.contains("access-control-allow-origin"),
         "foreign origin granted:\n{foreign}"
