@@ -9,8 +9,7 @@
 //! the value at fault, or a key it was pasted under). The HTTP layer is the control
 //! plane's; this crate is pure (fuzzed: `fuzz/`, target `rest_request`).
 use prost_reflect::{
-    DescriptorPool, DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor,
-    SerializeOptions,
+    DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, SerializeOptions,
 };
 use serde_json::{Map, Value};
 
@@ -37,11 +36,9 @@ impl std::fmt::Display for FieldError {
     }
 }
 
-/// The descriptors of every Levelrail message.
-pub fn descriptors() -> DescriptorPool {
-    DescriptorPool::decode(levelrail_proto::FILE_DESCRIPTOR_SET)
-        .expect("the protocol crate's own descriptor set decodes")
-}
+mod descriptors;
+
+pub use descriptors::descriptors;
 
 /// How answers are written: proto field names, every field (defaults included, so a
 /// client sees `ip_address: ""` rather than nothing), enums by name, 64-bit integers as
