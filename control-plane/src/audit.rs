@@ -23,6 +23,8 @@ const QUEUED_AT_MOST: usize = 100_000;
 #[derive(Debug)]
 pub struct AuditLog {
     queue: Arc<Queue>,
+    /// State-changing calls admitted and not yet answered: a stop waits for them.
+    open: Arc<OpenCalls>,
     /// The writer and its store (`None`: a log kept in log lines only).
     task: Option<(tokio::task::JoinHandle<()>, Arc<dyn AuditStore>)>,
 }
@@ -42,6 +44,7 @@ impl AuditLog {
         let task = tokio::spawn(write_all(Arc::clone(&store), Arc::clone(&queue)));
         AuditLog {
             queue,
+            open: Arc::default(),
             task: Some((task, store)),
         }
     }
@@ -50,6 +53,7 @@ impl AuditLog {
     pub fn lines_only() -> Self {
         AuditLog {
             queue: Arc::default(),
+            open: Arc::default(),
             task: None,
         }
     }
@@ -82,6 +86,34 @@ impl AuditLog {
 impl AuditLog {
     /// Writes what is queued now, without waiting for the window (and after the batch the
     /// writer may be writing): at shutdown, once the listeners stopped accepting.
+    /// Counts a state-changing call as open until the returned guard is dropped (once its
+    /// event is recorded, or the call is gone).
+    pub(crate) fn begin(&self) -> OpenCall {
+        *self.open.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        OpenCall(Arc::clone(&self.open))
+    }
+
+    /// Waits until no state-changing call is open, for at most `within`: at shutdown, once
+    /// the listeners stopped accepting, the calls still being answered record their events
+    /// before [`Self::flush`] writes them. True when none was left open.
+    pub async fn drain(&self, within: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let idle = self.open.idle.notified();
+            tokio::pin!(idle);
+            idle.as_mut().enable();
+            if *self.open.count.lock().unwrap_or_else(|e| e.into_inner()) == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                warn!(
+                    "stopping with state-changing calls still open: their audit events are in the log lines only"
+                );
+                return false;
+            }
+        }
+    }
+
     pub async fn flush(&self) {
         if let Some((_, store)) = &self.task {
             write_queued(store.as_ref(), &self.queue).await;
@@ -93,6 +125,27 @@ impl Drop for AuditLog {
     fn drop(&mut self) {
         if let Some((task, _)) = &self.task {
             task.abort();
+        }
+    }
+}
+
+/// The state-changing calls open now.
+#[derive(Debug, Default)]
+struct OpenCalls {
+    count: Mutex<usize>,
+    idle: Notify,
+}
+
+/// One open state-changing call (see [`AuditLog::begin`]).
+#[derive(Debug)]
+pub(crate) struct OpenCall(Arc<OpenCalls>);
+
+impl Drop for OpenCall {
+    fn drop(&mut self) {
+        let mut count = self.0.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            self.0.idle.notify_waiters();
         }
     }
 }
@@ -137,17 +190,19 @@ pub(crate) fn when_answered(
     answer: axum::response::Response,
     log: Arc<AuditLog>,
     mut event: AuditEvent,
+    open: OpenCall,
 ) -> axum::response::Response {
     if let Some(code) = status_of(answer.headers()) {
         event.outcome = outcome(code);
         event.at = time::OffsetDateTime::now_utc();
         log.record(event);
+        drop(open);
         return answer;
     }
     let (parts, body) = answer.into_parts();
     let body = axum::body::Body::new(Answered {
         inner: body,
-        pending: Some((log, event)),
+        pending: Some((log, event, open)),
     });
     axum::response::Response::from_parts(parts, body)
 }
@@ -161,15 +216,16 @@ fn status_of(headers: &http::HeaderMap) -> Option<tonic::Code> {
 /// An answer's body that records its call's event when its trailers pass.
 struct Answered {
     inner: axum::body::Body,
-    pending: Option<(Arc<AuditLog>, AuditEvent)>,
+    pending: Option<(Arc<AuditLog>, AuditEvent, OpenCall)>,
 }
 
 impl Answered {
     fn finish(&mut self, outcome: String) {
-        if let Some((log, mut event)) = self.pending.take() {
+        if let Some((log, mut event, open)) = self.pending.take() {
             event.outcome = outcome;
             event.at = time::OffsetDateTime::now_utc();
             log.record(event);
+            drop(open);
         }
     }
 }
@@ -391,6 +447,25 @@ mod tests {
             target("/levelrail.nodes.v1.NodesService/ListNodes", b""),
             ""
         );
+    }
+
+    /// A stop waits for the state-changing calls still being answered (their events come
+    /// after the listeners stopped), and no longer than it was given.
+    #[tokio::test]
+    async fn a_stop_waits_for_open_calls_and_no_longer_than_given() {
+        let log = Arc::new(AuditLog::lines_only());
+        assert!(log.drain(std::time::Duration::ZERO).await, "nothing open");
+        let open = log.begin();
+        let answered = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            drop(open);
+        });
+        let started = tokio::time::Instant::now();
+        assert!(log.drain(std::time::Duration::from_secs(10)).await);
+        assert!(started.elapsed() >= std::time::Duration::from_millis(100));
+        answered.await.expect("answered");
+        let _stuck = log.begin();
+        assert!(!log.drain(std::time::Duration::from_millis(50)).await);
     }
 
     #[test]

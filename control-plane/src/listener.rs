@@ -314,9 +314,11 @@ async fn guard_request(
         Ok(Some(caller)) => {
             if levelrail && audit::changes_state(&path) {
                 audited = guard.audit.clone().map(|log| {
+                    let open = log.begin();
                     (
                         log,
                         audit::event(&caller.token_id, &path, String::new(), peer()),
+                        open,
                     )
                 });
             }
@@ -337,7 +339,7 @@ async fn guard_request(
     let read = tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit + 5)).await;
     let answer = match read {
         Ok(Ok(bytes)) => {
-            if let Some((_, event)) = audited.as_mut() {
+            if let Some((_, event, _)) = audited.as_mut() {
                 // An uncompressed message: its bytes after the frame header.
                 if bytes.first() == Some(&0) {
                     event.target = audit::target(&path, bytes.get(5..).unwrap_or_default());
@@ -368,7 +370,7 @@ async fn guard_request(
         return crate::token_bound::bound(answer, auth.verifier().clone(), token_id);
     }
     match audited {
-        Some((log, event)) => audit::when_answered(answer, log, event),
+        Some((log, event, open)) => audit::when_answered(answer, log, event, open),
         None => answer,
     }
 }

@@ -447,10 +447,17 @@ impl ProvisionerFront {
         let mut bound = vec![self.public, self.agent];
         bound.extend(more);
         serve_all(bound, self.shutdown).await;
+        // Calls still being answered record their events first (their connections outlive
+        // the listeners), for at most AUDIT_DRAIN.
+        self.audit.drain(AUDIT_DRAIN).await;
         self.audit.flush().await;
         Ok(())
     }
 }
+
+/// How long a stop waits for state-changing calls still being answered, so their audit
+/// events are written to the store and not only to the log lines.
+const AUDIT_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Installs the TLS crypto provider and creates the data directory: what the demo clouds
 /// and the services both need first.
