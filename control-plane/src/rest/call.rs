@@ -32,19 +32,23 @@ pub(crate) struct ErrorBody {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct ErrorDetail {
-    pub(crate) code: &'static str,
+    pub(crate) code: String,
     pub(crate) message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) field: Option<String>,
 }
 
 impl ErrorBody {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        status: StatusCode,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             status,
             retry_after: None,
             error: ErrorDetail {
-                code,
+                code: code.into(),
                 message: message.into(),
                 field: None,
             },
@@ -76,7 +80,11 @@ impl ErrorBody {
                     .then(|| field_of(status.message()))
                     .flatten()
             });
-        let mut body = Self::new(http_status(code), code_name(code), status.message());
+        let mut body = Self::new(
+            http_status(code),
+            crate::audit::outcome(code).to_ascii_lowercase(),
+            status.message(),
+        );
         body.error.field = field;
         body.retry_after = headers.get(http::header::RETRY_AFTER).cloned();
         if body.status == StatusCode::TOO_MANY_REQUESTS && body.retry_after.is_none() {
@@ -145,43 +153,8 @@ pub(crate) fn http_status(code: Code) -> StatusCode {
     }
 }
 
-fn code_name(code: Code) -> &'static str {
-    match code {
-        Code::Ok => "ok",
-        Code::Cancelled => "cancelled",
-        Code::Unknown => "unknown",
-        Code::InvalidArgument => "invalid_argument",
-        Code::DeadlineExceeded => "deadline_exceeded",
-        Code::NotFound => "not_found",
-        Code::AlreadyExists => "already_exists",
-        Code::PermissionDenied => "permission_denied",
-        Code::ResourceExhausted => "resource_exhausted",
-        Code::FailedPrecondition => "failed_precondition",
-        Code::Aborted => "aborted",
-        Code::OutOfRange => "out_of_range",
-        Code::Unimplemented => "unimplemented",
-        Code::Internal => "internal",
-        Code::Unavailable => "unavailable",
-        Code::DataLoss => "data_loss",
-        Code::Unauthenticated => "unauthenticated",
-    }
-}
-
-/// A unary route.
-pub(super) async fn handle(
-    rest: &Rest,
-    route: &Route,
-    method: &MethodDescriptor,
-    params: &RawPathParams,
-    req: Request,
-) -> Response {
-    match call(rest, route, method, params, req).await {
-        Ok(resp) => resp,
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn call(
+/// A unary route: the RPC's answer as JSON.
+pub(super) async fn call(
     rest: &Rest,
     route: &Route,
     method: &MethodDescriptor,

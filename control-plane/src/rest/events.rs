@@ -27,20 +27,9 @@ use levelrail_rest_json::{self as json, Json};
 /// How often an idle stream sends a comment, so proxies keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-pub(super) async fn handle(
-    rest: &Rest,
-    route: &Route,
-    method: &MethodDescriptor,
-    params: &RawPathParams,
-    req: Request,
-) -> Response {
-    match open(rest, route, method, params, req).await {
-        Ok(resp) => resp,
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn open(
+/// The stream's answer: the events, or 204 when nothing is newer and the provision is
+/// finished.
+pub(super) async fn open(
     rest: &Rest,
     route: &Route,
     method: &MethodDescriptor,

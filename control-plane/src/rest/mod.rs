@@ -235,11 +235,12 @@ pub(crate) fn router(rest: Rest, served: &[&str]) -> axum::Router {
                 let rest = Arc::clone(&rest);
                 let method = method.clone();
                 async move {
-                    if method.is_server_streaming() {
-                        events::handle(&rest, route, &method, &params, req).await
+                    let answer = if method.is_server_streaming() {
+                        events::open(&rest, route, &method, &params, req).await
                     } else {
-                        call::handle(&rest, route, &method, &params, req).await
-                    }
+                        call::call(&rest, route, &method, &params, req).await
+                    };
+                    answer.unwrap_or_else(IntoResponse::into_response)
                 }
             }),
         );
