@@ -35,6 +35,24 @@ impl Default for CatalogTtl {
 /// that failed leaves the stale entry in place; the provider is not asked on every call).
 const REFRESH_RETRY: Duration = Duration::from_secs(30);
 
+/// How long sizes whose price API failed are served before they are fetched again.
+const PRICE_RETRY: Duration = Duration::from_secs(60);
+
+/// When `sizes` count as fetched: now, or, when their price API failed, as long ago as
+/// makes them expire after [`PRICE_RETRY`] (the sizes are served meanwhile, and their
+/// prices asked for again then).
+fn fetched_at(sizes: &[Size], ttl: Duration) -> Instant {
+    let now = Instant::now();
+    if !sizes
+        .iter()
+        .any(|s| matches!(s.pricing, crate::Pricing::Failed(_)))
+    {
+        return now;
+    }
+    now.checked_sub(ttl.saturating_sub(PRICE_RETRY))
+        .unwrap_or(now)
+}
+
 /// What the cache holds for a key, without calling the provider.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cached<T> {
@@ -119,7 +137,7 @@ impl CatalogCache {
         let (_, sizes) = cell
             .get_or_try_init(|| async {
                 let sizes = client.list_sizes(region).await?;
-                Ok((Instant::now(), Arc::new(sizes)))
+                Ok((fetched_at(&sizes, self.ttl.sizes), Arc::new(sizes)))
             })
             .await?;
         Ok(Arc::clone(sizes))
@@ -214,6 +232,39 @@ mod tests {
 
     fn key() -> Key {
         (ProviderId::Hetzner, "c1".into(), None)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sizes_without_their_prices_expire_after_a_minute() {
+        // Paused time starts at the runtime's start: step past a lifetime first.
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        let ttl = Duration::from_secs(600);
+        let size = |pricing| Size {
+            id: "s".into(),
+            name: "s".into(),
+            vcpus: 1,
+            memory_mb: 1024,
+            disk_gb: 0,
+            pricing,
+            architecture: levelrail_types::CpuArch::X86_64,
+            unavailable_reason: None,
+        };
+        let priced = [size(crate::Pricing::Unlisted("none".into()))];
+        assert_eq!(fetched_at(&priced, ttl), Instant::now());
+        let failed = [size(crate::Pricing::Failed("refused".into()))];
+        let at = fetched_at(&failed, ttl);
+        assert_eq!(Instant::now() - at, ttl - PRICE_RETRY);
+
+        let map: Mutex<HashMap<Key, Entry<Vec<Size>>>> = Mutex::default();
+        cell(&map, key(), ttl)
+            .set((at, Arc::new(failed.to_vec())))
+            .expect("set");
+        assert!(matches!(peek(&map, &key(), ttl), Cached::Fresh(_)));
+        tokio::time::advance(PRICE_RETRY).await;
+        assert!(matches!(
+            peek(&map, &key(), ttl),
+            Cached::Stale { refresh: true, .. }
+        ));
     }
 
     #[tokio::test(start_paused = true)]

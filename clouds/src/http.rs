@@ -80,7 +80,9 @@ impl ApiResponse {
 pub struct ApiClient {
     provider: ProviderId,
     base_url: String,
-    token: SecretString,
+    /// The bearer token; `None` for a public API that takes none (and must not be sent
+    /// one meant for another).
+    token: Option<SecretString>,
     http: reqwest::Client,
     limiter: Arc<RateLimiter>,
     policy: RetryPolicy,
@@ -161,11 +163,37 @@ impl ApiClient {
         Ok(Self {
             provider,
             base_url: base_url.trim_end_matches('/').to_owned(),
-            token,
+            token: Some(token),
             http,
             limiter,
             policy,
             classify,
+        })
+    }
+
+    /// Like [`ApiClient::with_extra_root`], for a public API that takes no credential: no
+    /// `Authorization` header is sent.
+    pub fn anonymous(
+        provider: ProviderId,
+        base_url: &str,
+        limiter: Arc<RateLimiter>,
+        policy: RetryPolicy,
+        classify: Classifier,
+        extra_root_pem: Option<&str>,
+    ) -> Result<Self, ProviderError> {
+        let token = SecretString::from(String::new());
+        let client = Self::with_extra_root(
+            provider,
+            base_url,
+            token,
+            limiter,
+            policy,
+            classify,
+            extra_root_pem,
+        )?;
+        Ok(Self {
+            token: None,
+            ..client
         })
     }
 
@@ -197,8 +225,10 @@ impl ApiClient {
             let mut req = self
                 .http
                 .request(method.clone(), &url)
-                .bearer_auth(self.token.expose_secret())
                 .header("accept", "application/json");
+            if let Some(token) = &self.token {
+                req = req.bearer_auth(token.expose_secret());
+            }
             if let Some(b) = body {
                 req = req.json(b);
             }

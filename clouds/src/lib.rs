@@ -16,11 +16,13 @@ pub mod error;
 pub mod gcp;
 pub mod hetzner;
 pub mod http;
+pub mod pricing;
 pub mod ratelimit;
 pub mod registry;
 mod ssh;
 
 pub use error::{ErrorKind, ProviderError, Reason};
+pub use pricing::{Price, Pricing};
 
 pub use levelrail_types::ProviderId;
 
@@ -73,10 +75,8 @@ pub struct Size {
     pub memory_mb: u32,
     /// Root disk in GB (0 when not fixed by the size).
     pub disk_gb: u32,
-    /// Monthly price for the region, decimal string, when the provider publishes one.
-    pub price_monthly: Option<String>,
-    /// ISO 4217 currency of the price.
-    pub currency: Option<String>,
+    /// What it costs in the region, or why that is not known.
+    pub pricing: Pricing,
     /// The CPU architecture of the size's machines.
     pub architecture: CpuArch,
     /// Why a node of this size cannot be provisioned here; `None` when it can. The provider

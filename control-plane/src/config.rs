@@ -416,6 +416,6 @@ mod tests {
         // No default: AWS's regional endpoints are the client's own.
         assert!(!urls.iter().any(|(id, _, _)| *id == ProviderId::Aws));
         let flags = all_clouds().flat_map(|c| c.endpoints).count();
-        assert_eq!(flags, 11, "the endpoint flags of the five clouds");
+        assert_eq!(flags, 14, "the endpoint flags of the five clouds");
     }
 }

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import {
   followProgress,
   launch,
+  openSizeStep,
   progressStatus,
   shot,
   signIn,
@@ -26,13 +27,7 @@ after(async () => {
 
 /** Clicks through the wizard up to the progress view (mouse; the keyboard test is below). */
 async function startProvision(page, { provider, name }) {
-  await page.click('#add-node');
-  await page.click(`[data-testid=wizard-provider-${provider}]`);
-  const select = page.locator('#wizard-region');
-  await select.waitFor();
-  const region = await select.locator('option:not([value=""])').first().getAttribute('value');
-  await select.selectOption(region);
-  await page.click('#wizard-next');
+  await openSizeStep(page, provider);
   await page.locator('input[name=wizard-size]').first().check();
   await page.click('#wizard-next');
   await page.fill('#wizard-name', name);

@@ -123,3 +123,16 @@ export async function followProgress(page, until, timeoutMs = 90_000) {
 export function uniqueName(prefix) {
   return `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 }
+
+/** Opens the Add node wizard at the size step of `provider`'s first region; returns the region. */
+export async function openSizeStep(page, provider) {
+  await page.click('#add-node');
+  await page.click(`[data-testid=wizard-provider-${provider}]`);
+  const select = page.locator('#wizard-region');
+  await select.waitFor();
+  const region = await select.locator('option:not([value=""])').first().getAttribute('value');
+  await select.selectOption(region);
+  await page.click('#wizard-next');
+  await page.waitForSelector('input[name=wizard-size]');
+  return region;
+}

@@ -25,8 +25,9 @@ async fn server_with_catalog() -> TestServer {
             disk_gb: 40,
             price_monthly: "4.51".into(),
             currency: "EUR".into(),
+            price_basis: "monthly price".into(),
             architecture: "x86_64".into(),
-            unavailable_reason: String::new(),
+            ..Size::default()
         },
         Size {
             id: "cx52".into(),
@@ -34,10 +35,10 @@ async fn server_with_catalog() -> TestServer {
             vcpus: 16,
             memory_mb: 32768,
             disk_gb: 320,
-            price_monthly: String::new(),
-            currency: String::new(),
+            price_unavailable: "Hetzner lists no price for cx52 in fsn1".into(),
             architecture: "aarch64".into(),
             unavailable_reason: "no agent for aarch64".into(),
+            ..Size::default()
         },
     ];
     drop(state);
@@ -93,9 +94,9 @@ async fn sizes_prints_vcpus_memory_disk_and_the_price_or_a_note() {
     // Assert
     assert_eq!(out.code, 0, "{out:?}");
     let expected = "\
-ID    NAME  VCPUS  MEMORY  DISK    PRICE/MONTH                           ARCH     AVAILABLE
-cx22  CX22  2      4 GB    40 GB   4.51 EUR                              x86_64   yes
-cx52  CX52  16     32 GB   320 GB  pricing varies, see provider console  aarch64  no: no agent for aarch64
+ID    NAME  VCPUS  MEMORY  DISK    PRICE/MONTH        PRICE BASIS                              ARCH     AVAILABLE
+cx22  CX22  2      4 GB    40 GB   4.51 EUR           monthly price                            x86_64   yes
+cx52  CX52  16     32 GB   320 GB  price unavailable  Hetzner lists no price for cx52 in fsn1  aarch64  no: no agent for aarch64
 ";
     assert_eq!(out.stdout, expected);
     assert_eq!(
@@ -132,6 +133,11 @@ async fn sizes_json_keeps_the_raw_numbers_and_a_null_price() {
     assert_eq!(doc["sizes"][0]["memory_mb"], 4096);
     assert_eq!(doc["sizes"][0]["price_monthly"], "4.51");
     assert_eq!(doc["sizes"][1]["price_monthly"], serde_json::Value::Null);
+    assert_eq!(doc["sizes"][0]["price_basis"], "monthly price");
+    assert_eq!(
+        doc["sizes"][1]["price_unavailable"],
+        "Hetzner lists no price for cx52 in fsn1"
+    );
 }
 
 #[tokio::test]

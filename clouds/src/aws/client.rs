@@ -17,6 +17,10 @@ use crate::http::RetryPolicy;
 use crate::ratelimit::RateLimiter;
 use crate::registry::AwsKeys;
 
+/// The one region serving the Price List Query API for every region (besides
+/// `eu-central-1` and `ap-south-1`).
+const PRICING_REGION: &str = "us-east-1";
+
 /// Where the AWS APIs are and what the provider may choose on its own.
 #[derive(Debug, Clone)]
 pub struct AwsSettings {
@@ -24,6 +28,8 @@ pub struct AwsSettings {
     pub ec2_endpoint: Option<String>,
     /// STS endpoint (`None`: AWS's regional STS endpoint).
     pub sts_endpoint: Option<String>,
+    /// Price List Query API endpoint (`None`: AWS's, in `us-east-1`).
+    pub pricing_endpoint: Option<String>,
     /// Operator-named subnets, by region (`eu-west-1` → `subnet-…`); the VPC is the
     /// subnet's. Regions without one use the default VPC and its default subnets, one zone
     /// after another while a zone has no capacity.
@@ -40,6 +46,7 @@ impl Default for AwsSettings {
         Self {
             ec2_endpoint: None,
             sts_endpoint: None,
+            pricing_endpoint: None,
             subnets: BTreeMap::new(),
             release_timeout: Duration::from_secs(300),
             poll_interval: Duration::from_secs(5),
@@ -148,5 +155,22 @@ impl Clients {
             b = b.endpoint_url(url.clone());
         }
         aws_sdk_sts::Client::from_conf(b.build())
+    }
+
+    /// The Price List Query API client (served in `us-east-1` only, for every region),
+    /// after taking a token from the rate limiter.
+    pub(super) async fn pricing(&self) -> aws_sdk_pricing::Client {
+        self.limiter.acquire().await;
+        let mut b = aws_sdk_pricing::Config::builder()
+            .behavior_version(aws_sdk_pricing::config::BehaviorVersion::latest())
+            .region(aws_sdk_pricing::config::Region::new(PRICING_REGION))
+            .credentials_provider(self.credentials.clone())
+            .http_client(http_client())
+            .retry_config(self.retry())
+            .timeout_config(self.timeouts());
+        if let Some(url) = &self.settings.pricing_endpoint {
+            b = b.endpoint_url(url.clone());
+        }
+        aws_sdk_pricing::Client::from_conf(b.build())
     }
 }

@@ -31,6 +31,7 @@ mod delete;
 mod errors;
 mod groups;
 mod network;
+mod prices;
 mod probe;
 mod sizes;
 mod tags;
@@ -65,6 +66,14 @@ pub(crate) static CLOUD: Cloud = Cloud {
             help: "AWS STS endpoint (token exchange and identity checks). Default: AWS's \
                    regional STS endpoint",
         },
+        Endpoint {
+            key: "pricing",
+            flag: "aws-pricing-url",
+            env: "LEVELRAIL_AWS_PRICING_URL",
+            default: None,
+            help: "AWS Price List Query API endpoint (instance prices). Default: AWS's \
+                   endpoint in us-east-1",
+        },
     ],
     reason: errors::reason,
     spec,
@@ -77,6 +86,7 @@ fn spec(settings: &Settings) -> ProviderSpec {
     let aws = AwsSettings {
         ec2_endpoint: settings.url(ProviderId::Aws, "ec2"),
         sts_endpoint: settings.url(ProviderId::Aws, "sts"),
+        pricing_endpoint: settings.url(ProviderId::Aws, "pricing"),
         subnets: settings.subnets.clone(),
         release_timeout: settings.wait_limit.unwrap_or(defaults.release_timeout),
         poll_interval: settings.poll_interval.unwrap_or(defaults.poll_interval),
@@ -193,7 +203,15 @@ impl CloudProvider for AwsProvider {
                 "a region is required to list instance types",
             ));
         }
-        sizes::sizes(&self.clients, region).await
+        crate::pricing::priced(
+            ProviderId::Aws,
+            sizes::sizes(&self.clients, region),
+            prices::prices(&self.clients, region),
+            |_, list| list,
+            prices::WHAT,
+            region,
+        )
+        .await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

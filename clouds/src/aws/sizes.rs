@@ -2,8 +2,8 @@
 //! or arm64) intersected with the region's `DescribeInstanceTypeOfferings`
 //! (`LocationType=region`, filtered by the region), both followed through every
 //! `NextToken`. arm64 types are listed as `aarch64`: the catalog marks them unavailable
-//! unless the control plane serves an aarch64 agent. No price: EC2 prices need the
-//! separate Pricing API, so the picker says "pricing varies".
+//! unless the control plane serves an aarch64 agent. Prices come from the Price List
+//! (`prices.rs`), read beside.
 use std::collections::BTreeSet;
 
 use aws_sdk_ec2::types::{ArchitectureType, InstanceType, InstanceTypeInfo, LocationType};
@@ -12,7 +12,7 @@ use super::catalog::ROOT_VOLUME_GB;
 use super::client::Clients;
 use super::errors::{classify, invalid};
 use super::tags::filter;
-use crate::{ProviderError, Size};
+use crate::{Pricing, ProviderError, Size};
 use levelrail_types::CpuArch;
 
 /// The largest page `DescribeInstanceTypes` answers.
@@ -145,8 +145,7 @@ fn size(t: &InstanceTypeInfo) -> Option<Size> {
         vcpus,
         memory_mb,
         disk_gb: ROOT_VOLUME_GB as u32,
-        price_monthly: None,
-        currency: None,
+        pricing: Pricing::unpriced(),
     })
 }
 

@@ -7,6 +7,8 @@ use crate::{ErrorKind, Reason};
 
 #[derive(Deserialize)]
 struct Envelope {
+    // The Retail Prices API spells its envelope `{"Error": {"Code", "Message"}}`.
+    #[serde(alias = "Error")]
     error: Option<Body>,
     #[serde(default)]
     code: String,
@@ -17,9 +19,9 @@ struct Envelope {
 /// The inner error object (also found in a failed long-running operation's status).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub(super) struct Body {
-    #[serde(default)]
+    #[serde(default, alias = "Code")]
     pub(super) code: String,
-    #[serde(default)]
+    #[serde(default, alias = "Message")]
     pub(super) message: String,
 }
 

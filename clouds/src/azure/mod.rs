@@ -25,14 +25,17 @@ mod create;
 mod delete;
 mod errors;
 mod names;
+mod prices;
 mod probe;
 mod skus;
 mod wire;
 
+pub use prices::DEFAULT_PRICES_URL;
 pub use probe::{REQUIRED_ACTIONS, SUBSCRIPTION_ACTIONS};
 
 use client::Arm;
 use names::Scope;
+use prices::RetailPrices;
 
 /// The public ARM endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://management.azure.com";
@@ -58,6 +61,13 @@ pub(crate) static CLOUD: Cloud = Cloud {
             default: Some(DEFAULT_BASE_URL),
             help: "Azure Resource Manager base URL",
         },
+        Endpoint {
+            key: "prices",
+            flag: "azure-prices-url",
+            env: "LEVELRAIL_AZURE_PRICES_URL",
+            default: Some(prices::DEFAULT_PRICES_URL),
+            help: "Azure Retail Prices API base URL (VM prices; public, no credential is sent)",
+        },
     ],
     reason: errors::reason,
     spec,
@@ -65,11 +75,15 @@ pub(crate) static CLOUD: Cloud = Cloud {
 
 fn spec(settings: &Settings) -> ProviderSpec {
     let ca = settings.extra_ca_pem.clone();
+    let prices_url = settings
+        .url(ProviderId::Azure, "prices")
+        .unwrap_or_default();
     ProviderSpec {
         base_url: settings.url(ProviderId::Azure, "arm").unwrap_or_default(),
         construct: Arc::new(move |p: ClientParts<'_>| {
             let client = AzureProvider::new(
                 p.base_url,
+                &prices_url,
                 p.access.bearer(ProviderId::Azure)?,
                 p.context,
                 p.limiter,
@@ -108,15 +122,18 @@ pub fn limiter() -> RateLimiter {
 #[derive(Debug)]
 pub struct AzureProvider {
     arm: Arm,
+    prices: RetailPrices,
     scope: Scope,
 }
 
 impl AzureProvider {
     /// A client of ARM at `base_url` (`DEFAULT_BASE_URL`, or a fake's) with an AAD access
-    /// token, acting in `context`'s subscription and resource group; `extra_root_pem` adds a
-    /// trusted CA (tests and demo mode).
+    /// token, acting in `context`'s subscription and resource group, and of the Retail
+    /// Prices API at `prices_url` (`DEFAULT_PRICES_URL`); `extra_root_pem` adds a trusted CA
+    /// (tests and demo mode).
     pub fn new(
         base_url: &str,
+        prices_url: &str,
         token: SecretString,
         context: &GrantContext,
         limiter: Arc<RateLimiter>,
@@ -140,6 +157,7 @@ impl AzureProvider {
             ));
         };
         Ok(Self {
+            prices: RetailPrices::new(prices_url, policy.clone(), extra_root_pem)?,
             arm: Arm::new(base_url, token, limiter, policy, extra_root_pem)?,
             scope: Scope {
                 subscription: subscription.to_owned(),
@@ -197,7 +215,15 @@ impl CloudProvider for AzureProvider {
                 "a location is required to list VM sizes",
             ));
         }
-        skus::list_sizes(self, region).await
+        crate::pricing::priced(
+            ProviderId::Azure,
+            skus::list_sizes(self, region),
+            self.prices.prices(region),
+            |_, list| list,
+            prices::WHAT,
+            region,
+        )
+        .await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::names;
 use super::wire::{UBUNTU, UBUNTU_GENERATION};
 use super::{API_SKUS, AzureProvider};
-use crate::{ProviderError, Size};
+use crate::{Pricing, ProviderError, Size};
 use levelrail_types::CpuArch;
 
 /// An entry of the Resource SKUs list (the parts Levelrail reads).
@@ -104,16 +104,15 @@ fn size(s: &ResourceSku, location: &str) -> Size {
         .capability("CpuArchitectureType")
         .and_then(CpuArch::parse)
         .unwrap_or_else(|| arch_from_name(&s.name));
-    // The OS disk is not fixed by the size, and ARM publishes no price: the picker says
-    // "pricing varies".
+    // The OS disk is not fixed by the size; ARM publishes no price (the Retail Prices
+    // API does: `prices.rs`).
     Size {
         id: s.name.clone(),
         name: s.name.clone(),
         vcpus: number("vCPUs") as u32,
         memory_mb: (number("MemoryGB") * 1024.0).round() as u32,
         disk_gb: 0,
-        price_monthly: None,
-        currency: None,
+        pricing: Pricing::unpriced(),
         architecture,
         unavailable_reason: unavailable_reason(s, location),
     }

@@ -12,8 +12,8 @@ use super::cloud::{Cloud, Endpoint, bearer_spec};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, ProviderError, ProviderId,
-    Reason, Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, Price, Pricing,
+    ProviderError, ProviderId, Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod cleanup;
@@ -114,8 +114,7 @@ impl CloudProvider for DigitalOceanProvider {
                 vcpus: s.vcpus,
                 memory_mb: u32::try_from(s.memory).unwrap_or(u32::MAX),
                 disk_gb: s.disk,
-                price_monthly: Some(format!("{:.2}", s.price_monthly)),
-                currency: Some("USD".to_owned()),
+                pricing: Pricing::Known(Price::monthly(format!("{:.2}", s.price_monthly), "USD")),
             })
             .collect())
     }

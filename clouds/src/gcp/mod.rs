@@ -19,14 +19,15 @@ use super::http::{ApiClient, RetryPolicy};
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::{ClientParts, GrantContext, ProviderSpec};
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, ProviderError,
-    ProviderId, Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, Pricing,
+    ProviderError, ProviderId, Region, ServerInfo, ServerState, Size,
 };
 
 mod client;
 mod create;
 mod errors;
 mod labels;
+mod prices;
 mod wire;
 
 use client::Compute;
@@ -35,6 +36,18 @@ use client::Compute;
 pub const DEFAULT_BASE_URL: &str = "https://compute.googleapis.com/compute/v1";
 /// The public Cloud Resource Manager v3 endpoint (`projects/<project>:testIamPermissions`).
 pub const DEFAULT_RESOURCE_MANAGER_URL: &str = "https://cloudresourcemanager.googleapis.com/v3";
+pub use prices::DEFAULT_BILLING_URL;
+
+/// Where a [`GcpProvider`] finds Google's APIs.
+#[derive(Debug, Clone, Copy)]
+pub struct GcpEndpoints<'a> {
+    /// Compute Engine v1 (`DEFAULT_BASE_URL`).
+    pub compute: &'a str,
+    /// Cloud Resource Manager v3 (`DEFAULT_RESOURCE_MANAGER_URL`).
+    pub resource_manager: &'a str,
+    /// Cloud Billing v1, its catalog of prices (`DEFAULT_BILLING_URL`).
+    pub billing: &'a str,
+}
 
 /// Google Cloud in the table of clouds: an OAuth access token in the grant, the project in
 /// its context. The token endpoints are the credentials service's (its token exchange).
@@ -77,6 +90,13 @@ pub(crate) static CLOUD: Cloud = Cloud {
             default: Some(DEFAULT_RESOURCE_MANAGER_URL),
             help: "Cloud Resource Manager v3 base URL (the probe's projects.testIamPermissions)",
         },
+        Endpoint {
+            key: "billing",
+            flag: "gcp-billing-url",
+            env: "LEVELRAIL_GCP_BILLING_URL",
+            default: Some(DEFAULT_BILLING_URL),
+            help: "Cloud Billing v1 base URL (the Compute Engine SKU prices of the catalog)",
+        },
     ],
     reason: errors::reason,
     spec,
@@ -87,12 +107,17 @@ fn spec(settings: &Settings) -> ProviderSpec {
     let resource_manager = settings
         .url(ProviderId::Gcp, "resource-manager")
         .unwrap_or_default();
+    let billing = settings.url(ProviderId::Gcp, "billing").unwrap_or_default();
     ProviderSpec {
         base_url: settings.url(ProviderId::Gcp, "compute").unwrap_or_default(),
         construct: Arc::new(move |p: ClientParts<'_>| {
+            let endpoints = GcpEndpoints {
+                compute: p.base_url,
+                resource_manager: &resource_manager,
+                billing: &billing,
+            };
             let client = GcpProvider::new(
-                p.base_url,
-                &resource_manager,
+                endpoints,
                 p.access.bearer(ProviderId::Gcp)?,
                 p.context,
                 p.limiter,
@@ -149,16 +174,16 @@ pub fn limiter() -> RateLimiter {
 pub struct GcpProvider {
     compute: Compute,
     resource_manager: ApiClient,
+    billing: ApiClient,
     project: String,
 }
 
 impl GcpProvider {
-    /// A client of Compute at `base_url` (`DEFAULT_BASE_URL`, or a fake's) and of Cloud
-    /// Resource Manager at `resource_manager_url` (`DEFAULT_RESOURCE_MANAGER_URL`) with an
-    /// OAuth access token, acting in `context.project_id`; `extra_root_pem` adds a CA.
+    /// A client of Compute, Cloud Resource Manager and the Cloud Billing catalog at
+    /// `endpoints` (Google's, or a fake's) with an OAuth access token, acting in
+    /// `context.project_id`; `extra_root_pem` adds a CA.
     pub fn new(
-        base_url: &str,
-        resource_manager_url: &str,
+        endpoints: GcpEndpoints<'_>,
         token: SecretString,
         context: &GrantContext,
         limiter: Arc<RateLimiter>,
@@ -183,20 +208,63 @@ impl GcpProvider {
                 "the grant names no valid GCP project",
             ));
         };
-        let resource_manager = ApiClient::with_extra_root(
-            ProviderId::Gcp,
-            resource_manager_url,
-            token.clone(),
-            limiter.clone(),
-            policy.clone(),
-            errors::classify,
-            extra_root_pem,
-        )?;
+        let api = |url: &str| {
+            ApiClient::with_extra_root(
+                ProviderId::Gcp,
+                url,
+                token.clone(),
+                limiter.clone(),
+                policy.clone(),
+                errors::classify,
+                extra_root_pem,
+            )
+        };
         Ok(Self {
-            compute: Compute::new(base_url, project, token, limiter, policy, extra_root_pem)?,
-            resource_manager,
+            resource_manager: api(endpoints.resource_manager)?,
+            billing: api(endpoints.billing)?,
+            compute: Compute::new(
+                endpoints.compute,
+                project,
+                token.clone(),
+                limiter.clone(),
+                policy.clone(),
+                extra_root_pem,
+            )?,
             project: project.to_owned(),
         })
+    }
+
+    /// The machine types of `zone` that are not deprecated, without prices.
+    async fn machine_types(&self, zone: &str) -> Result<Vec<Size>, ProviderError> {
+        let types: Vec<wire::MachineType> = self
+            .compute
+            .items(&format!("zones/{zone}/machineTypes"))
+            .await?;
+        Ok(types
+            .into_iter()
+            .filter(|t| {
+                t.deprecated
+                    .as_ref()
+                    .and_then(|d| d.get("state"))
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            })
+            .map(|t| Size {
+                architecture: machine_type_arch(&t.architecture, &t.name),
+                unavailable_reason: None,
+                name: if t.description.is_empty() {
+                    t.name.clone()
+                } else {
+                    format!("{} ({})", t.name, t.description)
+                },
+                id: t.name,
+                vcpus: t.guest_cpus,
+                memory_mb: t.memory_mb,
+                // The boot disk is sized by the create (20 GB), not by the machine type.
+                disk_gb: 0,
+                pricing: Pricing::unpriced(),
+            })
+            .collect())
     }
 
     /// The [`REQUIRED_PERMISSIONS`] the credential lacks in the project, by
@@ -263,37 +331,15 @@ impl CloudProvider for GcpProvider {
                 "a zone is required to list machine types",
             ));
         }
-        let types: Vec<wire::MachineType> = self
-            .compute
-            .items(&format!("zones/{region}/machineTypes"))
-            .await?;
-        Ok(types
-            .into_iter()
-            .filter(|t| {
-                t.deprecated
-                    .as_ref()
-                    .and_then(|d| d.get("state"))
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-            })
-            .map(|t| Size {
-                architecture: machine_type_arch(&t.architecture, &t.name),
-                unavailable_reason: None,
-                name: if t.description.is_empty() {
-                    t.name.clone()
-                } else {
-                    format!("{} ({})", t.name, t.description)
-                },
-                id: t.name,
-                vcpus: t.guest_cpus,
-                memory_mb: t.memory_mb,
-                // The boot disk is sized by the create (20 GB), not by the machine type; the
-                // API publishes no price.
-                disk_gb: 0,
-                price_monthly: None,
-                currency: None,
-            })
-            .collect())
+        crate::pricing::priced(
+            ProviderId::Gcp,
+            self.machine_types(region),
+            prices::rates(&self.billing, prices::region_of(region)),
+            |sizes, rates| rates.compose(sizes),
+            prices::WHAT,
+            region,
+        )
+        .await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

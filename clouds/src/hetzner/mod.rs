@@ -14,8 +14,8 @@ use super::cloud::{Cloud, Endpoint, bearer_spec};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, ProviderError,
-    ProviderId, Reason, Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, Price,
+    Pricing, ProviderError, ProviderId, Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod client;
@@ -246,8 +246,7 @@ fn size_in(t: wire::ServerType, location: &str) -> Option<Size> {
         vcpus: t.cores,
         memory_mb: (t.memory * 1024.0).round() as u32,
         disk_gb: t.disk.round() as u32,
-        currency: Some("EUR".to_owned()),
-        price_monthly: Some(price),
+        pricing: Pricing::Known(Price::monthly(price, "EUR")),
     })
 }
 
@@ -342,8 +341,13 @@ mod tests {
         };
         let fsn1 = size_in(t(), "fsn1").expect("sold in fsn1");
         assert_eq!(
-            (fsn1.price_monthly.as_deref(), fsn1.memory_mb),
-            (Some("4.5101"), 4096)
+            (
+                fsn1.pricing
+                    .price()
+                    .map(|p| (p.monthly.as_str(), p.currency.as_str())),
+                fsn1.memory_mb
+            ),
+            (Some(("4.5101", "EUR")), 4096)
         );
         assert!(size_in(t(), "ash").is_none(), "listed but without a price");
         assert!(size_in(t(), "hel1").is_none(), "not listed");

@@ -142,14 +142,23 @@ pub(super) fn region(r: Region) -> pb::Region {
 }
 
 pub(super) fn size(s: Size) -> pb::Size {
+    let price_unavailable = s.pricing.unavailable().unwrap_or_default().to_owned();
+    let price = s.pricing.price().cloned();
+    let (price_monthly, currency, price_basis, price_estimate) = match price {
+        Some(p) => (p.monthly, p.currency, p.basis, p.estimate),
+        None => Default::default(),
+    };
     pb::Size {
         id: s.id,
         name: s.name,
         vcpus: s.vcpus,
         memory_mb: s.memory_mb,
         disk_gb: s.disk_gb,
-        price_monthly: s.price_monthly.unwrap_or_default(),
-        currency: s.currency.unwrap_or_default(),
+        price_monthly,
+        currency,
+        price_basis,
+        price_estimate,
+        price_unavailable,
         architecture: s.architecture.as_str().to_owned(),
         unavailable_reason: s.unavailable_reason.unwrap_or_default(),
     }

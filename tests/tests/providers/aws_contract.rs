@@ -4,7 +4,9 @@
 //! `locationName`, lists as `Name.N`; STS: member names, lists as `Name.member.N`), with
 //! its enum values and integer bounds, and the required members present; every element of
 //! every successful answer must be a member of the output shape (EC2 `locationName`s and
-//! `item` lists; STS `{Action}Result` with member names and `member` lists).
+//! `item` lists; STS `{Action}Result` with member names and `member` lists). The Price
+//! List speaks JSON 1.1: its request and answer bodies are checked member by member
+//! (`json_problems`).
 use serde_json::Value;
 
 use levelrail_sim::fakes::aws::AwsRequest;
@@ -64,10 +66,11 @@ fn model(file: &str) -> Value {
     levelrail_sim::specs::json(file)
 }
 
-/// The botocore models of EC2 and STS.
+/// The botocore models of EC2, STS and the Price List.
 struct Models {
     ec2: Value,
     sts: Value,
+    pricing: Value,
 }
 
 impl Models {
@@ -75,7 +78,17 @@ impl Models {
         Self {
             ec2: model("botocore-ec2-2016-11-15.service-2.json"),
             sts: model("botocore-sts-2011-06-15.service-2.json"),
+            pricing: model("botocore-pricing-2017-10-15.service-2.json"),
         }
+    }
+
+    /// The problems of a Price List call's JSON `value` against its operation's `io`
+    /// (`input` or `output`) shape.
+    fn pricing_problems(&self, r: &AwsRequest, io: &str, value: &Value) -> Vec<String> {
+        let shape = self.pricing["operations"][&r.action][io]["shape"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{} has an {io}", r.action));
+        json_problems(&self.pricing, shape, value, &r.action)
     }
 
     /// The shapes of `r`'s service, the name of its operation's `io` (`input` or `output`)
@@ -150,6 +163,12 @@ async fn every_answer_of_the_fake_uses_the_botocore_output_shapes() {
     let mut problems = Vec::new();
     let mut checked = std::collections::BTreeSet::new();
     for r in fake.requests().iter().filter(|r| r.status == Some(200)) {
+        if r.service == "pricing" {
+            let answer: Value = serde_json::from_str(&r.response).expect("a JSON answer");
+            problems.extend(models.pricing_problems(r, "output", &answer));
+            checked.insert(format!("{}:{}", r.service, r.action));
+            continue;
+        }
         let root = parse(&r.response);
         assert_eq!(root.name, format!("{}Response", r.action));
         let (shapes, output, is_ec2) = models.shape_of(r, "output");
@@ -276,6 +295,11 @@ async fn every_request_of_the_client_uses_the_botocore_input_shapes() {
     let mut problems = Vec::new();
     let mut checked = std::collections::BTreeSet::new();
     for r in fake.requests() {
+        if r.service == "pricing" {
+            problems.extend(models.pricing_problems(&r, "input", &r.body));
+            checked.insert(format!("{}:{}", r.service, r.action));
+            continue;
+        }
         let (shapes, input, is_ec2) = models.shape_of(&r, "input");
         for (key, value) in r
             .params
@@ -303,6 +327,7 @@ async fn every_request_of_the_client_uses_the_botocore_input_shapes() {
     for new in [
         "ec2:DescribeInstanceTypes",
         "ec2:DescribeInstanceTypeOfferings",
+        "pricing:GetProducts",
     ] {
         assert!(checked.contains(new), "{new} was exercised: {checked:?}");
     }
@@ -398,4 +423,94 @@ fn the_fake_refuses_exactly_what_the_model_says_ec2_refuses_in_names_and_descrip
     ] {
         assert!(!levelrail_sim::fakes::aws::ec2_text_ok(bad), "{bad}");
     }
+}
+
+/// The problems of `value` against botocore shape `shape` of `model` (JSON protocol:
+/// member names as in the model, required members, enums, list and string lengths,
+/// integer ranges); empty when it conforms.
+pub(crate) fn json_problems(model: &Value, shape: &str, value: &Value, at: &str) -> Vec<String> {
+    let s = &model["shapes"][shape];
+    let mut problems = Vec::new();
+    let here = |what: String| format!("{at}: {what}");
+    match s["type"].as_str().unwrap_or_default() {
+        "structure" => {
+            let Some(obj) = value.as_object() else {
+                problems.push(here("not an object".into()));
+                return problems;
+            };
+            for required in s["required"].as_array().into_iter().flatten() {
+                let name = required.as_str().unwrap_or_default();
+                if !obj.contains_key(name) {
+                    problems.push(here(format!("required member {name} missing")));
+                }
+            }
+            for (name, v) in obj {
+                match s["members"][name]["shape"].as_str() {
+                    Some(member) => {
+                        problems.extend(json_problems(model, member, v, &format!("{at}.{name}")));
+                    }
+                    None => problems.push(here(format!("{name} is no member of {shape}"))),
+                }
+            }
+        }
+        "list" => {
+            let Some(items) = value.as_array() else {
+                problems.push(here("not a list".into()));
+                return problems;
+            };
+            if let Some(max) = s["max"].as_u64()
+                && items.len() as u64 > max
+            {
+                problems.push(here(format!("more than {max} items")));
+            }
+            let member = s["member"]["shape"].as_str().unwrap_or_default();
+            for (i, v) in items.iter().enumerate() {
+                problems.extend(json_problems(model, member, v, &format!("{at}[{i}]")));
+            }
+        }
+        "string" => match value.as_str() {
+            None => problems.push(here("not a string".into())),
+            Some(text) => {
+                if let Some(values) = s["enum"].as_array()
+                    && !values.iter().any(|v| v.as_str() == Some(text))
+                {
+                    problems.push(here(format!("{text} is not one of {values:?}")));
+                }
+                let len = text.chars().count() as u64;
+                if s["min"].as_u64().is_some_and(|m| len < m)
+                    || s["max"].as_u64().is_some_and(|m| len > m)
+                {
+                    problems.push(here(format!("length {len} out of bounds")));
+                }
+            }
+        },
+        "integer" => match value.as_i64() {
+            None => problems.push(here("not an integer".into())),
+            Some(n) => {
+                if s["min"].as_i64().is_some_and(|m| n < m)
+                    || s["max"].as_i64().is_some_and(|m| n > m)
+                {
+                    problems.push(here(format!("{n} out of bounds")));
+                }
+            }
+        },
+        other => problems.push(here(format!("unchecked shape type {other:?}"))),
+    }
+    problems
+}
+
+#[test]
+fn the_model_check_catches_what_the_price_list_refuses() {
+    let model = levelrail_sim::specs::json("botocore-pricing-2017-10-15.service-2.json");
+    let check = |body: Value| json_problems(&model, "GetProductsRequest", &body, "r");
+    assert!(check(serde_json::json!({ "ServiceCode": "AmazonEC2", "MaxResults": 100 })).is_empty());
+    assert!(
+        !check(serde_json::json!({ "MaxResults": 100 })).is_empty(),
+        "ServiceCode is required"
+    );
+    assert!(
+        !check(serde_json::json!({ "ServiceCode": "AmazonEC2", "MaxResults": 101 })).is_empty()
+    );
+    assert!(!check(serde_json::json!({ "ServiceCode": "AmazonEC2", "Filters": [{ "Type": "LIKE", "Field": "a", "Value": "b" }] })).is_empty());
+    assert!(!check(serde_json::json!({ "ServiceCode": "AmazonEC2", "Region": "x" })).is_empty());
 }

@@ -2,7 +2,7 @@
 //! bare metal, x86_64 or arm64) intersected with the region's
 //! `DescribeInstanceTypeOfferings`, every page followed; arm64 types are `aarch64` sizes,
 //! which the control plane marks unavailable without an aarch64 agent, and which launch
-//! Canonical's arm64 image when it has one.
+//! Canonical's arm64 image when it has one. Prices come from the fake's Price List.
 use levelrail_clouds::{CloudProvider as _, ErrorKind, Size};
 use levelrail_provisioner::cloudinit::{AgentDownload, AgentSource};
 use levelrail_types::CpuArch;
@@ -29,7 +29,7 @@ fn ids(sizes: &[Size]) -> Vec<&str> {
 }
 
 #[tokio::test]
-async fn sizes_come_from_the_live_calls_limited_to_the_regions_offerings_without_prices() {
+async fn sizes_come_from_the_live_calls_limited_to_the_regions_offerings_with_their_prices() {
     let fake = start_fake(|_| {}).await;
     let aws = client(&fake);
 
@@ -48,7 +48,13 @@ async fn sizes_come_from_the_live_calls_limited_to_the_regions_offerings_without
         ),
         ("t3.micro (2 vCPU, 1 GiB)", 2, 1024, 20)
     );
-    assert!(sizes.iter().all(|s| s.price_monthly.is_none()));
+    // 0.01196 USD an hour in eu-west-1, 730 hours; every size is in the price list.
+    let price = micro.pricing.price().expect("a price");
+    assert_eq!(
+        (price.monthly.as_str(), price.basis.as_str()),
+        ("8.73", "730 h × 0.01196 USD/h")
+    );
+    assert!(sizes.iter().all(|s| s.pricing.price().is_some()));
     let offerings = fake
         .requests()
         .into_iter()

@@ -47,11 +47,12 @@ pub(crate) fn fast_policy() -> RetryPolicy {
     }
 }
 
-/// Settings pointing EC2 and STS at `endpoint`, with quick polling.
+/// Settings pointing EC2, STS and the Price List at `endpoint`, with quick polling.
 pub(crate) fn settings(endpoint: &str) -> AwsSettings {
     AwsSettings {
         ec2_endpoint: Some(endpoint.to_owned()),
         sts_endpoint: Some(endpoint.to_owned()),
+        pricing_endpoint: Some(endpoint.to_owned()),
         release_timeout: Duration::from_secs(10),
         poll_interval: Duration::from_millis(100),
         ..AwsSettings::default()

@@ -293,7 +293,7 @@ async fn status_needs_the_power_state_and_listing_follows_next_links() {
 }
 
 #[tokio::test]
-async fn the_catalog_lists_physical_locations_and_sizes_without_prices() {
+async fn the_catalog_lists_physical_locations_and_sizes_with_their_retail_prices() {
     let fake = start_fake(|_| {}).await;
     let azure = client(&fake);
     let regions = azure.list_regions().await.expect("regions");
@@ -313,9 +313,10 @@ async fn the_catalog_lists_physical_locations_and_sizes_without_prices() {
             b2s.vcpus,
             b2s.memory_mb,
             b2s.disk_gb,
-            b2s.price_monthly.as_deref()
+            b2s.pricing.price().map(|p| p.monthly.as_str())
         ),
-        (2, 4096, 0, None)
+        // 0.04576 USD an hour in West Europe, 730 hours.
+        (2, 4096, 0, Some("33.40"))
     );
     assert!(
         !sizes.iter().any(|s| s.id == "Standard_D4s_v5"),

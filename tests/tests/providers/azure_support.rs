@@ -57,6 +57,7 @@ pub(crate) fn client(fake: &FakeAzureHandle) -> AzureProvider {
 pub(crate) fn client_with(fake: &FakeAzureHandle, token: &str, group: &str) -> AzureProvider {
     AzureProvider::new(
         &fake.base_url(),
+        &fake.prices_url(),
         SecretString::from(token.to_owned()),
         &context(fake, group),
         Arc::new(azure::limiter()),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use levelrail_clouds::{
-    CloudProvider, CreateServer, ErrorKind, PollTarget, ProviderId, ServerState,
+    CloudProvider, CreateServer, ErrorKind, PollTarget, Pricing, ProviderId, ServerState,
 };
 
 use crate::{
@@ -19,6 +19,8 @@ struct Subject {
     request: CreateServer,
     /// How many servers the fake holds for a provision id.
     inventory: Box<dyn Fn(&str) -> usize + Send + Sync>,
+    /// Whether the endpoint serves the cloud's price API (moto has no Price List).
+    prices: bool,
 }
 
 async fn run(s: Subject) {
@@ -39,14 +41,33 @@ async fn run(s: Subject) {
         size.vcpus > 0 && size.memory_mb > 0,
         "{provider}: size shape"
     );
-    // Only Hetzner and DigitalOcean publish prices in their APIs; the others show
-    // "pricing varies".
-    let priced = matches!(provider, ProviderId::Hetzner | ProviderId::DigitalOcean);
-    assert_eq!(
-        size.price_monthly.is_some() && size.currency.is_some(),
-        priced,
-        "{provider}: live price only where published"
-    );
+    // Every cloud prices its sizes: Hetzner and DigitalOcean in their catalogs, AWS,
+    // Azure and GCP through their price APIs (a month of 730 hours; GCP's composed).
+    // Without a price API (moto has none) the sizes are listed all the same, each saying
+    // why it has no price.
+    match (size.pricing.price(), s.prices) {
+        (Some(price), true) => {
+            let hourly = !matches!(provider, ProviderId::Hetzner | ProviderId::DigitalOcean);
+            assert_eq!(
+                (
+                    price.currency.is_empty(),
+                    price.basis.starts_with("730 h"),
+                    price.estimate
+                ),
+                (false, hourly, provider == ProviderId::Gcp),
+                "{provider}: {price:?}"
+            );
+        }
+        (None, false) => assert!(
+            matches!(&size.pricing, Pricing::Failed(why) if !why.is_empty()),
+            "{provider}: {:?}",
+            size.pricing
+        ),
+        (_, expected) => panic!(
+            "{provider}: a price expected {expected}, got {:?}",
+            size.pricing
+        ),
+    }
 
     let created = client.create_server(&s.request).await.expect("create");
     let again = client
@@ -168,6 +189,7 @@ async fn hetzner_passes_the_provider_conformance_suite() {
         client: Arc::new(hzs::client(&fake, hzs::TOKEN)),
         region: "fsn1",
         request: hzs::create_request("conf-1", "npv_conformance1"),
+        prices: true,
         inventory: Box::new(move |pid| {
             f.servers()
                 .iter()
@@ -186,6 +208,7 @@ async fn digitalocean_passes_the_provider_conformance_suite() {
         client: Arc::new(dos::client(&fake, dos::TOKEN)),
         region: "nyc3",
         request: dos::create_request("npv_conformance1"),
+        prices: true,
         inventory: Box::new(move |pid| {
             dos::droplets_per_provision(&f)
                 .get(&dos::provision_tag(pid))
@@ -204,6 +227,7 @@ async fn aws_passes_the_provider_conformance_suite() {
         client: Arc::new(aws::client(&fake)),
         region: aws::REGION,
         request: aws::create_request("cp-conformance", "conf-1", "npv_conformance1"),
+        prices: true,
         inventory: Box::new(move |pid| {
             f.instances()
                 .iter()
@@ -230,6 +254,7 @@ async fn aws_on_moto_passes_the_provider_conformance_suite() {
         client,
         region: aws::REGION,
         request,
+        prices: false,
         inventory: Box::new(move |pid| {
             let listed = tokio::task::block_in_place(|| {
                 tokio::runtime::Handle::current()
@@ -253,6 +278,7 @@ async fn azure_passes_the_provider_conformance_suite() {
         client: Arc::new(azs::client(&fake)),
         region: azs::LOCATION,
         request: azs::create_request("conf-1", "npv_conformance1"),
+        prices: true,
         inventory: Box::new(move |pid| {
             f.vms()
                 .iter()
@@ -271,6 +297,7 @@ async fn gcp_passes_the_provider_conformance_suite() {
         client: Arc::new(gcs::client(&fake)),
         region: gcs::ZONE,
         request: gcs::create_request("conf-1", "npv_conformance1"),
+        prices: true,
         inventory: Box::new(move |pid| {
             f.instances()
                 .iter()

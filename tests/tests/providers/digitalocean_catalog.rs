@@ -25,13 +25,14 @@ async fn sizes_show_the_monthly_usd_price_and_only_sizes_available_in_the_region
             c2.vcpus,
             c2.memory_mb,
             c2.disk_gb,
-            c2.price_monthly.as_deref(),
-            c2.currency.as_deref()
+            c2.pricing
+                .price()
+                .map(|p| (p.monthly.as_str(), p.currency.as_str(), p.basis.as_str()))
         ),
-        (2, 4096, 25, Some("42.00"), Some("USD"))
+        (2, 4096, 25, Some(("42.00", "USD", "monthly price")))
     );
     assert_eq!(
-        find(&nyc3, "s-1vcpu-1gb").and_then(|s| s.price_monthly.as_deref()),
+        find(&nyc3, "s-1vcpu-1gb").and_then(|s| s.pricing.price().map(|p| p.monthly.as_str())),
         Some("6.00")
     );
     assert!(
@@ -43,7 +44,8 @@ async fn sizes_show_the_monthly_usd_price_and_only_sizes_available_in_the_region
         "no longer available anywhere"
     );
     assert_eq!(
-        find(&syd1, "s-1vcpu-512mb-10gb").and_then(|s| s.price_monthly.as_deref()),
+        find(&syd1, "s-1vcpu-512mb-10gb")
+            .and_then(|s| s.pricing.price().map(|p| p.monthly.as_str())),
         Some("4.00")
     );
     assert!(find(&syd1, "c-2").is_none() && find(&syd1, "m-2vcpu-16gb").is_none());

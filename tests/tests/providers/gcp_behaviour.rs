@@ -274,7 +274,7 @@ async fn the_catalog_pages_skips_down_zones_and_deprecated_types() {
     assert!(sizes.iter().any(|s| s.id == "e2-small"
         && s.vcpus == 2
         && s.memory_mb == 2048
-        && s.price_monthly.is_none()));
+        && s.pricing.price().is_some_and(|p| p.estimate)));
     assert!(!sizes.iter().any(|s| s.id == "n1-standard-1"), "deprecated");
     let pages = fake
         .request_log()

@@ -49,7 +49,14 @@ async fn every_compute_request_is_a_discovery_method_with_a_valid_body() {
 
     // Assert
     let mut checked = BTreeSet::new();
+    let billing = levelrail_sim::specs::json("gcp-cloudbilling.v1.discovery.json");
     for r in fake.request_log() {
+        if r.path.starts_with("/v1/services/") {
+            let problems = billing_problems(&skus_list(), &billing["parameters"], &r.path);
+            assert!(problems.is_empty(), "{problems:#?}");
+            checked.insert("cloudbilling.services.skus.list".to_owned());
+            continue;
+        }
         if r.path.starts_with("/v3/") {
             check_resource_manager_request(&r.method, &r.path, &r.body);
             checked.insert("cloudresourcemanager.projects.testIamPermissions".to_owned());
@@ -212,4 +219,58 @@ fn golden_requests() -> Vec<Value> {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_str(l).expect("line"))
         .collect()
+}
+
+/// The `cloudbilling.services.skus.list` method of the discovery document.
+pub(crate) fn skus_list() -> Value {
+    let doc = levelrail_sim::specs::json("gcp-cloudbilling.v1.discovery.json");
+    doc["resources"]["services"]["resources"]["skus"]["methods"]["list"].clone()
+}
+
+/// The problems of a request `path` (with its query) against `skus.list`.
+pub(crate) fn billing_problems(method: &Value, doc_params: &Value, path: &str) -> Vec<String> {
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let mut problems = Vec::new();
+    let parent = route
+        .strip_prefix("/v1/")
+        .and_then(|r| r.strip_suffix("/skus"))
+        .unwrap_or_default();
+    let pattern = method["parameters"]["parent"]["pattern"]
+        .as_str()
+        .unwrap_or_default();
+    let matches_pattern = pattern == "^services/[^/]+$"
+        && parent
+            .strip_prefix("services/")
+            .is_some_and(|id| !id.is_empty() && !id.contains('/'));
+    if !matches_pattern {
+        problems.push(format!("{route} does not match {}", method["flatPath"]));
+    }
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let spec = method["parameters"]
+            .get(name)
+            .or_else(|| doc_params.get(name));
+        match spec {
+            None => problems.push(format!("{name} is no parameter of skus.list")),
+            Some(p) if p["type"] == "integer" && value.parse::<i32>().is_err() => {
+                problems.push(format!("{name}={value} is not an int32"));
+            }
+            Some(p) if p["location"] != "query" => {
+                problems.push(format!("{name} is not a query parameter"))
+            }
+            Some(_) => {}
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_discovery_check_catches_what_the_catalog_refuses() {
+    let doc = levelrail_sim::specs::json("gcp-cloudbilling.v1.discovery.json");
+    let method = skus_list();
+    let check = |path: &str| billing_problems(&method, &doc["parameters"], path);
+    assert!(check("/v1/services/6F81-5844-456A/skus?currencyCode=USD&pageSize=5000").is_empty());
+    assert!(!check("/v1/services/6F81-5844-456A/skus?pageSize=many").is_empty());
+    assert!(!check("/v1/services/6F81-5844-456A/skus?region=us-central1").is_empty());
+    assert!(!check("/v1/6F81-5844-456A/skus").is_empty());
 }

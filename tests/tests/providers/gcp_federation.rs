@@ -49,6 +49,7 @@ async fn gcp_stack(
                 "resource-manager",
                 fake.resource_manager_url(),
             ),
+            (ProviderId::Gcp, "billing", fake.billing_url()),
         ]),
         None,
     )

@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use levelrail_clouds::gcp::{self, GcpProvider};
+use levelrail_clouds::gcp::{self, GcpEndpoints, GcpProvider};
 use levelrail_clouds::http::RetryPolicy;
 use levelrail_clouds::registry::GrantContext;
 use levelrail_clouds::{CloudProvider as _, CreateServer, Ownership, ServerInfo, ServerState};
@@ -50,8 +50,11 @@ pub(crate) fn client_with(fake: &FakeGcpHandle, token: &str) -> GcpProvider {
         ..GrantContext::default()
     };
     GcpProvider::new(
-        &fake.compute_url(),
-        &fake.resource_manager_url(),
+        GcpEndpoints {
+            compute: &fake.compute_url(),
+            resource_manager: &fake.resource_manager_url(),
+            billing: &fake.billing_url(),
+        },
         SecretString::from(token.to_owned()),
         &context,
         Arc::new(gcp::limiter()),

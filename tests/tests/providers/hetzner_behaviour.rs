@@ -25,7 +25,7 @@ async fn the_price_shown_is_the_selected_locations_and_unsold_or_deprecated_type
         sizes
             .iter()
             .find(|s| s.id == id)
-            .and_then(|s| s.price_monthly.clone())
+            .and_then(|s| s.pricing.price().map(|p| p.monthly.clone()))
     };
     assert_eq!(price(&fsn1, "ccx13").as_deref(), Some("14.8631"));
     assert_eq!(price(&ash, "ccx13").as_deref(), Some("17.8381"));
@@ -45,7 +45,7 @@ async fn the_price_shown_is_the_selected_locations_and_unsold_or_deprecated_type
             cx22.vcpus,
             cx22.memory_mb,
             cx22.disk_gb,
-            cx22.currency.as_deref()
+            cx22.pricing.price().map(|p| p.currency.as_str())
         ),
         (2, 4096, 40, Some("EUR"))
     );

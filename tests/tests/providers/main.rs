@@ -36,6 +36,7 @@ mod hetzner_faults;
 mod hetzner_ratelimit;
 mod hetzner_support;
 mod openapi;
+mod prices;
 mod readme;
 mod redirects;
 mod self_contained;

@@ -72,15 +72,27 @@ pub fn size_specs(s: &Size) -> String {
     format!("{cpu} · {} · {disk}{arch}", memory(s.memory_mb))
 }
 
-/// `$4.00/mo`, `4.51 EUR/mo`, or the no-price text.
+/// `4.51 EUR/mo`, `≈ 24.46 USD/mo (estimate)`, or `price unavailable`: always with its
+/// currency.
 pub fn price(s: &Size) -> String {
     if s.price_monthly.is_empty() {
-        return "pricing varies, see provider console".to_owned();
+        return "price unavailable".to_owned();
     }
-    let amount = cents(&s.price_monthly);
-    match s.currency.as_str() {
-        "USD" | "" => format!("${amount}/mo"),
-        c => format!("{amount} {c}/mo"),
+    let amount = format!("{} {}/mo", cents(&s.price_monthly), s.currency);
+    if s.price_estimate {
+        format!("≈ {amount} (estimate)")
+    } else {
+        amount
+    }
+}
+
+/// How the price was reached (`monthly price`, `730 h × 0.0416 USD/h`), or why there is
+/// none.
+pub fn price_basis(s: &Size) -> String {
+    if s.price_monthly.is_empty() {
+        s.price_unavailable.clone()
+    } else {
+        s.price_basis.clone()
     }
 }
 
@@ -132,14 +144,20 @@ mod tests {
         };
         assert_eq!(size_specs(&s), "2 vCPU · 4 GB RAM · 40 GB disk");
         assert_eq!(price(&s), "4.51 EUR/mo");
-        s.currency = "USD".into();
-        assert_eq!(price(&s), "$4.51/mo");
-        s.price_monthly.clear();
-        assert_eq!(price(&s), "pricing varies, see provider console");
         s.price_monthly = "4.5151".into();
-        s.currency = "EUR".into();
         assert_eq!(price(&s), "4.52 EUR/mo");
+        s.currency = "USD".into();
+        s.price_estimate = true;
+        s.price_basis = "730 h × (2 vCPU × 0.0219 + 4 GiB × 0.0029 USD/h)".into();
+        assert_eq!(price(&s), "≈ 4.52 USD/mo (estimate)");
+        assert_eq!(price_basis(&s), s.price_basis);
         s.price_monthly.clear();
+        s.price_unavailable = "the AWS Price List could not be read: denied".into();
+        assert_eq!(price(&s), "price unavailable");
+        assert_eq!(
+            price_basis(&s),
+            "the AWS Price List could not be read: denied"
+        );
         s.memory_mb = 512;
         s.disk_gb = 0;
         assert_eq!(size_specs(&s), "2 vCPU · 0.5 GB RAM · disk set by provider");

@@ -1,6 +1,6 @@
 //! `nodes providers regions|sizes`: the catalog the Add-node wizard shows, over
 //! `ProvisionerService.ListRegions/ListSizes` (served from the control plane's cache), with
-//! the monthly price where the provider publishes one.
+//! the monthly price, its currency and basis, or why it is unavailable.
 use clap::Args;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use levelrail_proto::provisioner::v1::{ListRegionsRequest, ListSizesRequest, Size};
@@ -12,8 +12,8 @@ use crate::outcome::Outcome;
 use crate::output::table;
 use crate::{provider, validate};
 
-/// What the table shows when the provider's catalog carries no price.
-const NO_PRICE: &str = "pricing varies, see provider console";
+/// What the table shows for a size without a price (the basis column says why).
+const NO_PRICE: &str = "price unavailable";
 
 /// The flags of `nodes providers sizes`.
 #[derive(Debug, Args)]
@@ -93,6 +93,7 @@ pub(crate) async fn sizes(
                 "MEMORY",
                 "DISK",
                 "PRICE/MONTH",
+                "PRICE BASIS",
                 "ARCH",
                 "AVAILABLE",
             ],
@@ -121,6 +122,11 @@ fn size_row(size: &Size) -> Vec<String> {
         memory,
         disk,
         price(size),
+        if size.price_monthly.is_empty() {
+            size.price_unavailable.clone()
+        } else {
+            size.price_basis.clone()
+        },
         size.architecture.clone(),
         availability(size),
     ]
@@ -135,12 +141,17 @@ fn availability(size: &Size) -> String {
     }
 }
 
-/// `4.51 EUR`, or the no-price note.
+/// `4.51 EUR`, `~24.46 USD (estimate)`, or the no-price note.
 fn price(size: &Size) -> String {
-    match (size.price_monthly.as_str(), size.currency.as_str()) {
-        ("", _) => NO_PRICE.to_owned(),
+    let amount = match (size.price_monthly.as_str(), size.currency.as_str()) {
+        ("", _) => return NO_PRICE.to_owned(),
         (amount, "") => amount.to_owned(),
         (amount, currency) => format!("{amount} {currency}"),
+    };
+    if size.price_estimate {
+        format!("~{amount} (estimate)")
+    } else {
+        amount
     }
 }
 
@@ -154,6 +165,9 @@ fn size_json(size: &Size) -> Value {
         "disk_gb": size.disk_gb,
         "price_monthly": price(&size.price_monthly),
         "currency": price(&size.currency),
+        "price_basis": price(&size.price_basis),
+        "price_estimate": size.price_estimate,
+        "price_unavailable": price(&size.price_unavailable),
         "architecture": size.architecture,
         "unavailable_reason": price(&size.unavailable_reason),
     })
@@ -173,30 +187,51 @@ mod tests {
             disk_gb: 40,
             price_monthly: "4.51".into(),
             currency: "EUR".into(),
+            price_basis: "monthly price".into(),
             architecture: "x86_64".into(),
-            unavailable_reason: String::new(),
+            ..Size::default()
         };
         assert_eq!(
             size_row(&size),
             [
-                "cx22", "CX22", "2", "4 GB", "40 GB", "4.51 EUR", "x86_64", "yes"
+                "cx22",
+                "CX22",
+                "2",
+                "4 GB",
+                "40 GB",
+                "4.51 EUR",
+                "monthly price",
+                "x86_64",
+                "yes"
             ]
         );
+        let estimate = Size {
+            price_monthly: "24.46".into(),
+            currency: "USD".into(),
+            price_estimate: true,
+            ..size.clone()
+        };
+        assert_eq!(size_row(&estimate)[5], "~24.46 USD (estimate)");
         let arm = Size {
             architecture: "aarch64".into(),
             unavailable_reason: "no agent binary for aarch64".into(),
             ..size.clone()
         };
-        assert_eq!(size_row(&arm)[7], "no: no agent binary for aarch64");
+        assert_eq!(size_row(&arm)[8], "no: no agent binary for aarch64");
         let unpriced = Size {
             memory_mb: 512,
             disk_gb: 0,
             price_monthly: String::new(),
             currency: String::new(),
+            price_basis: String::new(),
+            price_unavailable: "the price list could not be read".into(),
             ..size.clone()
         };
         let row = size_row(&unpriced);
-        assert_eq!(row[3..6], ["512 MB", "-", NO_PRICE]);
+        assert_eq!(
+            row[3..7],
+            ["512 MB", "-", NO_PRICE, "the price list could not be read"]
+        );
         let odd = Size {
             memory_mb: 1536,
             ..size

@@ -197,9 +197,11 @@ async fn regions_and_sizes_carry_names_and_prices() {
         (
             size.id.as_str(),
             size.price_monthly.as_str(),
-            size.currency.as_str()
+            size.currency.as_str(),
+            size.price_basis.as_str(),
+            size.price_unavailable.as_str()
         ),
-        ("cx22", "4.51", "EUR")
+        ("cx22", "4.51", "EUR", "monthly price", "")
     );
     let status = no_region.expect_err("no region");
     assert_eq!(status.code(), Code::InvalidArgument);

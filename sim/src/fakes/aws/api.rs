@@ -1,8 +1,10 @@
-//! The fake's HTTP edge: a form-encoded `POST /` is decoded, logged, authenticated (the
+//! The fake's HTTP edge: a form-encoded `POST /` (or, for the Price List, a JSON one
+//! naming its operation in `X-Amz-Target`) is decoded, logged, authenticated (the
 //! SigV4 `Authorization` header must name a known access key, and a session key must come
 //! with its `X-Amz-Security-Token`), offered to the fault plan (path `/{Action}`, then
 //! `/{subnet id}` when the call names one), checked against the denied actions (also for
-//! `DryRun`), then handled by EC2 or STS according to the signing scope's service. Handling runs in its own task, so a client that gives up
+//! `DryRun`), then handled by EC2, STS or the Price List according to the signing scope's
+//! service. Handling runs in its own task, so a client that gives up
 //! does not cancel a launch half-way, as with a real cloud.
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +31,6 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
     let bytes = axum::body::to_bytes(body, 1 << 20)
         .await
         .unwrap_or_default();
-    let params = Params::parse(&String::from_utf8_lossy(&bytes));
     let header = |name: &str| {
         parts
             .headers
@@ -37,8 +38,27 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
+    // The JSON protocol (the Price List) names its operation in `X-Amz-Target`; the Query
+    // protocol (EC2, STS) in the form's `Action`.
+    let target = header("x-amz-target");
+    let (params, json) = match &target {
+        Some(_) => (
+            Params::parse(""),
+            serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+        ),
+        None => (
+            Params::parse(&String::from_utf8_lossy(&bytes)),
+            serde_json::Value::Null,
+        ),
+    };
     let scope = header("authorization").as_deref().and_then(scope);
-    let action = params.get("Action").unwrap_or_default().to_owned();
+    let action = match &target {
+        Some(t) => t
+            .strip_prefix("AWSPriceListService.")
+            .unwrap_or(t)
+            .to_owned(),
+        None => params.get("Action").unwrap_or_default().to_owned(),
+    };
     let service = scope
         .as_ref()
         .map(|s| s.service.clone())
@@ -54,6 +74,7 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
                 .map(|s| s.access_key_id.clone())
                 .unwrap_or_default(),
             params: params.0.clone(),
+            body: json.clone(),
             status: None,
             error_code: None,
             response: String::new(),
@@ -80,6 +101,7 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
                     region: scope.map(|s| s.region).unwrap_or_default(),
                     caller,
                     params,
+                    json,
                     request_id: format!("{:08x}-fake-4000-8000-{:012x}", index, index * 7919),
                 };
                 serve(&shared, &service, call).await
@@ -117,13 +139,18 @@ fn authenticate(
             "InvalidClientTokenId",
             "The security token included in the request is invalid.",
         ),
+        "pricing" => Reply::json_error(
+            400,
+            "UnrecognizedClientException",
+            "The security token included in the request is invalid.",
+        ),
         _ => Reply::ec2_error(
             401,
             "AuthFailure",
             "AWS was not able to validate the provided access credentials",
         ),
     };
-    if !matches!(scope.service.as_str(), "ec2" | "sts") {
+    if !matches!(scope.service.as_str(), "ec2" | "sts" | "pricing") {
         return Err(refuse(&scope.service));
     }
     let key = &scope.access_key_id;
@@ -143,6 +170,11 @@ fn authenticate(
                 "sts" => Reply::sts_error(
                     403,
                     "ExpiredToken",
+                    "The security token included in the request is expired",
+                ),
+                "pricing" => Reply::json_error(
+                    400,
+                    "ExpiredTokenException",
                     "The security token included in the request is expired",
                 ),
                 _ => Reply::ec2_error(400, "RequestExpired", "Request has expired."),
@@ -169,14 +201,14 @@ async fn serve(shared: &Arc<Shared>, service: &str, call: Call) -> Outcome {
     };
     match shared.faults.take("POST", &fault_path(&call)) {
         Some(Fault::RateLimited { .. }) => {
-            let code = if service == "sts" {
-                "Throttling"
-            } else {
-                "RequestLimitExceeded"
+            let (status, code) = match service {
+                "sts" => (400, "Throttling"),
+                "pricing" => (400, "ThrottlingException"),
+                _ => (503, "RequestLimitExceeded"),
             };
             Outcome::Answer(Reply::error(
                 service,
-                if service == "sts" { 400 } else { 503 },
+                status,
                 code,
                 "Request limit exceeded.",
             ))
@@ -230,6 +262,14 @@ fn fault_path(call: &Call) -> String {
 fn handle(shared: &Arc<Shared>, service: &str, call: &Call) -> Reply {
     if shared.denied_actions.contains(&call.action) {
         return match service {
+            "pricing" => Reply::json_error(
+                400,
+                "AccessDeniedException",
+                &format!(
+                    "User: {} is not authorized to perform: pricing:{}",
+                    call.caller.arn, call.action
+                ),
+            ),
             "sts" => Reply::sts_error(
                 403,
                 "AccessDenied",
@@ -254,6 +294,7 @@ fn handle(shared: &Arc<Shared>, service: &str, call: &Call) -> Reply {
     }
     match service {
         "sts" => sts::handle(shared, call),
+        "pricing" => super::pricing::handle(call, shared.page_limit),
         _ => ec2::handle(shared, call),
     }
 }
@@ -262,10 +303,14 @@ fn to_response(reply: &Reply) -> Response {
     let mut response = Response::new(Body::from(reply.body.clone()));
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    response.headers_mut().insert(
-        "content-type",
-        HeaderValue::from_static("text/xml;charset=UTF-8"),
-    );
+    let content_type = if reply.body.starts_with('{') {
+        "application/x-amz-json-1.1"
+    } else {
+        "text/xml;charset=UTF-8"
+    };
+    response
+        .headers_mut()
+        .insert("content-type", HeaderValue::from_static(content_type));
     response
 }
 

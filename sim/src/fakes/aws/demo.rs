@@ -26,7 +26,11 @@ pub(crate) async fn start_demo(options: &DemoOptions) -> std::io::Result<DemoClo
     .await?;
     Ok(DemoCloud {
         id: ProviderId::Aws,
-        urls: vec![("ec2", fake.endpoint()), ("sts", fake.endpoint())],
+        urls: vec![
+            ("ec2", fake.endpoint()),
+            ("sts", fake.endpoint()),
+            ("pricing", fake.endpoint()),
+        ],
         ca_pem: None,
         credential: SetCredentialRequest {
             provider: Provider::Aws.into(),

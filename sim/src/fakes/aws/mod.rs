@@ -1,8 +1,9 @@
-//! A fake EC2 + STS on `127.0.0.1:0`, for tests and demo mode, speaking the Query protocol
-//! as the AWS SDKs do: a form-encoded `POST` with `Action` and `Version`, a SigV4
-//! `Authorization` header whose scope names the access key, the region and the service
-//! (`ec2` or `sts`; both are served on the same port), and XML answers with the botocore
-//! serialization names (`instancesSet`, `imageOwnerId`, `<Errors><Error><Code>`, …).
+//! A fake EC2 + STS + Price List on `127.0.0.1:0`, for tests and demo mode. EC2 and STS
+//! speak the Query protocol as the AWS SDKs do: a form-encoded `POST` with `Action` and
+//! `Version`, a SigV4 `Authorization` header whose scope names the access key, the region
+//! and the service (`ec2`, `sts` or `pricing`; all are served on the same port), and XML
+//! answers with the botocore serialization names (`instancesSet`, `imageOwnerId`,
+//! `<Errors><Error><Code>`, …). The Price List Query API speaks JSON 1.1 (`pricing.rs`).
 //! Inventory is partitioned by the signing region; each region has a default VPC with a
 //! default subnet per zone. Instances move `pending → running` (then the boot hook gets the
 //! decoded user-data) and `shutting-down → terminated` (then their network interface and
@@ -36,6 +37,7 @@ mod demo;
 mod ec2;
 mod groups;
 mod instances;
+mod pricing;
 mod query;
 mod render;
 mod state;
@@ -77,7 +79,7 @@ pub struct FakeAwsConfig {
     /// demo's short-lived grants; tests of expiry).
     pub session_lifetime: Option<Duration>,
     /// The most items one page of `DescribeInstanceTypes` / `DescribeInstanceTypeOfferings`
-    /// holds, whatever `MaxResults` asks (EC2 may answer fewer; small values make clients
+    /// / `GetProducts` holds, whatever `MaxResults` asks (EC2 may answer fewer; small values make clients
     /// follow `NextToken`).
     pub page_limit: usize,
     /// Regions with no capacity left: every zone of them refuses `RunInstances` with
@@ -117,9 +119,10 @@ impl std::fmt::Debug for FakeAwsConfig {
 /// One request the fake received (parameters as decoded; no header is kept).
 #[derive(Debug, Clone)]
 pub struct AwsRequest {
-    /// `ec2` or `sts` (from the signing scope).
+    /// `ec2`, `sts` or `pricing` (from the signing scope).
     pub service: String,
-    /// The `Action` parameter.
+    /// The `Action` parameter (the Query protocol), or the operation of `X-Amz-Target`
+    /// (the JSON protocol: `GetProducts`).
     pub action: String,
     /// The signing region.
     pub region: String,
@@ -127,6 +130,8 @@ pub struct AwsRequest {
     pub access_key_id: String,
     /// Every form parameter.
     pub params: BTreeMap<String, String>,
+    /// The JSON body of a JSON-protocol call (`Null` for the Query protocol).
+    pub body: serde_json::Value,
     /// The answer's status; `None` when the connection was dropped.
     pub status: Option<u16>,
     /// The error code answered, if any.

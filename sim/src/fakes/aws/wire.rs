@@ -56,6 +56,8 @@ pub(crate) struct Call {
     pub(crate) region: String,
     pub(crate) caller: Caller,
     pub(crate) params: Params,
+    /// The body of a JSON-protocol call (the Price List); `Null` for the Query protocol.
+    pub(crate) json: serde_json::Value,
     pub(crate) request_id: String,
 }
 
@@ -85,6 +87,15 @@ impl Reply {
         }
     }
 
+    /// A JSON 1.1 error document (`{"__type", "Message"}`: the Price List).
+    pub(crate) fn json_error(status: u16, code: &str, message: &str) -> Self {
+        Self {
+            status,
+            body: serde_json::json!({ "__type": code, "Message": message }).to_string(),
+            error_code: Some(code.to_owned()),
+        }
+    }
+
     /// An STS error document.
     pub(crate) fn sts_error(status: u16, code: &str, message: &str) -> Self {
         Self {
@@ -99,12 +110,13 @@ impl Reply {
         }
     }
 
-    /// An STS error document for `sts`, an EC2 one otherwise.
+    /// An STS error document for `sts`, a JSON 1.1 one for `pricing`, an EC2 one
+    /// otherwise.
     pub(crate) fn error(service: &str, status: u16, code: &str, message: &str) -> Self {
-        if service == "sts" {
-            Self::sts_error(status, code, message)
-        } else {
-            Self::ec2_error(status, code, message)
+        match service {
+            "sts" => Self::sts_error(status, code, message),
+            "pricing" => Self::json_error(status, code, message),
+            _ => Self::ec2_error(status, code, message),
         }
     }
 }

@@ -30,6 +30,7 @@ pub(crate) async fn start_demo(options: &DemoOptions) -> std::io::Result<DemoClo
         urls: vec![
             ("authority", fake.authority_url()),
             ("arm", fake.base_url()),
+            ("prices", fake.prices_url()),
         ],
         ca_pem: Some(fake.ca_pem().to_owned()),
         credential: SetCredentialRequest {

@@ -1,7 +1,8 @@
 //! A fake Azure (Azure AD v2.0 token endpoint + Resource Manager) on `127.0.0.1:0` over
 //! HTTPS with a throw-away test CA, as the official SDKs require: client-secret and
 //! federated (JWT client assertion) token grants, access tokens with an expiry, the
-//! subscription catalog (locations, VM sizes, Resource SKUs with restrictions), resource
+//! subscription catalog (locations, VM sizes, Resource SKUs with restrictions), the public
+//! Retail Prices API (`/api/retail/prices`, OData filters, pages), resource
 //! groups, VNets / subnets / NSGs / public IPs / NICs / VMs / disks with ARM's JSON, api-version checks, long-running operations
 //! (`Azure-AsyncOperation` for PUT, `Location` for DELETE), VM state transitions with a
 //! boot hook receiving the decoded `customData`, the `deleteOption` cascade (switchable, to
@@ -26,6 +27,7 @@ mod compute;
 mod deletes;
 mod demo;
 mod network;
+mod prices;
 mod roles;
 mod skus;
 mod state;
@@ -56,6 +58,8 @@ pub struct FakeAzureConfig {
     pub state_step: Duration,
     /// Items per page of the resource list (`nextLink` beyond).
     pub page_size: usize,
+    /// Rows per page of the Retail Prices API (`NextPageLink` beyond; Azure's is 1,000).
+    pub price_page_size: usize,
     /// Called once per VM when it reaches `PowerState/running`.
     pub boot_hook: Option<BootHook>,
     /// Locations with no capacity left: a VM create there is accepted, then its operation
@@ -75,6 +79,7 @@ impl Default for FakeAzureConfig {
             token_lifetime: Duration::from_secs(3599),
             state_step: Duration::from_secs(1),
             page_size: 100,
+            price_page_size: 1000,
             boot_hook: None,
             full_regions: Vec::new(),
         }
@@ -170,6 +175,7 @@ impl Cloud for Shared {
         let segs = call.segments();
         match segs.as_slice() {
             [tenant, "oauth2", "v2.0", "token"] => aad::token(self, call, tenant),
+            ["api", "retail", "prices"] => prices::retail_prices(self, call),
             _ => arm::handle(self, call, capacity),
         }
     }
@@ -255,6 +261,17 @@ impl FakeAzureHandle {
     /// `https://127.0.0.1:<port>`: the ARM base URL.
     pub fn base_url(&self) -> String {
         format!("https://{}", self.addr)
+    }
+
+    /// The Retail Prices API (same origin): `<base>/api/retail/prices`.
+    pub fn prices_url(&self) -> String {
+        self.base_url()
+    }
+
+    /// How many Retail Prices requests came with an `Authorization` header (the API is
+    /// public: a client sending its ARM token there leaks it).
+    pub fn price_calls_with_credentials(&self) -> usize {
+        lock(&self.shared.inventory).price_calls_with_credentials
     }
 
     /// The Azure AD authority (same origin): token endpoint `<authority>/<tenant>/oauth2/v2.0/token`.

@@ -86,6 +86,8 @@ pub(crate) struct Inventory {
     pub(crate) tokens: HashMap<String, SystemTime>,
     /// The tags of every VM ever created (deleted ones included).
     pub(crate) created_vm_tags: Vec<BTreeMap<String, String>>,
+    /// Retail Prices requests that came with an `Authorization` header.
+    pub(crate) price_calls_with_credentials: usize,
 }
 
 impl Inventory {

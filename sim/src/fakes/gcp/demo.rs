@@ -28,6 +28,7 @@ pub(crate) async fn start_demo(options: &DemoOptions) -> std::io::Result<DemoClo
             ("iam-credentials", fake.iam_credentials_url()),
             ("compute", fake.compute_url()),
             ("resource-manager", fake.resource_manager_url()),
+            ("billing", fake.billing_url()),
         ],
         ca_pem: None,
         credential: SetCredentialRequest {

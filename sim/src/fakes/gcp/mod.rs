@@ -2,8 +2,9 @@
 //! assertions, RS256-verified), STS and IAM Credentials (workload identity federation with
 //! optional impersonation), and Compute Engine v1 (project, zones, machine types, the
 //! default network, firewalls, instances with their life cycle and boot hook, zonal and
-//! global operations with `wait`, `requestId` deduplication, label filters, paging), with
-//! every `Fault` of the `FaultPlan`.
+//! global operations with `wait`, `requestId` deduplication, label filters, paging), the
+//! Cloud Billing catalog of Compute Engine SKU prices, with every `Fault` of the
+//! `FaultPlan`.
 //!
 //! Known differences from Google: one origin serves every API; access tokens are opaque;
 //! firewall operations finish at once; no subnetworks, disks or images resources.
@@ -17,6 +18,7 @@ use serde_json::Value;
 use tokio::task::{AbortHandle, JoinHandle};
 
 mod auth;
+mod billing;
 mod catalog;
 mod compute;
 mod demo;
@@ -56,6 +58,8 @@ pub struct FakeGcpConfig {
     pub state_step: Duration,
     /// The largest page (`maxResults` is capped to it).
     pub max_results: usize,
+    /// The largest page of the billing catalog's SKUs (Google's is 5000).
+    pub sku_page_size: usize,
     /// Called once per instance when it reaches `RUNNING`.
     pub boot_hook: Option<BootHook>,
     /// Zones (or regions: every zone of them) with no capacity left: an instance insert
@@ -76,6 +80,7 @@ impl Default for FakeGcpConfig {
             token_lifetime: auth::DEFAULT_LIFETIME,
             state_step: Duration::from_secs(1),
             max_results: 500,
+            sku_page_size: 5000,
             boot_hook: None,
             full_regions: Vec::new(),
         }
@@ -189,6 +194,7 @@ impl Cloud for Shared {
                 }
             }
             ["compute", "v1", ..] => compute::handle(self, call, capacity),
+            ["v1", "services", service, "skus"] => billing::list_skus(self, call, service),
             ["v3", "projects", target] if call.method == "POST" => {
                 iam::test_iam_permissions(self, call, target)
             }
@@ -260,6 +266,11 @@ impl FakeGcpHandle {
     /// The Compute base URL (`…/compute/v1`).
     pub fn compute_url(&self) -> String {
         self.shared.compute_base()
+    }
+
+    /// The Cloud Billing v1 base (`…`, the catalog at `v1/services/{service}/skus`).
+    pub fn billing_url(&self) -> String {
+        self.shared.origin()
     }
 
     /// The OAuth token endpoint (`…/token`).

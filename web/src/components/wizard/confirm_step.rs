@@ -7,7 +7,7 @@ use super::{Draft, Step, StepNav, StepTitle};
 use crate::api::types::{ProvisionRequest, Role};
 use crate::api::use_api;
 use crate::logic::fields::field_below;
-use crate::logic::format::{price, size_specs};
+use crate::logic::format::{price, price_basis, size_specs};
 use crate::logic::providers::label;
 
 /// The summary.
@@ -63,7 +63,15 @@ pub fn ConfirmStep(draft: Draft) -> impl IntoView {
         let size = draft
             .size
             .get()
-            .map(|s| format!("{} · {} · {}", s.id, size_specs(&s), price(&s)))
+            .map(|s| {
+                format!(
+                    "{} · {} · {} ({})",
+                    s.id,
+                    size_specs(&s),
+                    price(&s),
+                    price_basis(&s)
+                )
+            })
             .unwrap_or_default();
         let role = match draft.role.get() {
             Role::Build => "Build",

@@ -1,5 +1,5 @@
 //! Step 3: the size, with CPU, memory, disk, architecture and the live monthly price for
-//! the region. A size the control plane cannot boot (no agent binary for its architecture)
+//! the region with its currency and basis (or why it is unavailable). A size the control plane cannot boot (no agent binary for its architecture)
 //! is shown disabled, with the reason.
 use leptos::prelude::*;
 
@@ -8,7 +8,7 @@ use super::{Draft, Step, StepNav, StepTitle};
 use crate::api::use_api;
 use crate::components::error_view::error_fallback;
 use crate::logic::choices::without;
-use crate::logic::format::{price, size_specs};
+use crate::logic::format::{price, price_basis, size_specs};
 use crate::logic::name::suggest_name;
 use crate::logic::providers::slug;
 
@@ -53,7 +53,10 @@ pub fn SizeStep(draft: Draft) -> impl IntoView {
                                     }/>
                                 <span class="choice-title">{if s.name.is_empty() { s.id.clone() } else { s.name.clone() }}</span>
                                 <span class="specs">{size_specs(&s)}</span>
-                                <span class="price" data-testid=format!("wizard-price-{}", s.id)>{price(&s)}</span>
+                                <span class="price-block">
+                                    <span class="price" data-testid=format!("wizard-price-{}", s.id)>{price(&s)}</span>
+                                    <span class="price-basis" data-testid=format!("wizard-price-basis-{}", s.id)>{price_basis(&s)}</span>
+                                </span>
                                 {unavailable.map(|why| view! {
                                     <span class="note unavailable" data-testid=format!("wizard-unavailable-{}", s.id)>{format!("Unavailable: {why}")}</span>
                                 })}
@@ -99,7 +102,7 @@ pub fn SizeStep(draft: Draft) -> impl IntoView {
     });
     view! {
         <StepTitle>"Size"</StepTitle>
-        <p class="lead">"A build node benefits from more CPU and memory. Prices are per month in this region, as the provider publishes them."</p>
+        <p class="lead">"A build node benefits from more CPU and memory. Prices are per month in this region: the cloud's monthly price, or 730 hours of its hourly rate; an estimate where composed from per-vCPU and per-GiB rates."</p>
         <Transition fallback=|| view! { <p class="loading">"Loading sizes…"</p> }>
             <ErrorBoundary fallback=error_fallback(move || sizes.refetch())>
                 <fieldset class="choices sizes">

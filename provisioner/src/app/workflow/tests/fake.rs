@@ -397,8 +397,10 @@ impl CloudProvider for FakeProvider {
             vcpus,
             memory_mb: 2048 * vcpus,
             disk_gb: 40,
-            price_monthly: Some("4.51".into()),
-            currency: Some("EUR".into()),
+            pricing: levelrail_clouds::Pricing::Known(levelrail_clouds::Price::monthly(
+                "4.51".into(),
+                "EUR",
+            )),
         };
         match region {
             "fsn1" => Ok(vec![size("cx22", 2)]),
