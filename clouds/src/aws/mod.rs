@@ -384,6 +384,14 @@ impl CloudProvider for AwsProvider {
                 .collect();
             message.push_str(&format!("; not proven by a dry run: {}", list.join(", ")));
         }
+        // Prices are not needed to provision: a refusal is told, not a failure.
+        if let Err(e) = prices::check(&self.clients, &region).await {
+            message.push_str(&format!(
+                "; sizes will show \"price unavailable\": the Price List refused or failed \
+                 ({}: {}), allow pricing:GetProducts",
+                e.code, e.message
+            ));
+        }
         Ok(CapabilityReport {
             can_write: missing.is_empty(),
             account,

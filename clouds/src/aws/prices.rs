@@ -46,6 +46,22 @@ pub(super) async fn prices(c: &Clients, region: &str) -> Result<PriceList, Provi
     }
 }
 
+/// Whether the Price List answers this credential: one product of `region`, or why not
+/// (for the probe: a policy without `pricing:GetProducts` leaves the sizes unpriced).
+pub(super) async fn check(c: &Clients, region: &str) -> Result<(), ProviderError> {
+    c.pricing()
+        .await
+        .get_products()
+        .service_code("AmazonEC2")
+        .format_version("aws_v1")
+        .set_filters(Some(filters(region)))
+        .max_results(1)
+        .send()
+        .await
+        .map(drop)
+        .map_err(classify)
+}
+
 /// The `TERM_MATCH` filters of a region's on-demand Linux instance prices.
 fn filters(region: &str) -> Vec<Filter> {
     [

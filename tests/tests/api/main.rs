@@ -9,6 +9,7 @@ mod grant_expiry;
 mod harness;
 mod listener;
 mod nodes;
+mod prices;
 mod progress_endpoint;
 mod provision;
 mod provision_aws;

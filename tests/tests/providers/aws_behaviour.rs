@@ -330,6 +330,11 @@ async fn the_probe_dry_runs_every_action_the_client_needs_and_names_each_missing
         .filter(|r| r.params.get("DryRun").is_some_and(|v| v == "true"))
         .map(|r| r.action.clone())
         .collect();
+    assert!(
+        !report.message.contains("price unavailable"),
+        "{}",
+        report.message
+    );
     for action in [
         "RunInstances",
         "CreateSecurityGroup",
@@ -366,6 +371,17 @@ async fn the_probe_dry_runs_every_action_the_client_needs_and_names_each_missing
     }
     assert!(
         !report.message.contains("ec2:RunInstances"),
+        "{}",
+        report.message
+    );
+
+    // Without the Price List the credential still provisions; the probe says what is lost.
+    let fake = start_fake(|c| c.denied_actions = vec!["GetProducts".into()]).await;
+    let report = client(&fake).probe().await.expect("probe");
+    assert!(report.can_write, "{}", report.message);
+    assert!(
+        report.message.contains("price unavailable")
+            && report.message.contains("allow pricing:GetProducts"),
         "{}",
         report.message
     );
