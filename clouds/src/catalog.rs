@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
+use super::pricing::PriceRead;
 use super::{CloudProvider, ProviderError, ProviderId, Region, Size};
 
 /// How long catalog entries live.
@@ -18,8 +19,11 @@ use super::{CloudProvider, ProviderError, ProviderId, Region, Size};
 pub struct CatalogTtl {
     /// Regions change rarely.
     pub regions: Duration,
-    /// Sizes and prices change more often.
+    /// Sizes change more often.
     pub sizes: Duration,
+    /// A price read of a cloud that prices its sizes apart (a failed read lives
+    /// [`PRICE_RETRY`]).
+    pub prices: Duration,
 }
 
 impl Default for CatalogTtl {
@@ -27,31 +31,20 @@ impl Default for CatalogTtl {
         Self {
             regions: Duration::from_secs(3600),
             sizes: Duration::from_secs(600),
+            prices: Duration::from_secs(3600),
         }
     }
 }
+
+/// What the cache holds of a region's prices: `None` where the sizes carry their own.
+pub type Prices = Option<PriceRead>;
 
 /// After a refresh was handed out, how long until another caller is handed one (a refresh
 /// that failed leaves the stale entry in place; the provider is not asked on every call).
 const REFRESH_RETRY: Duration = Duration::from_secs(30);
 
-/// How long sizes whose price API failed are served before they are fetched again.
-const PRICE_RETRY: Duration = Duration::from_secs(60);
-
-/// When `sizes` count as fetched: now, or, when their price API failed, as long ago as
-/// makes them expire after [`PRICE_RETRY`] (the sizes are served meanwhile, and their
-/// prices asked for again then).
-fn fetched_at(sizes: &[Size], ttl: Duration) -> Instant {
-    let now = Instant::now();
-    if !sizes
-        .iter()
-        .any(|s| matches!(s.pricing, crate::Pricing::Failed(_)))
-    {
-        return now;
-    }
-    now.checked_sub(ttl.saturating_sub(PRICE_RETRY))
-        .unwrap_or(now)
-}
+/// How long a failed price read is served before the prices are read again.
+pub const PRICE_RETRY: Duration = Duration::from_secs(60);
 
 /// What the cache holds for a key, without calling the provider.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +73,7 @@ pub struct CatalogCache {
     ttl: CatalogTtl,
     regions: Mutex<HashMap<Key, Entry<Vec<Region>>>>,
     sizes: Mutex<HashMap<Key, Entry<Vec<Size>>>>,
+    prices: Mutex<HashMap<Key, Entry<Prices>>>,
 }
 
 impl std::fmt::Debug for CatalogCache {
@@ -97,6 +91,7 @@ impl CatalogCache {
             ttl,
             regions: Mutex::default(),
             sizes: Mutex::default(),
+            prices: Mutex::default(),
         }
     }
 
@@ -107,10 +102,11 @@ impl CatalogCache {
         client: &dyn CloudProvider,
         credential_id: &str,
     ) -> Result<Arc<Vec<Region>>, ProviderError> {
+        let ttl = self.ttl.regions;
         let cell = cell(
             &self.regions,
             (client.id(), credential_id.to_owned(), None),
-            self.ttl.regions,
+            |_| ttl,
         );
         let (_, regions) = cell
             .get_or_try_init(|| async {
@@ -133,22 +129,56 @@ impl CatalogCache {
             credential_id.to_owned(),
             Some(region.to_owned()),
         );
-        let cell = cell(&self.sizes, key, self.ttl.sizes);
+        let ttl = self.ttl.sizes;
+        let cell = cell(&self.sizes, key, |_| ttl);
         let (_, sizes) = cell
             .get_or_try_init(|| async {
                 let sizes = client.list_sizes(region).await?;
-                Ok((fetched_at(&sizes, self.ttl.sizes), Arc::new(sizes)))
+                Ok((Instant::now(), Arc::new(sizes)))
             })
             .await?;
         Ok(Arc::clone(sizes))
     }
 
+    /// The prices of `sizes` (the sizes of `region`) where `client`'s cloud reads them
+    /// apart: the cached read while fresh, else read (one read however many ask at once).
+    /// A failed read is served [`PRICE_RETRY`], unless an earlier read succeeded: those
+    /// prices are kept instead.
+    pub async fn prices(
+        &self,
+        client: &dyn CloudProvider,
+        credential_id: &str,
+        region: &str,
+        sizes: &[Size],
+    ) -> Arc<Prices> {
+        let key = (
+            client.id(),
+            credential_id.to_owned(),
+            Some(region.to_owned()),
+        );
+        let ttl = self.ttl.prices;
+        let last_known = previous(&self.prices, &key).filter(|p| matches!(**p, Some(Ok(_))));
+        let cell = cell(&self.prices, key, |p| price_ttl(p, ttl));
+        let (_, prices) = cell
+            .get_or_init(|| async {
+                let read = client.list_prices(region, sizes).await;
+                let kept = match (&read, last_known) {
+                    (Some(Err(_)), Some(known)) => known,
+                    _ => Arc::new(read),
+                };
+                (Instant::now(), kept)
+            })
+            .await;
+        Arc::clone(prices)
+    }
+
     /// The cached regions of `provider` for `credential_id`, with no provider call.
     pub fn peek_regions(&self, provider: ProviderId, credential_id: &str) -> Cached<Vec<Region>> {
+        let ttl = self.ttl.regions;
         peek(
             &self.regions,
             &(provider, credential_id.to_owned(), None),
-            self.ttl.regions,
+            |_| ttl,
         )
     }
 
@@ -160,14 +190,47 @@ impl CatalogCache {
         region: &str,
     ) -> Cached<Vec<Size>> {
         let key = (provider, credential_id.to_owned(), Some(region.to_owned()));
-        peek(&self.sizes, &key, self.ttl.sizes)
+        let ttl = self.ttl.sizes;
+        peek(&self.sizes, &key, |_| ttl)
+    }
+
+    /// The cached prices of `region`, with no provider call.
+    pub fn peek_prices(
+        &self,
+        provider: ProviderId,
+        credential_id: &str,
+        region: &str,
+    ) -> Cached<Prices> {
+        let key = (provider, credential_id.to_owned(), Some(region.to_owned()));
+        let ttl = self.ttl.prices;
+        peek(&self.prices, &key, |p| price_ttl(p, ttl))
     }
 
     /// Forgets everything about a provider (credential replaced).
     pub fn invalidate(&self, provider: ProviderId) {
         lock(&self.regions).retain(|k, _| k.0 != provider);
         lock(&self.sizes).retain(|k, _| k.0 != provider);
+        lock(&self.prices).retain(|k, _| k.0 != provider);
     }
+}
+
+/// How long a price read lives: `ttl`, or [`PRICE_RETRY`] when it failed.
+fn price_ttl(prices: &Prices, ttl: Duration) -> Duration {
+    match prices {
+        Some(Err(_)) => PRICE_RETRY,
+        _ => ttl,
+    }
+}
+
+/// The value `key` held before its current cell, or holds now.
+fn previous<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: &Key) -> Option<Arc<T>> {
+    let m = lock(map);
+    let entry = m.get(key)?;
+    entry
+        .cell
+        .get()
+        .map(|(_, v)| Arc::clone(v))
+        .or_else(|| entry.previous.clone())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -179,7 +242,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn cell<T>(
     map: &Mutex<HashMap<Key, Entry<T>>>,
     key: Key,
-    ttl: Duration,
+    ttl: impl Fn(&T) -> Duration,
 ) -> Arc<OnceCell<(Instant, Arc<T>)>> {
     let mut m = lock(map);
     let entry = m.entry(key).or_insert_with(|| Entry {
@@ -188,7 +251,7 @@ fn cell<T>(
         refresh_claimed: None,
     });
     if let Some((fetched, value)) = entry.cell.get()
-        && fetched.elapsed() >= ttl
+        && fetched.elapsed() >= ttl(value)
     {
         *entry = Entry {
             cell: Arc::new(OnceCell::new()),
@@ -201,14 +264,18 @@ fn cell<T>(
 
 /// What `key` holds, claiming the refresh of a stale value for this caller when nobody
 /// was handed one in the last [`REFRESH_RETRY`].
-fn peek<T>(map: &Mutex<HashMap<Key, Entry<T>>>, key: &Key, ttl: Duration) -> Cached<T> {
+fn peek<T>(
+    map: &Mutex<HashMap<Key, Entry<T>>>,
+    key: &Key,
+    ttl: impl Fn(&T) -> Duration,
+) -> Cached<T> {
     let mut m = lock(map);
     let Some(entry) = m.get_mut(key) else {
         return Cached::Missing;
     };
     let now = Instant::now();
     let value = match entry.cell.get() {
-        Some((fetched, v)) if now.duration_since(*fetched) < ttl => {
+        Some((fetched, v)) if now.duration_since(*fetched) < ttl(v) => {
             return Cached::Fresh(Arc::clone(v));
         }
         Some((_, v)) => Arc::clone(v),
@@ -235,75 +302,71 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn sizes_without_their_prices_expire_after_a_minute() {
-        // Paused time starts at the runtime's start: step past a lifetime first.
-        tokio::time::advance(Duration::from_secs(3600)).await;
-        let ttl = Duration::from_secs(600);
-        let size = |pricing| Size {
-            id: "s".into(),
-            name: "s".into(),
-            vcpus: 1,
-            memory_mb: 1024,
-            disk_gb: 0,
-            pricing,
-            architecture: levelrail_types::CpuArch::X86_64,
-            unavailable_reason: None,
-        };
-        let priced = [size(crate::Pricing::Unlisted("none".into()))];
-        assert_eq!(fetched_at(&priced, ttl), Instant::now());
-        let failed = [size(crate::Pricing::Failed("refused".into()))];
-        let at = fetched_at(&failed, ttl);
-        assert_eq!(Instant::now() - at, ttl - PRICE_RETRY);
-
-        let map: Mutex<HashMap<Key, Entry<Vec<Size>>>> = Mutex::default();
-        cell(&map, key(), ttl)
-            .set((at, Arc::new(failed.to_vec())))
+    async fn a_failed_price_read_lives_a_minute_and_a_good_one_its_lifetime() {
+        let ttl = Duration::from_secs(3600);
+        let map: Mutex<HashMap<Key, Entry<Prices>>> = Mutex::default();
+        let life = |p: &Prices| price_ttl(p, ttl);
+        let failed: Prices = Some(Err("refused".into()));
+        cell(&map, key(), life)
+            .set((Instant::now(), Arc::new(failed)))
             .expect("set");
-        assert!(matches!(peek(&map, &key(), ttl), Cached::Fresh(_)));
+        assert!(matches!(peek(&map, &key(), life), Cached::Fresh(_)));
         tokio::time::advance(PRICE_RETRY).await;
         assert!(matches!(
-            peek(&map, &key(), ttl),
+            peek(&map, &key(), life),
             Cached::Stale { refresh: true, .. }
         ));
+        let next = cell(&map, key(), life);
+        assert!(
+            matches!(previous(&map, &key()).as_deref(), Some(Some(Err(_)))),
+            "the failed read is what the refresh replaces"
+        );
+        let good: Prices = Some(Ok(crate::pricing::PriceList::new()));
+        next.set((Instant::now(), Arc::new(good))).expect("set");
+        tokio::time::advance(PRICE_RETRY * 2).await;
+        assert!(
+            matches!(peek(&map, &key(), life), Cached::Fresh(_)),
+            "a good read lives its lifetime"
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn an_expired_entry_is_served_stale_and_one_caller_at_a_time_refreshes_it() {
         let map: Mutex<HashMap<Key, Entry<u32>>> = Mutex::default();
         let ttl = Duration::from_secs(60);
-        assert_eq!(peek(&map, &key(), ttl), Cached::Missing);
-        let c = cell(&map, key(), ttl);
+        assert_eq!(peek(&map, &key(), |_| ttl), Cached::Missing);
+        let c = cell(&map, key(), |_| ttl);
         assert_eq!(
-            peek(&map, &key(), ttl),
+            peek(&map, &key(), |_| ttl),
             Cached::Missing,
             "a fetch in flight"
         );
         c.set((Instant::now(), Arc::new(1))).expect("set");
-        assert_eq!(peek(&map, &key(), ttl), Cached::Fresh(Arc::new(1)));
+        assert_eq!(peek(&map, &key(), |_| ttl), Cached::Fresh(Arc::new(1)));
 
         tokio::time::advance(ttl).await;
         let stale = |refresh| Cached::Stale {
             value: Arc::new(1),
             refresh,
         };
-        assert_eq!(peek(&map, &key(), ttl), stale(true));
+        assert_eq!(peek(&map, &key(), |_| ttl), stale(true));
         assert_eq!(
-            peek(&map, &key(), ttl),
+            peek(&map, &key(), |_| ttl),
             stale(false),
             "one refresh at a time"
         );
 
         // The refresh replaces the cell; the old value is served until it lands.
-        let refreshing = cell(&map, key(), ttl);
+        let refreshing = cell(&map, key(), |_| ttl);
         assert!(!Arc::ptr_eq(&c, &refreshing));
-        assert_eq!(peek(&map, &key(), ttl), stale(false));
+        assert_eq!(peek(&map, &key(), |_| ttl), stale(false));
         tokio::time::advance(REFRESH_RETRY).await;
         assert_eq!(
-            peek(&map, &key(), ttl),
+            peek(&map, &key(), |_| ttl),
             stale(true),
             "a failed refresh is retried later"
         );
         refreshing.set((Instant::now(), Arc::new(2))).expect("set");
-        assert_eq!(peek(&map, &key(), ttl), Cached::Fresh(Arc::new(2)));
+        assert_eq!(peek(&map, &key(), |_| ttl), Cached::Fresh(Arc::new(2)));
     }
 }

@@ -158,12 +158,32 @@ impl ApiClient {
         classify: Classifier,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
+        Self::build(
+            provider,
+            base_url,
+            Some(token),
+            limiter,
+            policy,
+            classify,
+            extra_root_pem,
+        )
+    }
+
+    fn build(
+        provider: ProviderId,
+        base_url: &str,
+        token: Option<SecretString>,
+        limiter: Arc<RateLimiter>,
+        policy: RetryPolicy,
+        classify: Classifier,
+        extra_root_pem: Option<&str>,
+    ) -> Result<Self, ProviderError> {
         let http = shared_http(policy.timeout, extra_root_pem)
             .map_err(|e| ProviderError::new(provider, ErrorKind::Other, "client", &e))?;
         Ok(Self {
             provider,
             base_url: base_url.trim_end_matches('/').to_owned(),
-            token: Some(token),
+            token,
             http,
             limiter,
             policy,
@@ -181,20 +201,15 @@ impl ApiClient {
         classify: Classifier,
         extra_root_pem: Option<&str>,
     ) -> Result<Self, ProviderError> {
-        let token = SecretString::from(String::new());
-        let client = Self::with_extra_root(
+        Self::build(
             provider,
             base_url,
-            token,
+            None,
             limiter,
             policy,
             classify,
             extra_root_pem,
-        )?;
-        Ok(Self {
-            token: None,
-            ..client
-        })
+        )
     }
 
     pub fn base_url(&self) -> &str {
@@ -316,8 +331,8 @@ impl ApiClient {
             ErrorKind::Other,
             "redirect",
             &format!(
-                "the {} API answered {} with a redirect {to}; redirects are not followed, \
-                 since the request carries the credential (check the API endpoint)",
+                "the {} API answered {} with a redirect {to}; redirects are not followed \
+                 (check the API endpoint)",
                 self.provider,
                 status.as_u16()
             ),

@@ -216,8 +216,16 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
     fn id(&self) -> ProviderId;
     /// Regions where servers can be created.
     async fn list_regions(&self) -> Result<Vec<Region>, ProviderError>;
-    /// Sizes available in `region`, with that region's monthly price when published.
+    /// Sizes available in `region`, each with its monthly price where the cloud's catalog
+    /// carries one ([`Pricing::Unread`] where the cloud prices them apart).
     async fn list_sizes(&self, region: &str) -> Result<Vec<Size>, ProviderError>;
+    /// The prices of `sizes` (as [`Self::list_sizes`] listed them in `region`) where the
+    /// cloud publishes them apart, in a price API: each size's price or why it has none,
+    /// or why the price API could not be read. `None` where each size carries its own.
+    /// Provisioning never waits for it.
+    async fn list_prices(&self, _region: &str, _sizes: &[Size]) -> Option<pricing::PriceRead> {
+        None
+    }
     /// Creates a server, idempotently: a repeated call with the same
     /// `ownership.provision_id` returns the server the first call created.
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError>;

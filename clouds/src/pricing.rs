@@ -1,22 +1,20 @@
 //! What a size costs, and how sure that figure is. Hetzner and DigitalOcean publish a
 //! monthly price with each size; AWS, Azure and GCP publish hourly rates in a separate
 //! price API (the AWS Price List, the Azure Retail Prices, the GCP Cloud Billing
-//! Catalog), read beside the sizes: a month is 730 hours there, and GCP's price is
-//! composed from its per-vCPU and per-GiB rates, so it is an estimate. A price API that
-//! refuses or does not answer never hides a size: the size is listed with the reason
-//! its price is unavailable, and can be provisioned.
-use std::collections::BTreeMap;
-use std::future::Future;
-use std::time::Duration;
+//! Catalog), read apart from the sizes ([`crate::CloudProvider::list_prices`]) and cached
+//! apart: a month is 730 hours there, and GCP's price is composed from its per-vCPU and
+//! per-GiB rates, so it is an estimate. Provisioning never reads prices; a price API that
+//! refuses or does not answer never hides a size: the size is listed with the reason its
+//! price is unavailable. Amounts are computed in nano-units and rounded half up to cents.
+use std::collections::{BTreeMap, HashSet};
 
 use super::{ErrorKind, ProviderError, ProviderId, Size};
 
 /// The hours of a month on the hourly clouds' own calculators (365 × 24 ÷ 12).
-pub const HOURS_PER_MONTH: f64 = 730.0;
+pub const HOURS_PER_MONTH: i128 = 730;
 
-/// How long a size listing waits for its prices; past it, the sizes are listed with
-/// "price unavailable" (a catalog entry without prices lives only a short while).
-pub const PRICE_DEADLINE: Duration = Duration::from_secs(20);
+/// The most pages one price read follows (the largest real list, AWS's, is about ten).
+const MAX_PAGES: usize = 200;
 
 /// A size's price in a region.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,23 +42,26 @@ impl Price {
         }
     }
 
-    /// The month of a published hourly rate.
-    pub fn hourly(per_hour: f64, currency: &str) -> Self {
+    /// The month of a published hourly rate of `nanos` billionths of `currency`.
+    pub fn hourly(nanos: i128, currency: &str) -> Self {
         Self {
-            monthly: format!("{:.2}", per_hour * HOURS_PER_MONTH),
+            monthly: cents(nanos * HOURS_PER_MONTH),
             currency: currency.to_owned(),
-            basis: format!("{} h × {} {currency}/h", HOURS_PER_MONTH, rate(per_hour)),
+            basis: format!(
+                "{HOURS_PER_MONTH} h × {} {currency}/h",
+                decimal(nanos as f64 / 1e9)
+            ),
             estimate: false,
         }
     }
 
     /// The month of an hourly rate composed from `parts` (`2 vCPU × 0.0219 + 8 GiB ×
-    /// 0.0029 USD/h`): an estimate.
-    pub fn composed(per_hour: f64, currency: &str, parts: &str) -> Self {
+    /// 0.0029`): an estimate.
+    pub fn composed(nanos: i128, currency: &str, parts: &str) -> Self {
         Self {
             estimate: true,
-            basis: format!("{} h × ({parts} {currency}/h)", HOURS_PER_MONTH),
-            ..Self::hourly(per_hour, currency)
+            basis: format!("{HOURS_PER_MONTH} h × ({parts} {currency}/h)"),
+            ..Self::hourly(nanos, currency)
         }
     }
 }
@@ -69,23 +70,21 @@ impl Price {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pricing {
     Known(Price),
-    /// The price API refused or did not answer: why. Soon asked again.
+    /// The cloud prices its sizes apart ([`crate::CloudProvider::list_prices`]), and they
+    /// were not read yet.
+    Unread,
+    /// The price API refused or did not answer: why.
     Failed(String),
     /// The price list has no price for the size in the region: why.
     Unlisted(String),
 }
 
 impl Pricing {
-    /// A size read from a catalog without prices, until [`attach`] prices it.
-    pub fn unpriced() -> Self {
-        Self::Unlisted("not priced yet".to_owned())
-    }
-
     /// The price, when known.
     pub fn price(&self) -> Option<&Price> {
         match self {
             Self::Known(p) => Some(p),
-            Self::Failed(_) | Self::Unlisted(_) => None,
+            Self::Unread | Self::Failed(_) | Self::Unlisted(_) => None,
         }
     }
 
@@ -93,83 +92,139 @@ impl Pricing {
     pub fn unavailable(&self) -> Option<&str> {
         match self {
             Self::Known(_) => None,
+            Self::Unread => Some("the price has not been read yet"),
             Self::Failed(why) | Self::Unlisted(why) => Some(why),
         }
     }
 }
 
-/// Prices by size id, as one price API answered for one region.
-pub type PriceList = BTreeMap<String, Price>;
+/// Prices by size id, as one price API answered for one region: a price, or why a size
+/// listed there has none. A size absent from the list has no price there.
+pub type PriceList = BTreeMap<String, Result<Price, String>>;
 
-/// `sizes` with their prices: `prices` is read beside `sizes` (at most
-/// [`PRICE_DEADLINE`]) and turned into a list for them by `compose`; each size gets its
-/// list's price, or why it has none. `what` names the price list in the reasons (`the AWS
-/// Price List`). A failed price read never fails the listing.
-pub async fn priced<R, S, P, C>(
-    provider: ProviderId,
-    sizes: S,
-    prices: P,
-    compose: C,
-    what: &str,
-    region: &str,
-) -> Result<Vec<Size>, ProviderError>
-where
-    S: Future<Output = Result<Vec<Size>, ProviderError>>,
-    P: Future<Output = Result<R, ProviderError>>,
-    C: FnOnce(&[Size], R) -> PriceList,
-{
-    let prices = async {
-        tokio::time::timeout(PRICE_DEADLINE, prices)
-            .await
-            .unwrap_or_else(|_| {
-                Err(ProviderError::new(
-                    provider,
-                    ErrorKind::Unavailable,
-                    "timeout",
-                    &format!("no answer within {} s", PRICE_DEADLINE.as_secs()),
-                ))
-            })
-    };
-    let (sizes, prices) = tokio::join!(sizes, prices);
-    let sizes = sizes?;
-    let prices = prices.map(|read| compose(&sizes, read));
-    Ok(attach(sizes, prices, what, region))
+/// A price read: the list, or why it could not be read (the whole reason, for the
+/// operator).
+pub type PriceRead = Result<PriceList, String>;
+
+/// The reason a price read failed with `e`: `what` (`the AWS Price List`) and the cloud's
+/// answer.
+pub fn read_failure(what: &str, e: &ProviderError) -> String {
+    format!("{what} could not be read: {} ({})", e.message, e.code)
 }
 
-/// `sizes` with the prices of `prices`, or the reason each has none.
-pub fn attach(
-    sizes: Vec<Size>,
-    prices: Result<PriceList, ProviderError>,
+/// The list of every size of `sizes`: its price in `found`, or that `what` (`the AWS Price
+/// List`) lists none for it in `region`.
+pub fn complete(
+    mut found: BTreeMap<String, Price>,
+    sizes: &[Size],
     what: &str,
     region: &str,
-) -> Vec<Size> {
+) -> PriceList {
     sizes
-        .into_iter()
-        .map(|size| {
-            let pricing = match &prices {
-                Ok(list) => match list.get(&size.id) {
-                    Some(price) => Pricing::Known(price.clone()),
-                    None => Pricing::Unlisted(format!(
-                        "{what} lists no on-demand Linux price for {} in {region}",
-                        size.id
-                    )),
-                },
-                Err(e) => Pricing::Failed(format!(
-                    "{what} could not be read: {} ({})",
-                    e.message, e.code
-                )),
-            };
-            Size { pricing, ..size }
+        .iter()
+        .map(|s| {
+            let price = found.remove(&s.id).ok_or_else(|| {
+                format!(
+                    "{what} lists no on-demand Linux price for {} in {region}",
+                    s.id
+                )
+            });
+            (s.id.clone(), price)
         })
         .collect()
 }
 
-/// An hourly rate with the decimals it needs, at most six (`0.0416`, `0.192`, `1.5`).
-fn rate(per_hour: f64) -> String {
-    let s = format!("{per_hour:.6}");
-    let s = s.trim_end_matches('0');
-    s.strip_suffix('.')
-        .map_or(s.to_owned(), |i| format!("{i}.0"))
+/// `sizes` with the prices of `read`, each its price or the reason it has none; sizes
+/// that carry their own price keep it.
+pub fn attach(sizes: &[Size], read: &PriceRead, region: &str) -> Vec<Size> {
+    sizes
+        .iter()
+        .map(|size| {
+            let pricing = match (&size.pricing, read) {
+                (Pricing::Known(_), _) => size.pricing.clone(),
+                (_, Err(why)) => Pricing::Failed(why.clone()),
+                (_, Ok(list)) => match list.get(&size.id) {
+                    Some(Ok(price)) => Pricing::Known(price.clone()),
+                    Some(Err(why)) => Pricing::Unlisted(why.clone()),
+                    None => {
+                        Pricing::Unlisted(format!("no price is listed for {} in {region}", size.id))
+                    }
+                },
+            };
+            Size {
+                pricing,
+                ..size.clone()
+            }
+        })
+        .collect()
+}
+
+/// The page tokens (or links) of one paged read: each next token is refused when it
+/// repeats one already followed, and the read stops after [`MAX_PAGES`] pages, so an API
+/// that loops cannot keep a read going.
+#[derive(Debug, Default)]
+pub struct Pages {
+    seen: HashSet<String>,
+}
+
+impl Pages {
+    /// The token of the next page: `None` when `next` is absent or empty (the last page).
+    pub fn next(
+        &mut self,
+        provider: ProviderId,
+        next: Option<&str>,
+    ) -> Result<Option<String>, ProviderError> {
+        let Some(token) = next.filter(|t| !t.is_empty()) else {
+            return Ok(None);
+        };
+        let looping = |message: &str| {
+            ProviderError::new(provider, ErrorKind::Other, "unexpected_response", message)
+        };
+        if self.seen.len() >= MAX_PAGES {
+            return Err(looping(&format!(
+                "the price API answered more than {MAX_PAGES} pages"
+            )));
+        }
+        if !self.seen.insert(token.to_owned()) {
+            return Err(looping("the price API repeated a page token"));
+        }
+        Ok(Some(token.to_owned()))
+    }
+}
+
+/// `amount` billionths as a decimal string `x.yy`, rounded half up to cents.
+fn cents(nanos: i128) -> String {
+    let c = (nanos + 5_000_000).div_euclid(10_000_000);
+    format!("{}.{:02}", c / 100, c % 100)
+}
+
+/// A decimal string (`"0.0104000000"`, `"12"`) as billionths; `None` when it is not a
+/// plain non-negative decimal or has more than nine decimals that are not zeros.
+pub fn nanos_of(decimal: &str) -> Option<i128> {
+    let (whole, frac) = decimal
+        .trim()
+        .split_once('.')
+        .unwrap_or((decimal.trim(), ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(frac) {
+        return None;
+    }
+    let frac = frac.trim_end_matches('0');
+    if frac.len() > 9 {
+        return None;
+    }
+    let whole: i128 = whole.parse().ok()?;
+    let frac: i128 = format!("{frac:0<9}").parse().ok()?;
+    Some(whole * 1_000_000_000 + frac)
+}
+
+/// A number with the decimals it needs, at most six (`0.0416`, `0.25`, `2`, `3.75`).
+pub fn decimal(x: f64) -> String {
+    let s = format!("{x:.6}");
+    match s.trim_end_matches('0').trim_end_matches('.') {
+        "" | "-0" => "0".to_owned(),
+        t => t.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -184,43 +239,73 @@ mod tests {
             vcpus: 2,
             memory_mb: 4096,
             disk_gb: 0,
-            pricing: Pricing::Unlisted(String::new()),
+            pricing: Pricing::Unread,
             architecture: CpuArch::X86_64,
             unavailable_reason: None,
         }
     }
 
     #[test]
-    fn hourly_rates_are_months_of_730_hours_with_their_basis() {
-        let p = Price::hourly(0.0416, "USD");
+    fn hourly_rates_are_months_of_730_hours_rounded_half_up_with_their_basis() {
+        let p = Price::hourly(41_600_000, "USD");
         assert_eq!(
             (p.monthly.as_str(), p.basis.as_str(), p.estimate),
             ("30.37", "730 h × 0.0416 USD/h", false)
         );
-        assert_eq!(Price::hourly(1.5, "USD").basis, "730 h × 1.5 USD/h");
-        assert_eq!(Price::hourly(2.0, "EUR").basis, "730 h × 2.0 EUR/h");
-        let c = Price::composed(0.0335, "USD", "2 vCPU × 0.0219 + 4 GiB × 0.0029");
+        // 3.285 and 9.125 exactly: half up, not the binary float's neighbour.
+        assert_eq!(Price::hourly(4_500_000, "USD").monthly, "3.29");
+        assert_eq!(Price::hourly(12_500_000, "USD").monthly, "9.13");
+        assert_eq!(Price::hourly(2_000_000_000, "EUR").basis, "730 h × 2 EUR/h");
+        let c = Price::composed(33_505_710, "USD", "1 vCPU × 0.021812 + 4 GiB × 0.002924");
         assert_eq!(
             (c.monthly.as_str(), c.basis.as_str(), c.estimate),
             (
                 "24.46",
-                "730 h × (2 vCPU × 0.0219 + 4 GiB × 0.0029 USD/h)",
+                "730 h × (1 vCPU × 0.021812 + 4 GiB × 0.002924 USD/h)",
                 true
             )
         );
     }
 
     #[test]
+    fn decimal_strings_are_read_exactly() {
+        assert_eq!(nanos_of("0.0104000000"), Some(10_400_000));
+        assert_eq!(nanos_of("12"), Some(12_000_000_000));
+        assert_eq!(nanos_of("0.1234567891"), None, "ten decimals");
+        for bad in ["", "-1", "1e3", "0.1.2", ".5"] {
+            assert_eq!(nanos_of(bad), None, "{bad}");
+        }
+        assert_eq!(
+            (decimal(0.25), decimal(2.0), decimal(3.75)),
+            ("0.25".into(), "2".into(), "3.75".into())
+        );
+    }
+
+    #[test]
     fn every_size_gets_its_price_or_the_reason_it_has_none() {
-        let list = PriceList::from([("a".to_owned(), Price::hourly(0.01, "USD"))]);
-        let sizes = attach(vec![size("a"), size("b")], Ok(list), "the price list", "r1");
+        let list = PriceList::from([
+            ("a".to_owned(), Ok(Price::hourly(10_000_000, "USD"))),
+            ("c".to_owned(), Err("priced per instance".to_owned())),
+        ]);
+        let read = Ok(list);
+        let sizes = attach(&[size("a"), size("b"), size("c")], &read, "r1");
         assert_eq!(
             sizes[0].pricing.price().map(|p| p.monthly.as_str()),
             Some("7.30")
         );
         assert_eq!(
             sizes[1].pricing,
-            Pricing::Unlisted("the price list lists no on-demand Linux price for b in r1".into())
+            Pricing::Unlisted("no price is listed for b in r1".into())
+        );
+        let found = BTreeMap::from([("a".to_owned(), Price::hourly(1, "USD"))]);
+        let list = complete(found, &[size("a"), size("b")], "the price list", "r1");
+        assert_eq!(
+            list["b"],
+            Err("the price list lists no on-demand Linux price for b in r1".into())
+        );
+        assert_eq!(
+            sizes[2].pricing,
+            Pricing::Unlisted("priced per instance".into())
         );
         let refused = ProviderError::new(
             ProviderId::Aws,
@@ -228,30 +313,38 @@ mod tests {
             "AccessDeniedException",
             "not authorized to perform pricing:GetProducts",
         );
-        let sizes = attach(vec![size("a")], Err(refused), "the AWS Price List", "r1");
-        assert!(
-            matches!(&sizes[0].pricing, Pricing::Failed(why) if why.contains("pricing:GetProducts")),
-            "{:?}",
-            sizes[0].pricing
+        let read = Err(read_failure("the AWS Price List", &refused));
+        let sizes = attach(&[size("a")], &read, "r1");
+        assert_eq!(
+            sizes[0].pricing,
+            Pricing::Failed(
+                "the AWS Price List could not be read: not authorized to perform pricing:GetProducts (AccessDeniedException)".into()
+            )
         );
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_price_api_that_does_not_answer_leaves_the_sizes_listed() {
-        let sizes = priced(
-            ProviderId::Gcp,
-            async { Ok(vec![size("a")]) },
-            std::future::pending::<Result<PriceList, ProviderError>>(),
-            |_, list| list,
-            "the price list",
-            "r1",
-        )
-        .await
-        .expect("the sizes");
-        assert!(
-            matches!(&sizes[0].pricing, Pricing::Failed(why) if why.contains("no answer within")),
-            "{:?}",
-            sizes[0].pricing
+    #[test]
+    fn a_repeated_page_token_or_too_many_pages_end_the_read() {
+        let mut pages = Pages::default();
+        assert_eq!(
+            pages.next(ProviderId::Gcp, Some("a")).expect("a"),
+            Some("a".into())
         );
+        assert_eq!(pages.next(ProviderId::Gcp, Some("")).expect("last"), None);
+        assert_eq!(pages.next(ProviderId::Gcp, None).expect("last"), None);
+        let e = pages
+            .next(ProviderId::Gcp, Some("a"))
+            .expect_err("repeated");
+        assert!(e.message.contains("repeated"), "{e}");
+        let mut pages = Pages::default();
+        for i in 0..MAX_PAGES {
+            pages
+                .next(ProviderId::Gcp, Some(&i.to_string()))
+                .expect("a page");
+        }
+        let e = pages
+            .next(ProviderId::Gcp, Some("one more"))
+            .expect_err("too many");
+        assert!(e.message.contains("more than"), "{e}");
     }
 }

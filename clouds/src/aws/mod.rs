@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 
 use super::cloud::{Cloud, Endpoint, Settings};
 use super::http::RetryPolicy;
+use super::pricing::{self, PriceRead};
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::{AwsKeys, ClientParts, ProviderSpec};
 use super::{
@@ -112,6 +113,9 @@ fn spec(settings: &Settings) -> ProviderSpec {
     }
 }
 
+/// How long the probe waits for its Price List read.
+const PROBE_PRICE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// EC2's own request-rate buckets for mutating calls: a burst of 50, refilling 5 a second.
 pub fn rate_limiter() -> RateLimiter {
     RateLimiter::new(&[Bucket {
@@ -203,15 +207,17 @@ impl CloudProvider for AwsProvider {
                 "a region is required to list instance types",
             ));
         }
-        crate::pricing::priced(
-            ProviderId::Aws,
-            sizes::sizes(&self.clients, region),
-            prices::prices(&self.clients, region),
-            |_, list| list,
-            prices::WHAT,
-            region,
+        sizes::sizes(&self.clients, region).await
+    }
+
+    async fn list_prices(&self, region: &str, sizes: &[Size]) -> Option<PriceRead> {
+        let region = region.trim();
+        Some(
+            prices::prices(&self.clients, region)
+                .await
+                .map(|found| pricing::complete(found, sizes, prices::WHAT, region))
+                .map_err(|e| pricing::read_failure(prices::WHAT, &e)),
         )
-        .await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
@@ -385,12 +391,21 @@ impl CloudProvider for AwsProvider {
             message.push_str(&format!("; not proven by a dry run: {}", list.join(", ")));
         }
         // Prices are not needed to provision: a refusal is told, not a failure.
-        if let Err(e) = prices::check(&self.clients, &region).await {
-            message.push_str(&format!(
-                "; sizes will show \"price unavailable\": the Price List refused or failed \
-                 ({}: {}), allow pricing:GetProducts",
-                e.code, e.message
-            ));
+        let read = tokio::time::timeout(PROBE_PRICE_WAIT, prices::check(&self.clients, &region));
+        let unpriced = match read.await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) if e.kind == ErrorKind::Unauthorized => Some(format!(
+                "the Price List refused this identity ({}): allow pricing:GetProducts",
+                e.code
+            )),
+            Ok(Err(e)) => Some(format!("the Price List failed: {} ({})", e.message, e.code)),
+            Err(_) => Some(format!(
+                "the Price List did not answer within {} s",
+                PROBE_PRICE_WAIT.as_secs()
+            )),
+        };
+        if let Some(why) = unpriced {
+            message.push_str(&format!("; sizes will show \"price unavailable\": {why}"));
         }
         Ok(CapabilityReport {
             can_write: missing.is_empty(),

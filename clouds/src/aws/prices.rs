@@ -4,13 +4,16 @@
 //! `Used` (the price of a running instance, not of a reservation's unused capacity),
 //! followed through every `NextToken`. Each product comes as a JSON document; its
 //! `OnDemand` term's hourly USD rate becomes a month of 730 hours.
+use std::collections::BTreeMap;
+
+use aws_sdk_pricing::operation::get_products::GetProductsOutput;
 use aws_sdk_pricing::types::{Filter, FilterType};
 use serde_json::Value;
 
 use super::client::Clients;
-use super::errors::classify;
-use crate::ProviderError;
-use crate::pricing::{Price, PriceList};
+use super::errors::{classify, invalid};
+use crate::pricing::{Pages, Price, nanos_of};
+use crate::{ProviderError, ProviderId};
 
 /// The largest page `GetProducts` answers.
 const PAGE: i32 = 100;
@@ -18,30 +21,24 @@ const PAGE: i32 = 100;
 /// What names the price list in a size's "price unavailable" reason.
 pub(super) const WHAT: &str = "the AWS Price List (pricing:GetProducts)";
 
-/// The on-demand Linux price of every instance type in `region`.
-pub(super) async fn prices(c: &Clients, region: &str) -> Result<PriceList, ProviderError> {
-    let pricing = c.pricing().await;
-    let mut prices = PriceList::new();
+/// The on-demand Linux price of every instance type in `region` that has one.
+pub(super) async fn prices(
+    c: &Clients,
+    region: &str,
+) -> Result<BTreeMap<String, Price>, ProviderError> {
+    let mut prices = BTreeMap::new();
+    let mut pages = Pages::default();
     let mut next: Option<String> = None;
     loop {
-        let page = pricing
-            .get_products()
-            .service_code("AmazonEC2")
-            .format_version("aws_v1")
-            .set_filters(Some(filters(region)))
-            .max_results(PAGE)
-            .set_next_token(next.take())
-            .send()
-            .await
-            .map_err(classify)?;
+        let page = page(c, region, PAGE, next.take()).await?;
         for document in page.price_list() {
             if let Some((instance_type, price)) = on_demand(document) {
                 prices.entry(instance_type).or_insert(price);
             }
         }
-        match page.next_token() {
-            Some(t) if !t.is_empty() => next = Some(t.to_owned()),
-            _ => return Ok(prices),
+        match pages.next(ProviderId::Aws, page.next_token())? {
+            Some(token) => next = Some(token),
+            None => return Ok(prices),
         }
     }
 }
@@ -49,21 +46,31 @@ pub(super) async fn prices(c: &Clients, region: &str) -> Result<PriceList, Provi
 /// Whether the Price List answers this credential: one product of `region`, or why not
 /// (for the probe: a policy without `pricing:GetProducts` leaves the sizes unpriced).
 pub(super) async fn check(c: &Clients, region: &str) -> Result<(), ProviderError> {
+    page(c, region, 1, None).await.map(drop)
+}
+
+/// One page of at most `max` products of `region`'s on-demand Linux prices.
+async fn page(
+    c: &Clients,
+    region: &str,
+    max: i32,
+    token: Option<String>,
+) -> Result<GetProductsOutput, ProviderError> {
     c.pricing()
         .await
         .get_products()
         .service_code("AmazonEC2")
         .format_version("aws_v1")
-        .set_filters(Some(filters(region)))
-        .max_results(1)
+        .set_filters(Some(filters(region)?))
+        .max_results(max)
+        .set_next_token(token)
         .send()
         .await
-        .map(drop)
         .map_err(classify)
 }
 
 /// The `TERM_MATCH` filters of a region's on-demand Linux instance prices.
-fn filters(region: &str) -> Vec<Filter> {
+fn filters(region: &str) -> Result<Vec<Filter>, ProviderError> {
     [
         ("regionCode", region),
         ("operatingSystem", "Linux"),
@@ -72,13 +79,13 @@ fn filters(region: &str) -> Vec<Filter> {
         ("capacitystatus", "Used"),
     ]
     .into_iter()
-    .filter_map(|(field, value)| {
+    .map(|(field, value)| {
         Filter::builder()
             .r#type(FilterType::TermMatch)
             .field(field)
             .value(value)
             .build()
-            .ok()
+            .map_err(|e| invalid("invalid_input", &format!("price filter {field}: {e}")))
     })
     .collect()
 }
@@ -91,7 +98,7 @@ fn on_demand(document: &str) -> Option<(String, Price)> {
         .pointer("/product/attributes/instanceType")?
         .as_str()?
         .to_owned();
-    let per_hour = doc
+    let nanos = doc
         .pointer("/terms/OnDemand")?
         .as_object()?
         .values()
@@ -99,11 +106,10 @@ fn on_demand(document: &str) -> Option<(String, Price)> {
         .flat_map(|dimensions| dimensions.values())
         .find(|d| d.get("unit").and_then(Value::as_str) == Some("Hrs"))?
         .pointer("/pricePerUnit/USD")?
-        .as_str()?
-        .parse::<f64>()
-        .ok()
-        .filter(|p| p.is_finite() && *p > 0.0)?;
-    Some((instance_type, Price::hourly(per_hour, "USD")))
+        .as_str()
+        .and_then(nanos_of)
+        .filter(|n| *n > 0)?;
+    Some((instance_type, Price::hourly(nanos, "USD")))
 }
 
 #[cfg(test)]
@@ -126,5 +132,6 @@ mod tests {
         let free = doc.replace("0.0104000000", "0.0000000000");
         assert!(on_demand(&free).is_none(), "a zero rate is no price");
         assert!(on_demand("not json").is_none());
+        assert_eq!(filters("eu-west-1").expect("filters").len(), 5);
     }
 }

@@ -145,7 +145,7 @@ fn size(t: &InstanceTypeInfo) -> Option<Size> {
         vcpus,
         memory_mb,
         disk_gb: ROOT_VOLUME_GB as u32,
-        pricing: Pricing::unpriced(),
+        pricing: Pricing::Unread,
     })
 }
 

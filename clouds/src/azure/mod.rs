@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::cloud::{Cloud, Endpoint, Settings};
 use super::http::RetryPolicy;
+use super::pricing::{self, PriceRead};
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::{ClientParts, GrantContext, ProviderSpec};
 use super::{
@@ -122,7 +123,9 @@ pub fn limiter() -> RateLimiter {
 #[derive(Debug)]
 pub struct AzureProvider {
     arm: Arm,
-    prices: RetailPrices,
+    /// The Retail Prices API, or why its URL is unusable (prices are then unavailable;
+    /// nothing else is).
+    prices: Result<RetailPrices, ProviderError>,
     scope: Scope,
 }
 
@@ -157,7 +160,7 @@ impl AzureProvider {
             ));
         };
         Ok(Self {
-            prices: RetailPrices::new(prices_url, policy.clone(), extra_root_pem)?,
+            prices: RetailPrices::new(prices_url, policy.clone(), extra_root_pem),
             arm: Arm::new(base_url, token, limiter, policy, extra_root_pem)?,
             scope: Scope {
                 subscription: subscription.to_owned(),
@@ -215,15 +218,18 @@ impl CloudProvider for AzureProvider {
                 "a location is required to list VM sizes",
             ));
         }
-        crate::pricing::priced(
-            ProviderId::Azure,
-            skus::list_sizes(self, region),
-            self.prices.prices(region),
-            |_, list| list,
-            prices::WHAT,
-            region,
+        skus::list_sizes(self, region).await
+    }
+
+    async fn list_prices(&self, region: &str, sizes: &[Size]) -> Option<PriceRead> {
+        let read = match &self.prices {
+            Ok(api) => api.prices(region).await,
+            Err(e) => Err(e.clone()),
+        };
+        Some(
+            read.map(|found| pricing::complete(found, sizes, prices::WHAT, region))
+                .map_err(|e| pricing::read_failure(prices::WHAT, &e)),
         )
-        .await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

@@ -5,16 +5,26 @@
 //! `Virtual Machines …` series that is not `… Windows`, whose SKU is neither `… Spot` nor
 //! `… Low Priority`, priced per `1 Hour`. That row is not always the primary meter of its
 //! region, so `meterRegion='primary'` would lose it.
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use reqwest::{Method, Url};
 use serde::Deserialize;
 
 use super::errors::classify;
 use crate::http::{ApiClient, RetryPolicy};
-use crate::pricing::{Price, PriceList};
+use crate::pricing::{Pages, Price};
 use crate::ratelimit::{Bucket, RateLimiter};
 use crate::{ErrorKind, ProviderError, ProviderId};
+
+/// The public API's throttling is per caller address, not per credential: one bucket for
+/// the process.
+static LIMITER: LazyLock<Arc<RateLimiter>> = LazyLock::new(|| {
+    Arc::new(RateLimiter::new(&[Bucket {
+        capacity: 20.0,
+        refill_per_sec: 5.0,
+    }]))
+});
 
 /// The public Retail Prices API.
 pub const DEFAULT_PRICES_URL: &str = "https://prices.azure.com";
@@ -46,15 +56,10 @@ impl RetailPrices {
                 "the Azure Retail Prices URL is not a URL",
             )
         })?;
-        // A public API with its own throttling, apart from ARM's buckets.
-        let limiter = Arc::new(RateLimiter::new(&[Bucket {
-            capacity: 20.0,
-            refill_per_sec: 5.0,
-        }]));
         let http = ApiClient::anonymous(
             ProviderId::Azure,
             base_url,
-            limiter,
+            Arc::clone(&LIMITER),
             policy,
             classify,
             extra_root_pem,
@@ -63,19 +68,26 @@ impl RetailPrices {
     }
 
     /// The Linux pay-as-you-go price of every VM size in `location`, by ARM size name.
-    pub(super) async fn prices(&self, location: &str) -> Result<PriceList, ProviderError> {
+    /// Where a size has two such rows, the region's primary meter wins.
+    pub(super) async fn prices(
+        &self,
+        location: &str,
+    ) -> Result<BTreeMap<String, Price>, ProviderError> {
         let filter = format!(
             "serviceName eq 'Virtual Machines' and armRegionName eq '{location}' and priceType eq 'Consumption'"
         );
-        let mut url = self
-            .base
-            .join("api/retail/prices")
-            .map_err(|_| unexpected("the Azure Retail Prices URL cannot take a path"))?;
+        // Appended to the path as given, so a proxy's prefix is kept.
+        let mut url = Url::parse(&format!(
+            "{}/api/retail/prices",
+            self.base.as_str().trim_end_matches('/')
+        ))
+        .map_err(|_| unexpected("the Azure Retail Prices URL cannot take a path"))?;
         url.query_pairs_mut()
             .append_pair("api-version", API_VERSION)
             .append_pair("$filter", &filter);
         let mut next = Some(url.to_string());
-        let mut prices = PriceList::new();
+        let mut found: BTreeMap<String, (Price, bool)> = BTreeMap::new();
+        let mut pages = Pages::default();
         while let Some(link) = next.take() {
             let page: Page = self
                 .http
@@ -83,17 +95,25 @@ impl RetailPrices {
                 .await?
                 .json(ProviderId::Azure)?;
             for item in page.items.iter().filter(|i| i.is_linux_on_demand()) {
-                prices
-                    .entry(item.arm_sku_name.clone())
-                    .or_insert_with(|| Price::hourly(item.retail_price, &item.currency_code));
+                let keep = found
+                    .get(&item.arm_sku_name)
+                    .is_some_and(|(_, primary)| *primary || !item.is_primary_meter_region);
+                if !keep {
+                    let nanos = (item.retail_price * 1e9).round() as i128;
+                    let price = Price::hourly(nanos, &item.currency_code);
+                    found.insert(
+                        item.arm_sku_name.clone(),
+                        (price, item.is_primary_meter_region),
+                    );
+                }
             }
-            next = page
-                .next_page_link
-                .filter(|l| !l.is_empty())
-                .map(|l| self.same_origin(&l))
-                .transpose()?;
+            let link = pages.next(ProviderId::Azure, page.next_page_link.as_deref())?;
+            next = link.map(|l| self.same_origin(&l)).transpose()?;
         }
-        Ok(prices)
+        Ok(found
+            .into_iter()
+            .map(|(id, (price, _))| (id, price))
+            .collect())
     }
 
     /// `link` when it is on the API's own origin: a page link elsewhere is not followed.
@@ -143,6 +163,8 @@ struct Item {
     unit_of_measure: String,
     #[serde(rename = "type", default)]
     price_type: String,
+    #[serde(default)]
+    is_primary_meter_region: bool,
 }
 
 impl Item {
@@ -174,6 +196,7 @@ mod tests {
             sku_name: sku.into(),
             unit_of_measure: "1 Hour".into(),
             price_type: price_type.into(),
+            is_primary_meter_region: false,
         }
     }
 

@@ -112,7 +112,7 @@ fn size(s: &ResourceSku, location: &str) -> Size {
         vcpus: number("vCPUs") as u32,
         memory_mb: (number("MemoryGB") * 1024.0).round() as u32,
         disk_gb: 0,
-        pricing: Pricing::unpriced(),
+        pricing: Pricing::Unread,
         architecture,
         unavailable_reason: unavailable_reason(s, location),
     }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::cloud::{Cloud, Endpoint, Settings};
 use super::http::{ApiClient, RetryPolicy};
+use super::pricing::{self, PriceRead};
 use super::ratelimit::{Bucket, RateLimiter};
 use super::registry::{ClientParts, GrantContext, ProviderSpec};
 use super::{
@@ -221,7 +222,16 @@ impl GcpProvider {
         };
         Ok(Self {
             resource_manager: api(endpoints.resource_manager)?,
-            billing: api(endpoints.billing)?,
+            // The catalog has its own quota: its pauses must not hold Compute's calls.
+            billing: ApiClient::with_extra_root(
+                ProviderId::Gcp,
+                endpoints.billing,
+                token.clone(),
+                Arc::clone(&prices::LIMITER),
+                policy.clone(),
+                errors::classify,
+                extra_root_pem,
+            )?,
             compute: Compute::new(
                 endpoints.compute,
                 project,
@@ -262,7 +272,7 @@ impl GcpProvider {
                 memory_mb: t.memory_mb,
                 // The boot disk is sized by the create (20 GB), not by the machine type.
                 disk_gb: 0,
-                pricing: Pricing::unpriced(),
+                pricing: Pricing::Unread,
             })
             .collect())
     }
@@ -331,15 +341,16 @@ impl CloudProvider for GcpProvider {
                 "a zone is required to list machine types",
             ));
         }
-        crate::pricing::priced(
-            ProviderId::Gcp,
-            self.machine_types(region),
-            prices::rates(&self.billing, prices::region_of(region)),
-            |sizes, rates| rates.compose(sizes),
-            prices::WHAT,
-            region,
+        self.machine_types(region).await
+    }
+
+    async fn list_prices(&self, zone: &str, sizes: &[Size]) -> Option<PriceRead> {
+        Some(
+            prices::rates(&self.billing, prices::region_of(zone))
+                .await
+                .map(|rates| rates.compose(sizes, zone))
+                .map_err(|e| pricing::read_failure(prices::WHAT, &e)),
         )
-        .await
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

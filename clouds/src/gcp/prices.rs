@@ -8,12 +8,23 @@
 //! SKUs never match. Shared-core E2 types are billed for a fraction of their vCPUs;
 //! `f1-micro` and `g1-small` have a price of their own per instance, not composed here.
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use serde::Deserialize;
 
 use crate::http::ApiClient;
-use crate::pricing::{Price, PriceList};
-use crate::{ProviderError, Size};
+use crate::pricing::{Pages, Price, PriceList, decimal};
+use crate::ratelimit::{Bucket, RateLimiter};
+use crate::{ProviderError, ProviderId, Size};
+
+/// The Cloud Billing API's own rate budget, shared by every client of the process (its
+/// pauses never hold Compute's calls).
+pub(super) static LIMITER: LazyLock<Arc<RateLimiter>> = LazyLock::new(|| {
+    Arc::new(RateLimiter::new(&[Bucket {
+        capacity: 10.0,
+        refill_per_sec: 2.0,
+    }]))
+});
 
 /// The public Cloud Billing API.
 pub const DEFAULT_BILLING_URL: &str = "https://cloudbilling.googleapis.com";
@@ -43,18 +54,23 @@ const FAMILIES: [(&str, &str); 8] = [
 /// The vCPUs a shared-core E2 type is billed for (its `guestCpus` says 2).
 const SHARED_CORE: [(&str, f64); 3] = [("e2-micro", 0.25), ("e2-small", 0.5), ("e2-medium", 1.0)];
 
-/// The on-demand rates of one region, by family.
+/// The on-demand rates of one region (in billionths of `currency` an hour), by family.
 #[derive(Debug, Default)]
 pub(super) struct Rates {
+    region: String,
     currency: String,
-    core: BTreeMap<&'static str, f64>,
-    ram: BTreeMap<&'static str, f64>,
+    core: BTreeMap<&'static str, i128>,
+    ram: BTreeMap<&'static str, i128>,
 }
 
 /// The on-demand per-vCPU and per-GiB hourly rates of every family in `region`.
 pub(super) async fn rates(billing: &ApiClient, region: &str) -> Result<Rates, ProviderError> {
-    let mut rates = Rates::default();
+    let mut rates = Rates {
+        region: region.to_owned(),
+        ..Rates::default()
+    };
     let mut token = String::new();
+    let mut pages = Pages::default();
     loop {
         let mut path = format!("v1/{COMPUTE_SERVICE}/skus?currencyCode=USD&pageSize={PAGE_SIZE}");
         if !token.is_empty() {
@@ -67,15 +83,15 @@ pub(super) async fn rates(billing: &ApiClient, region: &str) -> Result<Rates, Pr
                 rates.add(sku, rate);
             }
         }
-        match page.next_page_token {
-            Some(t) if !t.is_empty() => token = t,
-            _ => return Ok(rates),
+        match pages.next(ProviderId::Gcp, page.next_page_token.as_deref())? {
+            Some(t) => token = t,
+            None => return Ok(rates),
         }
     }
 }
 
 impl Rates {
-    fn add(&mut self, sku: &Sku, (rate, currency): (f64, &str)) {
+    fn add(&mut self, sku: &Sku, (rate, currency): (i128, &str)) {
         for (family, prefix) in FAMILIES {
             let Some(rest) = sku.description.strip_prefix(prefix) else {
                 continue;
@@ -94,45 +110,48 @@ impl Rates {
         }
     }
 
-    /// The composed price of every size whose family has both rates here.
-    pub(super) fn compose(&self, sizes: &[Size]) -> PriceList {
+    /// Every size's composed price in `zone`, or why it has none.
+    pub(super) fn compose(&self, sizes: &[Size], zone: &str) -> PriceList {
         sizes
             .iter()
-            .filter_map(|size| Some((size.id.clone(), self.price(size)?)))
+            .map(|size| (size.id.clone(), self.price(size, zone)))
             .collect()
     }
 
-    fn price(&self, size: &Size) -> Option<Price> {
-        let family = size.id.split('-').next()?;
-        let (core, ram) = (*self.core.get(family)?, *self.ram.get(family)?);
+    fn price(&self, size: &Size, zone: &str) -> Result<Price, String> {
+        let family = size.id.split('-').next().unwrap_or_default();
+        if !FAMILIES.iter().any(|(f, _)| *f == family) {
+            return Err(format!(
+                "Levelrail composes no price for the {family} machine family (see Google \
+                 Cloud's pricing for {})",
+                size.id
+            ));
+        }
+        let (Some(core), Some(ram)) = (self.core.get(family), self.ram.get(family)) else {
+            return Err(format!(
+                "{WHAT} lists no on-demand {} rates for {} (zone {zone})",
+                family.to_uppercase(),
+                self.region
+            ));
+        };
         let vcpus = SHARED_CORE
             .iter()
             .find(|(id, _)| *id == size.id)
             .map_or(f64::from(size.vcpus), |(_, billed)| *billed);
         let gib = f64::from(size.memory_mb) / 1024.0;
-        let per_hour = vcpus * core + gib * ram;
-        (per_hour > 0.0).then(|| {
-            Price::composed(
-                per_hour,
-                &self.currency,
-                &format!(
-                    "{} vCPU × {} + {} GiB × {}",
-                    num(vcpus),
-                    num(core),
-                    num(gib),
-                    num(ram)
-                ),
-            )
-        })
-    }
-}
-
-/// A number with the decimals it needs (`2`, `0.25`, `3.75`, `0.021811`).
-fn num(x: f64) -> String {
-    let s = format!("{x:.6}");
-    match s.trim_end_matches('0').trim_end_matches('.') {
-        "" => "0".to_owned(),
-        t => t.to_owned(),
+        let per_hour = (vcpus * *core as f64 + gib * *ram as f64).round() as i128;
+        let rate = |nanos: i128| decimal(nanos as f64 / 1e9);
+        Ok(Price::composed(
+            per_hour,
+            &self.currency,
+            &format!(
+                "{} vCPU × {} + {} GiB × {}",
+                decimal(vcpus),
+                rate(*core),
+                decimal(gib),
+                rate(*ram)
+            ),
+        ))
     }
 }
 
@@ -216,7 +235,7 @@ impl Sku {
 
     /// The hourly rate of the current price (the last `pricingInfo`), first tier, per hour
     /// (`h`) or GiB hour (`GiBy.h`), with its currency.
-    fn hourly(&self) -> Option<(f64, &str)> {
+    fn hourly(&self) -> Option<(i128, &str)> {
         let expression = &self.pricing_info.last()?.pricing_expression;
         if !matches!(expression.usage_unit.as_str(), "h" | "GiBy.h") {
             return None;
@@ -227,13 +246,13 @@ impl Sku {
             .find(|t| t.start_usage_amount == 0.0)?;
         let money = &tier.unit_price;
         let units = money.units.trim();
-        let units: f64 = if units.is_empty() {
-            0.0
+        let units: i128 = if units.is_empty() {
+            0
         } else {
             units.parse().ok()?
         };
-        let rate = units + money.nanos as f64 / 1e9;
-        (rate.is_finite() && rate > 0.0).then_some((rate, money.currency_code.as_str()))
+        let rate = units * 1_000_000_000 + i128::from(money.nanos);
+        (rate > 0).then_some((rate, money.currency_code.as_str()))
     }
 }
 
@@ -262,14 +281,17 @@ mod tests {
             vcpus,
             memory_mb,
             disk_gb: 0,
-            pricing: Pricing::unpriced(),
+            pricing: Pricing::Unread,
             architecture: CpuArch::X86_64,
             unavailable_reason: None,
         }
     }
 
     fn rates(skus: &[Sku]) -> Rates {
-        let mut rates = Rates::default();
+        let mut rates = Rates {
+            region: "us-central1".into(),
+            ..Rates::default()
+        };
         for s in skus.iter().filter(|s| s.serves("us-central1")) {
             if let Some(rate) = s.hourly() {
                 rates.add(s, rate);
@@ -334,13 +356,17 @@ mod tests {
                 31_611_000,
             ),
         ]);
-        let prices = rates.compose(&[
-            size("e2-standard-2", 2, 8192),
-            size("e2-micro", 2, 1024),
-            size("n1-standard-1", 1, 3840),
-            size("f1-micro", 1, 614),
-        ]);
-        let standard = &prices["e2-standard-2"];
+        let prices = rates.compose(
+            &[
+                size("e2-standard-2", 2, 8192),
+                size("e2-micro", 2, 1024),
+                size("n1-standard-1", 1, 3840),
+                size("f1-micro", 1, 614),
+            ],
+            "us-central1-a",
+        );
+        let price = |id: &str| prices[id].clone().expect("a price");
+        let standard = price("e2-standard-2");
         // 2 × 0.02181159 + 8 × 0.00292353 = 0.06701142 USD/h.
         assert_eq!(
             (
@@ -356,12 +382,24 @@ mod tests {
         );
         // Billed for a quarter of a vCPU.
         assert!(
-            prices["e2-micro"].basis.contains("0.25 vCPU"),
+            price("e2-micro").basis.contains("0.25 vCPU"),
             "{:?}",
             prices["e2-micro"]
         );
-        assert!(!prices.contains_key("n1-standard-1"), "no RAM rate");
-        assert!(!prices.contains_key("f1-micro"), "priced per instance");
+        assert_eq!(
+            prices["n1-standard-1"],
+            Err(format!(
+                "{WHAT} lists no on-demand N1 rates for us-central1 (zone us-central1-a)"
+            )),
+            "no RAM rate"
+        );
+        assert!(
+            prices["f1-micro"]
+                .as_ref()
+                .is_err_and(|why| why.contains("no price for the f1 machine family")),
+            "{:?}",
+            prices["f1-micro"]
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ async fn sizes_come_from_the_live_calls_limited_to_the_regions_offerings_with_th
     let fake = start_fake(|_| {}).await;
     let aws = client(&fake);
 
-    let sizes = aws.list_sizes(REGION).await.expect("sizes");
+    let sizes = crate::prices::priced_sizes(&aws, REGION).await;
 
     // Not the previous-generation t1, not bare metal (m7i.metal-24xl, mac2.metal), and
     // not c7a.large, which only two US regions offer.
@@ -66,14 +66,14 @@ async fn sizes_come_from_the_live_calls_limited_to_the_regions_offerings_with_th
         (param("Filter.1.Name"), param("Filter.1.Value.1")),
         (Some("location"), Some(REGION))
     );
-    let us = aws.list_sizes("us-east-1").await.expect("sizes");
+    let us = crate::prices::priced_sizes(&aws, "us-east-1").await;
     assert!(ids(&us).contains(&"c7a.large"), "{:?}", ids(&us));
 }
 
 #[tokio::test]
 async fn arm64_types_are_aarch64_sizes_marked_unavailable_without_an_aarch64_agent() {
     let fake = start_fake(|_| {}).await;
-    let sizes = client(&fake).list_sizes(REGION).await.expect("sizes");
+    let sizes = crate::prices::priced_sizes(&client(&fake), REGION).await;
     let arch = |id: &str| sizes.iter().find(|s| s.id == id).map(|s| s.architecture);
     assert_eq!(arch("t4g.small"), Some(CpuArch::Aarch64));
     assert_eq!(arch("m7g.large"), Some(CpuArch::Aarch64));
@@ -110,7 +110,7 @@ async fn arm64_types_are_aarch64_sizes_marked_unavailable_without_an_aarch64_age
 async fn pagination_is_followed_for_types_and_offerings() {
     let fake = start_fake(|c| c.page_limit = 5).await;
 
-    let sizes = client(&fake).list_sizes(REGION).await.expect("sizes");
+    let sizes = crate::prices::priced_sizes(&client(&fake), REGION).await;
 
     assert_eq!(ids(&sizes), EXPECTED, "every page was read");
     for action in ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings"] {

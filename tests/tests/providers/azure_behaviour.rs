@@ -306,7 +306,7 @@ async fn the_catalog_lists_physical_locations_and_sizes_with_their_retail_prices
         !regions.iter().any(|r| r.id == "europe"),
         "logical regions are skipped"
     );
-    let sizes = azure.list_sizes("westeurope").await.expect("sizes");
+    let sizes = crate::prices::priced_sizes(&azure, "westeurope").await;
     let b2s = sizes.iter().find(|s| s.id == "Standard_B2s").expect("B2s");
     assert_eq!(
         (

@@ -32,7 +32,7 @@ async fn run(s: Subject) {
         regions.iter().any(|r| r.id == s.region),
         "{provider}: region listed"
     );
-    let sizes = client.list_sizes(s.region).await.expect("sizes");
+    let sizes = crate::prices::priced_sizes(client, s.region).await;
     let size = sizes
         .iter()
         .find(|z| z.id == s.request.size)

@@ -270,7 +270,7 @@ async fn the_catalog_pages_skips_down_zones_and_deprecated_types() {
     let ids: Vec<&str> = regions.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["us-central1-a", "us-central1-b", "europe-west1-b"]);
     assert_eq!(regions[0].name, "us-central1-a (us-central1)");
-    let sizes = gcp.list_sizes(ZONE).await.expect("types");
+    let sizes = crate::prices::priced_sizes(&gcp, ZONE).await;
     assert!(sizes.iter().any(|s| s.id == "e2-small"
         && s.vcpus == 2
         && s.memory_mb == 2048

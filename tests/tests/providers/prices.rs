@@ -6,10 +6,21 @@
 //! composed price is an estimate; a price API that refuses or fails leaves every size
 //! listed with "price unavailable" and the reason.
 
-use levelrail_clouds::{CloudProvider as _, Pricing, Size};
+use levelrail_clouds::pricing::attach;
+use levelrail_clouds::{CloudProvider, Pricing, Size};
 use levelrail_sim::fakes::Fault;
 
 use crate::{aws_support, azure_support, gcp_support};
+
+/// `client`'s sizes of `region` priced as the control plane prices them: the sizes, then
+/// their prices where the cloud publishes them apart.
+pub(crate) async fn priced_sizes<C: CloudProvider + ?Sized>(client: &C, region: &str) -> Vec<Size> {
+    let sizes = client.list_sizes(region).await.expect("sizes");
+    match client.list_prices(region, &sizes).await {
+        Some(read) => attach(&sizes, &read, region),
+        None => sizes,
+    }
+}
 
 fn size<'a>(sizes: &'a [Size], id: &str) -> &'a Size {
     sizes
@@ -47,10 +58,7 @@ fn all_unavailable(sizes: &[Size], needle: &str) {
 #[tokio::test]
 async fn aws_sizes_carry_the_price_lists_on_demand_linux_price_from_model_conformant_requests() {
     let fake = aws_support::start_fake(|c| c.page_limit = 5).await;
-    let sizes = aws_support::client(&fake)
-        .list_sizes("us-east-1")
-        .await
-        .expect("sizes");
+    let sizes = priced_sizes(&aws_support::client(&fake), "us-east-1").await;
     assert_eq!(
         priced(size(&sizes, "t3.micro")),
         ("7.59", "USD", "730 h × 0.0104 USD/h", false)
@@ -103,8 +111,8 @@ async fn aws_sizes_carry_the_price_lists_on_demand_linux_price_from_model_confor
 async fn without_pricing_get_products_aws_sizes_show_price_unavailable_and_still_create() {
     let fake = aws_support::start_fake(|c| c.denied_actions = vec!["GetProducts".into()]).await;
     let aws = aws_support::client(&fake);
-    let sizes = aws.list_sizes(aws_support::REGION).await.expect("sizes");
-    all_unavailable(&sizes, "pricing:GetProducts");
+    let sizes = priced_sizes(&aws, aws_support::REGION).await;
+    all_unavailable(&sizes, "(AccessDeniedException)");
     let created = aws
         .create_server(&aws_support::create_request(
             "cp-test",
@@ -119,10 +127,7 @@ async fn without_pricing_get_products_aws_sizes_show_price_unavailable_and_still
 #[tokio::test]
 async fn azure_sizes_carry_their_linux_pay_as_you_go_price_read_without_credentials() {
     let fake = azure_support::start_fake(|c| c.price_page_size = 10).await;
-    let sizes = azure_support::client(&fake)
-        .list_sizes("eastus")
-        .await
-        .expect("sizes");
+    let sizes = priced_sizes(&azure_support::client(&fake), "eastus").await;
     assert_eq!(
         priced(size(&sizes, "Standard_B1s")),
         ("7.59", "USD", "730 h × 0.0104 USD/h", false)
@@ -160,18 +165,15 @@ async fn when_the_retail_prices_api_fails_azure_sizes_show_price_unavailable() {
     let fake = azure_support::start_fake(|_| {}).await;
     fake.faults()
         .inject(Some("GET"), "/api/retail/prices", 100, Fault::Unavailable);
-    let sizes = azure_support::client(&fake)
-        .list_sizes(azure_support::LOCATION)
-        .await
-        .expect("the sizes are listed all the same");
-    all_unavailable(&sizes, "Azure Retail Prices");
+    let sizes = priced_sizes(&azure_support::client(&fake), azure_support::LOCATION).await;
+    all_unavailable(&sizes, "(ServiceUnavailable)");
 }
 
 #[tokio::test]
 async fn gcp_sizes_carry_a_composed_estimate_from_discovery_conformant_requests() {
     let fake = gcp_support::start_fake(|c| c.sku_page_size = 4).await;
     let gcp = gcp_support::client(&fake);
-    let sizes = gcp.list_sizes(gcp_support::ZONE).await.expect("sizes");
+    let sizes = priced_sizes(&gcp, gcp_support::ZONE).await;
     // e2-medium: billed for 1 vCPU × 0.02181159 + 4 GiB × 0.00292353 USD an hour.
     assert_eq!(
         priced(size(&sizes, "e2-medium")),
@@ -184,9 +186,9 @@ async fn gcp_sizes_carry_a_composed_estimate_from_discovery_conformant_requests(
     );
     assert_eq!(priced(size(&sizes, "n2-standard-2")).0, "70.90");
     // No T2A rates in Belgium: that size is listed without a price, and says why.
-    let belgium = gcp.list_sizes("europe-west1-b").await.expect("sizes");
+    let belgium = priced_sizes(&gcp, "europe-west1-b").await;
     assert!(
-        matches!(&size(&belgium, "t2a-standard-1").pricing, Pricing::Unlisted(why) if why.contains("t2a-standard-1")),
+        matches!(&size(&belgium, "t2a-standard-1").pricing, Pricing::Unlisted(why) if why.contains("no on-demand T2A rates for europe-west1")),
         "{:?}",
         size(&belgium, "t2a-standard-1").pricing
     );
@@ -217,9 +219,14 @@ async fn when_the_billing_catalog_refuses_gcp_sizes_show_price_unavailable() {
     let fake = gcp_support::start_fake(|_| {}).await;
     fake.faults()
         .inject(Some("GET"), "/v1/services/", 100, Fault::InternalError);
-    let sizes = gcp_support::client(&fake)
-        .list_sizes(gcp_support::ZONE)
-        .await
-        .expect("the sizes are listed all the same");
-    all_unavailable(&sizes, "Cloud Billing Catalog");
+    let sizes = priced_sizes(&gcp_support::client(&fake), gcp_support::ZONE).await;
+    all_unavailable(&sizes, "(backendError)");
+}
+
+#[tokio::test]
+async fn a_token_without_a_billing_scope_is_refused_the_catalog() {
+    let fake = gcp_support::start_fake(|_| {}).await;
+    let token = fake.mint_token_without_billing_scope();
+    let sizes = priced_sizes(&gcp_support::client_with(&fake, &token), gcp_support::ZONE).await;
+    all_unavailable(&sizes, "(ACCESS_TOKEN_SCOPE_INSUFFICIENT)");
 }

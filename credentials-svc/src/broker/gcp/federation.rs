@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::{COMPUTE_SCOPE, GcpGrantIssuer};
+use super::{GcpGrantIssuer, SCOPES};
 use crate::broker::oauth;
 use crate::broker::token_files::refused;
 use crate::model::{CredentialSecret, CredentialsError};
@@ -57,7 +57,7 @@ pub(super) async fn exchange(
         "{}/v1/projects/-/serviceAccounts/{email}:generateAccessToken",
         issuer.endpoints.iam_credentials_url.trim_end_matches('/')
     );
-    let body = json!({ "scope": [COMPUTE_SCOPE], "lifetime": "3600s" });
+    let body = json!({ "scope": SCOPES, "lifetime": "3600s" });
     let answer = issuer
         .client
         .post_json(&url, &federated, &body, "Google IAM Credentials")

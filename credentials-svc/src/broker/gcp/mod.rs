@@ -25,8 +25,12 @@ pub const DEFAULT_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 pub const DEFAULT_STS_URL: &str = "https://sts.googleapis.com/v1/token";
 /// Google's IAM Credentials API (impersonation).
 pub const DEFAULT_IAM_CREDENTIALS_URL: &str = "https://iamcredentials.googleapis.com";
-/// The scope asked for: Compute Engine.
-pub const COMPUTE_SCOPE: &str = "https://www.googleapis.com/auth/compute";
+/// The scopes asked for: Compute Engine, and reading the Cloud Billing catalog (the sizes'
+/// prices; `compute` alone does not grant it).
+pub const SCOPES: [&str; 2] = [
+    "https://www.googleapis.com/auth/compute",
+    "https://www.googleapis.com/auth/cloud-billing.readonly",
+];
 
 /// Where the Google token endpoints live.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use zeroize::Zeroizing;
 
-use super::{COMPUTE_SCOPE, DEFAULT_TOKEN_URL, GcpGrantIssuer};
+use super::{DEFAULT_TOKEN_URL, GcpGrantIssuer, SCOPES};
 use crate::broker::oauth;
 use crate::model::{CredentialSecret, CredentialsError};
 
@@ -65,7 +65,7 @@ pub(crate) fn assertion(
         now + ASSERTION_SECONDS,
         s(client_email),
         s(DEFAULT_TOKEN_URL),
-        s(COMPUTE_SCOPE)
+        s(&SCOPES.join(" "))
     );
     let signing_input = format!("{}.{}", b64.encode(header), b64.encode(claims));
     let der = pem_der(pem)?;

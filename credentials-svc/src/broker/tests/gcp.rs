@@ -92,9 +92,10 @@ async fn the_service_account_token_request_matches_google_auths_field_by_field()
         "typ, alg, kid = private_key_id"
     );
     let (c, g) = (decode_segment(parts[1]), decode_segment(golden_parts[1]));
-    for k in ["iss", "aud", "scope"] {
+    for k in ["iss", "aud"] {
         assert_eq!(c[k], g[k], "{k}");
     }
+    assert_scopes(&c, &g);
     assert_eq!(
         c["exp"].as_i64().expect("exp") - c["iat"].as_i64().expect("iat"),
         g["exp"].as_i64().expect("exp") - g["iat"].as_i64().expect("iat")
@@ -136,7 +137,21 @@ fn at_the_golden_instant_the_assertion_header_and_claims_equal_the_recorded_ones
     .expect("assertion");
     let o: Vec<&str> = ours.expose_secret().split('.').collect();
     assert_eq!(decode_segment(o[0]), decode_segment(g[0]));
-    assert_eq!(decode_segment(o[1]), decode_segment(g[1]));
+    let (mut ours, mut golden) = (decode_segment(o[1]), decode_segment(g[1]));
+    assert_scopes(&ours, &golden);
+    ours["scope"] = Value::Null;
+    golden["scope"] = Value::Null;
+    assert_eq!(ours, golden);
+}
+
+/// The golden assertion was recorded with the Compute scope alone; ours asks for the
+/// billing catalog's read scope too, in google-auth's form (space-separated, in order).
+fn assert_scopes(ours: &Value, golden: &Value) {
+    assert_eq!(golden["scope"], "https://www.googleapis.com/auth/compute");
+    assert_eq!(
+        ours["scope"],
+        "https://www.googleapis.com/auth/compute https://www.googleapis.com/auth/cloud-billing.readonly"
+    );
 }
 
 fn external(file: &str, impersonate: Option<&str>) -> CredentialSecret {
@@ -226,6 +241,12 @@ async fn federation_exchanges_the_file_token_at_sts_then_impersonates() {
     let body: Value = serde_json::from_str(&imp.body).expect("json");
     assert_eq!(
         body,
-        json!({ "scope": ["https://www.googleapis.com/auth/compute"], "lifetime": "3600s" })
+        json!({
+            "scope": [
+                "https://www.googleapis.com/auth/compute",
+                "https://www.googleapis.com/auth/cloud-billing.readonly"
+            ],
+            "lifetime": "3600s"
+        })
     );
 }

@@ -1,17 +1,25 @@
 //! Regions and sizes through the registry (the stored credential) and the catalog cache,
-//! and the catalog check of a provision request (an unknown region or size is refused
-//! before anything is created).
+//! the sizes' prices where a cloud publishes them apart (read beside, cached apart, never
+//! on a provision's path), and the catalog check of a provision request (an unknown region
+//! or size is refused before anything is created).
 use std::sync::Arc;
+use std::time::Duration;
 
+use tokio::task::JoinHandle;
 use tracing::warn;
 
 use super::Provisioner;
 use crate::app::workflow::describe_provider_error;
 use crate::model::provision::catalog_id;
 use crate::model::provision::{NewProvision, Placement, ProvisionError, choices};
-use levelrail_clouds::catalog::Cached;
+use levelrail_clouds::catalog::{Cached, Prices};
+use levelrail_clouds::pricing::attach;
 use levelrail_clouds::registry::{BrokerError, RegistryError};
 use levelrail_clouds::{CloudProvider, ErrorKind, ProviderError, ProviderId, Region, Size};
+
+/// How long a size listing waits for prices not read before; the read goes on in the
+/// background.
+const PRICE_WAIT: Duration = Duration::from_secs(10);
 
 impl Provisioner {
     /// The regions of `provider`. `FailedPrecondition` when no credential is stored.
@@ -39,13 +47,80 @@ impl Provisioner {
             return Err(unknown_region("region", region, provider));
         }
         let sizes = self.sizes(provider, &credential, region).await?;
+        let sizes = self.priced(provider, &credential, region, &sizes).await;
         Ok(sizes
-            .iter()
+            .into_iter()
             .map(|size| Size {
-                unavailable_reason: self.unavailable(size),
-                ..size.clone()
+                unavailable_reason: self.unavailable(&size),
+                ..size
             })
             .collect())
+    }
+
+    /// `sizes` with their prices where the cloud publishes them apart: the cached read
+    /// (a stale one while one caller reads again in the background), or a fresh read
+    /// awaited at most [`PRICE_WAIT`]; past it, the sizes say so, and the read still
+    /// lands in the cache for the next listing.
+    async fn priced(
+        &self,
+        provider: ProviderId,
+        credential: &str,
+        region: &str,
+        sizes: &Arc<Vec<Size>>,
+    ) -> Vec<Size> {
+        let prices = match self.catalog.peek_prices(provider, credential, region) {
+            Cached::Fresh(prices) => prices,
+            Cached::Stale { value, refresh } => {
+                if refresh {
+                    drop(self.read_prices(provider, region, sizes));
+                }
+                value
+            }
+            Cached::Missing => {
+                match tokio::time::timeout(PRICE_WAIT, self.read_prices(provider, region, sizes))
+                    .await
+                {
+                    Ok(Ok(Some(prices))) => prices,
+                    Ok(_) => Arc::new(Some(Err(
+                        "the prices could not be read (see the control plane's log)".into(),
+                    ))),
+                    Err(_) => Arc::new(Some(Err(format!(
+                        "the price API did not answer within {} s; the prices show once it has",
+                        PRICE_WAIT.as_secs()
+                    )))),
+                }
+            }
+        };
+        match &*prices {
+            Some(read) => attach(sizes, read, region),
+            None => sizes.to_vec(),
+        }
+    }
+
+    /// Reads the prices of `sizes` in `region` into the catalog, in a task of its own (it
+    /// finishes whoever stops waiting); `None` when no client could be had.
+    fn read_prices(
+        &self,
+        provider: ProviderId,
+        region: &str,
+        sizes: &Arc<Vec<Size>>,
+    ) -> JoinHandle<Option<Arc<Prices>>> {
+        let (registry, catalog) = (Arc::clone(&self.registry), Arc::clone(&self.catalog));
+        let (region, sizes) = (region.to_owned(), Arc::clone(sizes));
+        tokio::spawn(async move {
+            let client = registry.client(provider, "read prices").await;
+            match client {
+                Ok((client, credential)) => Some(
+                    catalog
+                        .prices(client.as_ref(), &credential, &region, &sizes)
+                        .await,
+                ),
+                Err(e) => {
+                    warn!(%provider, %region, error = %e, "could not read the prices");
+                    None
+                }
+            }
+        })
     }
 
     /// The ordered placement choices of `spec` that the catalog offers: the requested

@@ -3,7 +3,7 @@
 //! `NextPageLink`, `Count`) around camelCase price rows; up to 1,000 rows a page, the next
 //! page's link carrying `$skip`; `api-version` absent, `2021-10-01-preview` or
 //! `2023-01-01-preview` (from which filter values are case-sensitive), another version
-//! refused; an OData `$filter` of `eq` / `ne` comparisons on the documented fields and
+//! refused; `meterRegion='primary'`; an OData `$filter` of `eq` / `ne` comparisons on the documented fields and
 //! `contains(field, 'text')`, joined by `and` / `or` with parentheses, any other form
 //! (`not(…)`, `in (…)`, lambdas, unknown fields or price types) refused with 400
 //! `Invalid OData parameters supplied`. Every VM size of the catalog has the rows a real
@@ -72,8 +72,15 @@ pub(crate) fn retail_prices(shared: &Shared, call: &Call) -> Reply {
         Ok(f) => f,
         Err(()) => return bad_request("Invalid OData parameters supplied"),
     };
+    // `meterRegion='primary'`: only the rows of each region's primary meter.
+    let primary_only = match call.param("meterRegion").map(|m| m.trim_matches('\'')) {
+        None => false,
+        Some("primary") => true,
+        Some(_) => return bad_request("Invalid OData parameters supplied"),
+    };
     let rows: Vec<Value> = rows(&currency, rate)
         .into_iter()
+        .filter(|row| !primary_only || row["isPrimaryMeterRegion"] == true)
         .filter(|row| {
             filter
                 .as_ref()

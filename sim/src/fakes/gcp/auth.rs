@@ -25,6 +25,18 @@ const COMPUTE_SCOPES: [&str; 2] = [
     "https://www.googleapis.com/auth/cloud-platform",
 ];
 
+/// The scopes that let a token read the Cloud Billing catalog (`services.skus.list`).
+const BILLING_SCOPES: [&str; 3] = [
+    "https://www.googleapis.com/auth/cloud-billing",
+    "https://www.googleapis.com/auth/cloud-billing.readonly",
+    "https://www.googleapis.com/auth/cloud-platform",
+];
+
+/// Whether `scopes` hold one of `BILLING_SCOPES`.
+fn reads_billing<'a>(mut scopes: impl Iterator<Item = &'a str>) -> bool {
+    scopes.any(|s| BILLING_SCOPES.contains(&s))
+}
+
 /// `POST /token`: a signed service-account assertion for an access token.
 pub(crate) fn oauth_token(shared: &Shared, call: &Call) -> Reply {
     let form = call.form();
@@ -46,17 +58,20 @@ pub(crate) fn oauth_token(shared: &Shared, call: &Call) -> Reply {
             "Missing required parameter: assertion",
         );
     };
-    if let Err(why) = verify_assertion(shared, assertion) {
-        return grant_error(400, "invalid_grant", why);
-    }
-    let token = issue(shared, TokenKind::ServiceAccount, "sa");
+    let scopes = match verify_assertion(shared, assertion) {
+        Ok(scopes) => scopes,
+        Err(why) => return grant_error(400, "invalid_grant", why),
+    };
+    let billing = reads_billing(scopes.split(' '));
+    let token = issue(shared, TokenKind::ServiceAccount, "sa", billing);
     Reply::json(
         200,
         json!({ "access_token": token, "expires_in": shared.cfg.token_lifetime.as_secs(), "token_type": "Bearer" }),
     )
 }
 
-fn verify_assertion(shared: &Shared, jwt: &str) -> Result<(), &'static str> {
+/// The assertion's scopes, once it is verified.
+fn verify_assertion(shared: &Shared, jwt: &str) -> Result<String, &'static str> {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let parts: Vec<&str> = jwt.split('.').collect();
     let [h, c, s] = parts.as_slice() else {
@@ -110,7 +125,7 @@ fn verify_assertion(shared: &Shared, jwt: &str) -> Result<(), &'static str> {
             "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.",
         );
     }
-    Ok(())
+    Ok(scopes.to_owned())
 }
 
 /// `POST /v1/token`: an external subject token for a federated access token.
@@ -154,7 +169,8 @@ pub(crate) fn sts_token(shared: &Shared, call: &Call) -> Reply {
             "The subject token is not trusted by the workload identity pool provider.",
         );
     }
-    let token = issue(shared, TokenKind::Federated, "sts");
+    let billing = reads_billing(field("scope").unwrap_or_default().split(' '));
+    let token = issue(shared, TokenKind::Federated, "sts", billing);
     Reply::json(
         200,
         json!({ "access_token": token, "issued_token_type": ACCESS_TOKEN_TYPE, "token_type": "Bearer", "expires_in": shared.cfg.token_lifetime.as_secs() }),
@@ -201,8 +217,16 @@ pub(crate) fn generate_access_token(shared: &Shared, call: &Call, email: &str) -
     if !scopes_ok {
         return Reply::json(400, error(400, "badRequest", "Scope required."));
     }
+    let billing = reads_billing(
+        call.json
+            .get("scope")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str),
+    );
     let lifetime = shared.cfg.token_lifetime;
-    let token = issue(shared, TokenKind::Impersonated, "imp");
+    let token = issue(shared, TokenKind::Impersonated, "imp", billing);
     let expire = OffsetDateTime::from(SystemTime::now() + lifetime)
         .replace_nanosecond(0)
         .unwrap_or(OffsetDateTime::UNIX_EPOCH)
@@ -211,8 +235,9 @@ pub(crate) fn generate_access_token(shared: &Shared, call: &Call, email: &str) -
     Reply::json(200, json!({ "accessToken": token, "expireTime": expire }))
 }
 
-/// A fresh access token of `kind`, valid for the configured lifetime.
-pub(crate) fn issue(shared: &Shared, kind: TokenKind, tag: &str) -> String {
+/// A fresh access token of `kind`, valid for the configured lifetime; `billing`: its
+/// scopes let it read the Cloud Billing catalog.
+pub(crate) fn issue(shared: &Shared, kind: TokenKind, tag: &str, billing: bool) -> String {
     let mut inv = lock(&shared.inventory);
     let token = format!(
         "ya29.fake-{tag}-{:06}-{}",
@@ -223,7 +248,18 @@ pub(crate) fn issue(shared: &Shared, kind: TokenKind, tag: &str) -> String {
         token.clone(),
         (SystemTime::now() + shared.cfg.token_lifetime, kind),
     );
+    if billing {
+        inv.billing_tokens.insert(token.clone());
+    }
     token
+}
+
+/// Whether the bearer token of `call` was granted a scope that reads the billing catalog.
+pub(crate) fn billing_scope(shared: &Shared, call: &Call) -> bool {
+    call.authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Bearer "))
+        .is_some_and(|t| lock(&shared.inventory).billing_tokens.contains(t))
 }
 
 /// The bearer token of `call`, if Compute accepts it.

@@ -4,15 +4,17 @@
 //! `category` (`resourceFamily`, `resourceGroup`, `usageType`), `serviceRegions`,
 //! `pricingInfo` (`pricingExpression` with `usageUnit` `h` or `GiBy.h`, `tieredRates` of
 //! `Money` in `units` and `nanos`) and `geoTaxonomy`; `pageSize` (default and most 5000)
-//! and an opaque `nextPageToken`. An OAuth token Compute accepts is required. Besides the
+//! and an opaque `nextPageToken`. An OAuth token Compute accepts is required, granted a
+//! Cloud Billing scope (`cloud-billing`, `cloud-billing.readonly` or `cloud-platform`;
+//! `compute` alone is refused with `ACCESS_TOKEN_SCOPE_INSUFFICIENT`). Besides the
 //! per-vCPU and per-GiB on-demand rates of the families the catalog sells, the answer holds
 //! what a real one holds near them: custom-machine, preemptible and committed-use rates,
-//! a licence fee and network egress. `startTime` / `endTime` (historical prices) are
-//! refused as invalid by the fake.
+//! a licence fee and network egress. `currencyCode` USD or EUR; `startTime` / `endTime`
+//! (historical prices) and other currencies are refused as invalid by the fake.
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::auth::compute_access;
+use super::auth::{billing_scope, compute_access};
 use super::state::error;
 use crate::fakes::edge::{Call, Reply};
 
@@ -21,6 +23,9 @@ pub(crate) const COMPUTE_SERVICE: &str = "6F81-5844-456A";
 
 /// The largest page (and the default).
 const MAX_PAGE: usize = 5000;
+
+/// Currencies the fake converts to, with their rate to a US dollar.
+const CURRENCIES: [(&str, f64); 2] = [("USD", 1.0), ("EUR", 0.92)];
 
 /// Regions sharing the "Americas" SKUs.
 const AMERICAS: &[&str] = &["us-central1", "us-east1", "us-west1"];
@@ -185,6 +190,16 @@ pub(crate) fn list_skus(shared: &Shared, call: &Call, service: &str) -> Reply {
     if let Err(refused) = compute_access(shared, call) {
         return refused;
     }
+    if !billing_scope(shared, call) {
+        return Reply::json(
+            403,
+            error(
+                403,
+                "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
+                "Request had insufficient authentication scopes.",
+            ),
+        );
+    }
     if service != COMPUTE_SERVICE {
         return Reply::json(
             404,
@@ -194,15 +209,16 @@ pub(crate) fn list_skus(shared: &Shared, call: &Call, service: &str) -> Reply {
     if call.param("startTime").is_some() || call.param("endTime").is_some() {
         return invalid("startTime / endTime (historical prices) are not served by this fake");
     }
-    if let Some(c) = call.param("currencyCode")
-        && c != "USD"
-    {
-        return invalid(&format!("Currency code {c} is not supported by this fake."));
-    }
+    let currency = call.param("currencyCode").unwrap_or("USD");
+    let Some(&(_, rate)) = CURRENCIES.iter().find(|(c, _)| *c == currency) else {
+        return invalid(&format!(
+            "Currency code {currency} is not supported by this fake."
+        ));
+    };
     let page_size = match call.param("pageSize").map(str::parse::<usize>) {
-        None => MAX_PAGE,
-        Some(Ok(n)) if n > 0 => n.min(MAX_PAGE),
-        Some(_) => return invalid("Invalid value at 'page_size' (TYPE_INT32)"),
+        None | Some(Ok(0)) => MAX_PAGE,
+        Some(Ok(n)) => n.min(MAX_PAGE),
+        Some(Err(_)) => return invalid("Invalid value at 'page_size' (TYPE_INT32)"),
     };
     let page_size = page_size.min(shared.cfg.sku_page_size.max(1));
     let start = match call.param("pageToken") {
@@ -212,7 +228,11 @@ pub(crate) fn list_skus(shared: &Shared, call: &Call, service: &str) -> Reply {
             None => return invalid("Invalid page token."),
         },
     };
-    let all: Vec<Value> = SKUS.iter().enumerate().map(sku).collect();
+    let all: Vec<Value> = SKUS
+        .iter()
+        .enumerate()
+        .map(|s| sku(s, currency, rate))
+        .collect();
     let page: Vec<Value> = all.iter().skip(start).take(page_size).cloned().collect();
     let end = start + page.len();
     let mut body = json!({ "skus": page });
@@ -226,8 +246,14 @@ fn invalid(message: &str) -> Reply {
     Reply::json(400, error(400, "badRequest", message))
 }
 
-/// One SKU, rendered.
-fn sku((n, (description, group, usage, unit, regions, nanos)): (usize, &SkuSpec)) -> Value {
+/// One SKU, rendered, its price in `currency` (`rate` of it to a US dollar).
+fn sku(
+    (n, (description, group, usage, unit, regions, nanos)): (usize, &SkuSpec),
+    currency: &str,
+    rate: f64,
+) -> Value {
+    let total = (*nanos as f64 * rate).round() as i64;
+    let (units, nanos) = (total / 1_000_000_000, total % 1_000_000_000);
     let id = format!(
         "{:04X}-{:04X}-{:04X}",
         0x1A2B + n,
@@ -259,9 +285,9 @@ fn sku((n, (description, group, usage, unit, regions, nanos)): (usize, &SkuSpec)
                 "usageUnit": unit, "displayQuantity": 1, "usageUnitDescription": unit_description,
                 "baseUnit": base_unit, "baseUnitDescription": base_description,
                 "baseUnitConversionFactor": factor,
-                "tieredRates": [{ "startUsageAmount": 0, "unitPrice": { "currencyCode": "USD", "units": "0", "nanos": nanos } }],
+                "tieredRates": [{ "startUsageAmount": 0, "unitPrice": { "currencyCode": currency, "units": units.to_string(), "nanos": nanos } }],
             },
-            "currencyConversionRate": 1,
+            "currencyConversionRate": rate,
             "effectiveTime": "2026-11-01T08:00:00.000Z",
         }],
         "serviceProviderName": "Google",

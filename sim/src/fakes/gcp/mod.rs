@@ -335,7 +335,18 @@ impl FakeGcpHandle {
 
     /// A service-account access token Compute accepts (as if the OAuth endpoint issued it).
     pub fn mint_token(&self) -> String {
-        auth::issue(&self.shared, TokenKind::ServiceAccount, "minted")
+        auth::issue(&self.shared, TokenKind::ServiceAccount, "minted", true)
+    }
+
+    /// A token Compute accepts whose scopes do not reach the billing catalog (`compute`
+    /// alone).
+    pub fn mint_token_without_billing_scope(&self) -> String {
+        auth::issue(
+            &self.shared,
+            TokenKind::ServiceAccount,
+            "compute-only",
+            false,
+        )
     }
 
     /// Every instance.

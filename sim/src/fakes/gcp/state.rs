@@ -55,6 +55,8 @@ pub(crate) struct Inventory {
     pub(crate) request_ids: HashMap<String, String>,
     pub(crate) default_network: bool,
     pub(crate) tokens: HashMap<String, (SystemTime, TokenKind)>,
+    /// The tokens whose scopes let them read the Cloud Billing catalog.
+    pub(crate) billing_tokens: std::collections::HashSet<String>,
     /// Labels of every instance ever created (deleted ones included).
     pub(crate) created_labels: Vec<BTreeMap<String, String>>,
 }
