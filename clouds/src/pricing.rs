@@ -112,15 +112,16 @@ pub fn read_failure(what: &str, e: &ProviderError) -> String {
     format!("{what} could not be read: {} ({})", e.message, e.code)
 }
 
-/// The list of every size of `sizes`: its price in `found`, or that `what` (`the AWS Price
-/// List`) lists none for it in `region`.
+/// A price API's `read` of `what` (`the AWS Price List`) for `sizes` in `region`: each
+/// size its price, or that the list names none for it; or why the read failed.
 pub fn complete(
-    mut found: BTreeMap<String, Price>,
+    read: Result<BTreeMap<String, Price>, ProviderError>,
     sizes: &[Size],
     what: &str,
     region: &str,
-) -> PriceList {
-    sizes
+) -> PriceRead {
+    let mut found = read.map_err(|e| read_failure(what, &e))?;
+    Ok(sizes
         .iter()
         .map(|s| {
             let price = found.remove(&s.id).ok_or_else(|| {
@@ -131,7 +132,7 @@ pub fn complete(
             });
             (s.id.clone(), price)
         })
-        .collect()
+        .collect())
 }
 
 /// `sizes` with the prices of `read`, each its price or the reason it has none; sizes
@@ -298,7 +299,8 @@ mod tests {
             Pricing::Unlisted("no price is listed for b in r1".into())
         );
         let found = BTreeMap::from([("a".to_owned(), Price::hourly(1, "USD"))]);
-        let list = complete(found, &[size("a"), size("b")], "the price list", "r1");
+        let list =
+            complete(Ok(found), &[size("a"), size("b")], "the price list", "r1").expect("a list");
         assert_eq!(
             list["b"],
             Err("the price list lists no on-demand Linux price for b in r1".into())

@@ -212,12 +212,8 @@ impl CloudProvider for AwsProvider {
 
     async fn list_prices(&self, region: &str, sizes: &[Size]) -> Option<PriceRead> {
         let region = region.trim();
-        Some(
-            prices::prices(&self.clients, region)
-                .await
-                .map(|found| pricing::complete(found, sizes, prices::WHAT, region))
-                .map_err(|e| pricing::read_failure(prices::WHAT, &e)),
-        )
+        let read = prices::prices(&self.clients, region).await;
+        Some(pricing::complete(read, sizes, prices::WHAT, region))
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {

@@ -226,10 +226,7 @@ impl CloudProvider for AzureProvider {
             Ok(api) => api.prices(region).await,
             Err(e) => Err(e.clone()),
         };
-        Some(
-            read.map(|found| pricing::complete(found, sizes, prices::WHAT, region))
-                .map_err(|e| pricing::read_failure(prices::WHAT, &e)),
-        )
+        Some(pricing::complete(read, sizes, prices::WHAT, region))
     }
 
     async fn create_server(&self, req: &CreateServer) -> Result<ServerInfo, ProviderError> {
