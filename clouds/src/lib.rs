@@ -1,7 +1,7 @@
 //! Cloud providers behind one object-safe trait. One module per cloud (`hetzner`,
 //! `digitalocean`, …) on top of the shared HTTP layer in `http.rs` (timeouts, rate limits,
 //! retries, error classification).
-use levelrail_types::CpuArch;
+use levelrail_types::{CpuArch, PermissionCheck};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -199,6 +199,8 @@ pub struct CapabilityReport {
     pub account: String,
     /// One line for the operator.
     pub message: String,
+    /// Each permission provisioning uses that the probe checked, and whether it is held.
+    pub permissions: Vec<PermissionCheck>,
 }
 
 /// A server to poll: its provider id and the provision it was created for (some clouds

@@ -287,8 +287,8 @@ pub(crate) fn target(path: &str, message: &[u8]) -> String {
         "Provision" => Field::Text(4),
         "CreateJoinToken" => Field::Text(2),
         "SetCredential" | "DeleteCredential" | "VerifyCredential" => Field::Provider(1),
-        "CancelProvision" | "DeleteNode" | "AdoptOrphan" | "DeleteOrphan" | "RevokeJoinToken"
-        | "CreateApiToken" | "RevokeApiToken" => Field::Text(1),
+        "CancelProvision" | "RetryProvision" | "DeleteNode" | "AdoptOrphan" | "DeleteOrphan"
+        | "RevokeJoinToken" | "CreateApiToken" | "RevokeApiToken" => Field::Text(1),
         _ => return String::new(),
     };
     read_field(message, field).unwrap_or_default()

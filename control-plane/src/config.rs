@@ -55,6 +55,17 @@ pub struct ServeConfig {
         requires = "demo"
     )]
     pub demo_full_regions: Vec<String>,
+    /// With `--demo`: enroll this many nodes (`fleet-00001`, …) with join tokens at start,
+    /// as agents enrolled by hand would, so the node list has a large fleet to page and
+    /// filter. They never heartbeat (offline once the liveness window passes); a node of
+    /// that name enrolled by an earlier start is kept.
+    #[arg(
+        long,
+        env = "LEVELRAIL_DEMO_FLEET",
+        requires = "demo",
+        value_parser = clap::value_parser!(u32).range(0..=100_000)
+    )]
+    pub demo_fleet: Option<u32>,
 }
 
 /// The provisioner's listeners: the public one (operators, the web app) and the agent

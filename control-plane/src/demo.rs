@@ -15,6 +15,8 @@ use levelrail_clouds::registry::ProviderRegistry;
 use levelrail_clouds::{CreateServer, Ownership};
 use levelrail_credentials::app::Credentials;
 use levelrail_credentials::model::ProviderId;
+use levelrail_provisioner::app::Nodes;
+use levelrail_provisioner::model::{NodeName, Role};
 use levelrail_sim::boot::{BootHarness, BootOptions};
 use levelrail_sim::demo::{DemoCloud, DemoOptions};
 use levelrail_sim::fakes::BootHook;
@@ -165,6 +167,70 @@ impl Demo {
     pub fn harness(&self) -> Option<&Arc<BootHarness>> {
         self.harness.as_ref()
     }
+}
+
+/// Enrolls `count` nodes named `fleet-00001`, `fleet-00002`, … (`--demo-fleet`) the way
+/// agents enrolled by hand do: a join token bound to the name, a key of its own and a
+/// certificate signing request redeemed through [`Nodes::enroll`]. Every fourth is a build
+/// node. Names enrolled by an earlier start are skipped; 32 enroll at once.
+pub async fn enroll_fleet(nodes: &Nodes, count: u32) -> anyhow::Result<()> {
+    use futures::{StreamExt as _, TryStreamExt as _};
+    let taken: std::collections::HashSet<String> = nodes
+        .list_nodes()
+        .await?
+        .into_iter()
+        .map(|n| n.name.to_string())
+        .collect();
+    let started = std::time::Instant::now();
+    let wanted: Vec<u32> = (1..=count)
+        .filter(|i| !taken.contains(&fleet_name(*i)))
+        .collect();
+    let enrolled = wanted.len();
+    futures::stream::iter(wanted)
+        .map(|i| enroll_one(nodes, i))
+        .buffer_unordered(32)
+        .try_collect::<()>()
+        .await?;
+    info!(
+        enrolled,
+        of = count,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "demo fleet enrolled"
+    );
+    Ok(())
+}
+
+fn fleet_name(i: u32) -> String {
+    format!("fleet-{i:05}")
+}
+
+async fn enroll_one(nodes: &Nodes, i: u32) -> anyhow::Result<()> {
+    use secrecy::ExposeSecret as _;
+    let name = NodeName::parse(&fleet_name(i)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let role = if i.is_multiple_of(4) {
+        Role::Build
+    } else {
+        Role::General
+    };
+    let (_, token) = nodes
+        .create_join_token(None, Some(name.clone()), None, role)
+        .await?;
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+    let csr = rcgen::CertificateParams::new(Vec::<String>::new())?
+        .serialize_request(&key)?
+        .pem()?;
+    let address = format!("10.{}.{}.{}", i >> 16 & 0xff, i >> 8 & 0xff, i & 0xff);
+    nodes
+        .enroll(
+            token.expose_secret(),
+            name,
+            vec![address],
+            crate::agent_binaries::AGENT_VERSION.to_owned(),
+            &csr,
+        )
+        .await
+        .with_context(|| format!("enrolling demo node {}", fleet_name(i)))?;
+    Ok(())
 }
 
 #[cfg(test)]

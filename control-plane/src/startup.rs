@@ -140,6 +140,8 @@ impl App {
                     .await?;
             }
         }
+        #[cfg(feature = "demo")]
+        let fleet = cfg.demo_fleet.filter(|_| demo.is_some());
         let admin_token = credentials.bootstrap_api_tokens().await?;
         if let Some(token) = &admin_token {
             show_admin_token(&cfg.storage.data_dir, token, cfg.write_admin_token)?;
@@ -162,6 +164,10 @@ impl App {
             BearerAuth::new(credentials.api_tokens().clone()),
         )
         .await?;
+        #[cfg(feature = "demo")]
+        if let Some(count) = fleet {
+            crate::demo::enroll_fleet(&front.provisioning.nodes, count).await?;
+        }
         Ok(Self {
             front,
             registry,

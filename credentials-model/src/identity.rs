@@ -1,5 +1,6 @@
 //! Non-secret identity of a stored credential (what the provider card shows) and the
 //! recorded outcome of a verification probe.
+use levelrail_types::PermissionCheck;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -69,4 +70,6 @@ pub struct Verification {
     pub provider_code: String,
     /// Account / project the credential belongs to.
     pub account: String,
+    /// Each permission the probe checked, and whether the credential holds it.
+    pub permissions: Vec<PermissionCheck>,
 }

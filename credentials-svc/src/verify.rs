@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use levelrail_clouds::registry::Clients;
 use levelrail_clouds::{CapabilityReport, ErrorKind, ProviderError, Reason};
+use levelrail_types::PermissionCheck;
 
 use crate::broker::{GrantIssuer, GrantIssuers};
 use crate::model::{CredentialSecret, CredentialsError, ProviderId};
@@ -21,6 +22,9 @@ pub struct ProbeOutcome {
     pub provider_code: String,
     /// The project / account the credential belongs to.
     pub account: String,
+    /// Each permission checked, and whether the credential holds it (none when the cloud
+    /// refused the credential outright).
+    pub permissions: Vec<PermissionCheck>,
 }
 
 /// Verifies credentials with the provider clients.
@@ -65,7 +69,7 @@ impl Verifier {
                     ok: false,
                     message,
                     provider_code: "token_exchange_refused".into(),
-                    account: String::new(),
+                    ..ProbeOutcome::default()
                 });
             }
             Err(e) => return Err(e),
@@ -89,6 +93,7 @@ fn outcome(
             message: report.message,
             provider_code: String::new(),
             account: report.account,
+            permissions: report.permissions,
         }),
         Err(e) if e.kind == ErrorKind::Unavailable => Err(CredentialsError::Unavailable(format!(
             "could not reach {name}: {}",
@@ -99,13 +104,13 @@ fn outcome(
             ok: false,
             message: format!("{name}: {}", e.message),
             provider_code: e.code,
-            account: String::new(),
+            ..ProbeOutcome::default()
         }),
         Err(e) => Ok(ProbeOutcome {
             ok: false,
             message: format!("{name} refused the credential: {}", e.message),
             provider_code: e.code,
-            account: String::new(),
+            ..ProbeOutcome::default()
         }),
     }
 }

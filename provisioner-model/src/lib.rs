@@ -20,8 +20,8 @@ pub use join_token::{
 pub use names::{FieldError, MAX_NODE_NAME_LEN, NodeName};
 pub use node::{
     HEARTBEAT_INTERVAL, HeartbeatReport, InstallReport, InstallStep, LIVENESS_WINDOW, Liveness,
-    NODE_ERROR_MAX, NODE_ID_PREFIX, Node, NodeId, ProgressReport, Role, WorkloadKind,
-    clean_node_error, fingerprint_der,
+    NODE_ERROR_MAX, NODE_ID_PREFIX, Node, NodeFilter, NodeId, NodeServer, ProgressReport, Role,
+    WorkloadKind, clean_node_error, fingerprint_der,
 };
 pub use orphan::{ORPHAN_ID_PREFIX, Orphan, OrphanId, OrphanReason, OrphanState};
 pub use records::{JoinTokenRecord, NewNode, RedeemError, explain_failed_update};

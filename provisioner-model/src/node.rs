@@ -2,6 +2,7 @@
 //! the cloud-init install steps a provisioned node reports.
 use std::fmt;
 
+use levelrail_types::ProviderId;
 use time::{Duration, OffsetDateTime};
 
 use super::names::{FieldError, NodeName};
@@ -287,6 +288,57 @@ pub struct Node {
     pub cert_serial: String,
     /// SHA-256 of its client certificate's DER (lowercase hex).
     pub cert_fingerprint: String,
+    /// When its client certificate expires.
+    pub cert_expires_at: OffsetDateTime,
+    /// The server its provision created, when it came from one (read from the provision).
+    pub server: Option<NodeServer>,
+}
+
+/// Where a provisioned node runs: its provision's cloud, region and size, and the server's
+/// id at that cloud (once the create answered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeServer {
+    pub provider: ProviderId,
+    pub region: String,
+    pub size: String,
+    pub server_id: Option<String>,
+}
+
+/// Which nodes a listing returns; `None` in a field means any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeFilter {
+    /// Nodes last seen at or after this time (online ones, with the liveness cutoff).
+    pub seen_since: Option<OffsetDateTime>,
+    /// Nodes last seen before this time (offline ones).
+    pub seen_before: Option<OffsetDateTime>,
+    /// Nodes a provision created at this cloud.
+    pub provider: Option<ProviderId>,
+    /// Nodes that accept this kind of workload.
+    pub workload_kind: Option<WorkloadKind>,
+}
+
+impl NodeFilter {
+    /// Whether `node` passes the filter.
+    pub fn matches(&self, node: &Node) -> bool {
+        self.seen_since.is_none_or(|t| node.last_seen_at >= t)
+            && self.seen_before.is_none_or(|t| node.last_seen_at < t)
+            && self
+                .provider
+                .is_none_or(|p| node.server.as_ref().is_some_and(|s| s.provider == p))
+            && self
+                .workload_kind
+                .is_none_or(|k| node.workload_kinds.contains(&k))
+    }
+
+    /// The filter of nodes with `liveness` at `now`.
+    pub fn with_liveness(mut self, liveness: Liveness, now: OffsetDateTime) -> Self {
+        let cutoff = now - LIVENESS_WINDOW;
+        match liveness {
+            Liveness::Online => self.seen_since = Some(cutoff),
+            Liveness::Offline => self.seen_before = Some(cutoff),
+        }
+        self
+    }
 }
 
 impl Node {
@@ -374,6 +426,8 @@ mod tests {
             last_seen_at: t,
             cert_serial: "01".into(),
             cert_fingerprint: "00".repeat(32),
+            cert_expires_at: t + Duration::days(365),
+            server: None,
         };
         assert_eq!(node.liveness(t + LIVENESS_WINDOW), Liveness::Online);
         assert_eq!(

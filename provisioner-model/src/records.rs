@@ -96,6 +96,8 @@ pub struct NewNode {
     pub cert_serial: String,
     /// SHA-256 of its client certificate's DER (lowercase hex).
     pub cert_fingerprint: String,
+    /// When its client certificate expires (stored precision).
+    pub cert_expires_at: OffsetDateTime,
     /// The client certificate as issued (PEM): a retried Enroll whose first answer was
     /// lost gets it again.
     pub certificate_pem: String,
@@ -116,6 +118,8 @@ impl NewNode {
             last_seen_at: now,
             cert_serial: self.cert_serial.clone(),
             cert_fingerprint: self.cert_fingerprint.clone(),
+            cert_expires_at: self.cert_expires_at,
+            server: None,
         }
     }
 }

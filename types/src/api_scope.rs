@@ -82,6 +82,10 @@ const METHODS: &[(&str, ApiScope)] = &[
         "/levelrail.provisioner.v1.ProvisionerService/CancelProvision",
         ApiScope::Provision,
     ),
+    (
+        "/levelrail.provisioner.v1.ProvisionerService/RetryProvision",
+        ApiScope::Provision,
+    ),
     ("/levelrail.nodes.v1.NodesService/ListNodes", ApiScope::Read),
     ("/levelrail.nodes.v1.NodesService/GetNode", ApiScope::Read),
     (

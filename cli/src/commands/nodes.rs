@@ -27,8 +27,8 @@ pub(crate) enum NodesCommand {
     Providers(providers::ProvidersArgs),
     /// Join tokens for enrolling a machine you already have: create, revoke.
     JoinTokens(join_tokens::JoinTokensArgs),
-    /// List the enrolled nodes.
-    List,
+    /// List the enrolled nodes, optionally only those of a status, cloud or role.
+    List(registry::ListArgs),
     /// Show one node.
     Show(registry::NodeIdArg),
     /// Delete a node record and invalidate its identity; `--destroy-server` also deletes a
@@ -48,7 +48,7 @@ pub(crate) async fn run(args: NodesArgs, ctx: &mut Context<'_, '_>) -> Result<Ou
     match args.command {
         NodesCommand::Providers(args) => providers::run(args, ctx).await,
         NodesCommand::JoinTokens(args) => join_tokens::run(args, ctx).await,
-        NodesCommand::List => registry::list(ctx).await,
+        NodesCommand::List(args) => registry::list(&args, ctx).await,
         NodesCommand::Show(args) => registry::show(args, ctx).await,
         NodesCommand::Delete(args) => registry::delete(args, ctx).await,
         NodesCommand::Provision(args) => provision::run(args, ctx).await,

@@ -32,8 +32,51 @@ impl NodeIdArg {
     }
 }
 
-/// `nodes list`.
-pub(crate) async fn list(ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError> {
+/// The filters of `nodes list`.
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// Only nodes that are `online` or `offline`.
+    #[arg(long, value_name = "STATUS")]
+    status: Option<String>,
+    /// Only nodes provisioned at this cloud: hetzner, digitalocean, aws, azure or gcp.
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Only nodes of this role: `general` (apps) or `build` (builds).
+    #[arg(long, value_name = "ROLE")]
+    role: Option<String>,
+}
+
+impl ListArgs {
+    /// The request's filters, each flag checked before anything is sent.
+    fn filters(&self) -> Result<ListNodesRequest, CliError> {
+        let status = match self.status.as_deref() {
+            None => NodeStatus::Unspecified,
+            Some("online") => NodeStatus::Online,
+            Some("offline") => NodeStatus::Offline,
+            Some(_) => return Err(CliError::usage("--status must be online or offline")),
+        };
+        let workload_kind = match self.role.as_deref() {
+            None => WorkloadKind::Unspecified,
+            Some("general") => WorkloadKind::Apps,
+            Some("build") => WorkloadKind::Builds,
+            Some(_) => return Err(CliError::usage("--role must be general or build")),
+        };
+        let provider = match &self.provider {
+            None => 0,
+            Some(p) => crate::provider::parse(Some(p))? as i32,
+        };
+        Ok(ListNodesRequest {
+            status: status as i32,
+            workload_kind: workload_kind as i32,
+            provider,
+            ..Default::default()
+        })
+    }
+}
+
+/// `nodes list [--status S] [--provider P] [--role R]`.
+pub(crate) async fn list(args: &ListArgs, ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError> {
+    let filters = args.filters()?;
     let mut client = NodesServiceClient::new(ctx.channel().await?);
     let mut all = Vec::new();
     let mut page_token = String::new();
@@ -42,6 +85,7 @@ pub(crate) async fn list(ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError>
             .list_nodes(ListNodesRequest {
                 page_size: 1_000,
                 page_token,
+                ..filters.clone()
             })
             .await
             .map_err(|s| ctx.rpc_error(&s))?
@@ -120,7 +164,15 @@ pub(crate) async fn show(args: NodeIdArg, ctx: &mut Context<'_, '_>) -> Result<O
                 .as_ref()
                 .map_or_else(|| "never".to_owned(), crate::output::rfc3339_seconds),
         ),
+        (
+            "certificate expires",
+            rfc3339_or_empty(node.certificate_expires_at.as_ref()),
+        ),
         ("provision", node.provision_id.clone()),
+        ("provider", server_provider(&node)),
+        ("region", node.region.clone()),
+        ("size", node.size.clone()),
+        ("server id", node.server_id.clone()),
     ]))?;
     Ok(Outcome::Success)
 }
@@ -219,7 +271,20 @@ fn node_json(node: &Node) -> Value {
         "enrolled_at": node.enrolled_at.as_ref().map(rfc3339),
         "last_seen_at": node.last_seen_at.as_ref().map(rfc3339),
         "provision_id": node.provision_id,
+        "certificate_expires_at": node.certificate_expires_at.as_ref().map(rfc3339),
+        "provider": server_provider(node),
+        "region": node.region,
+        "size": node.size,
+        "server_id": node.server_id,
     })
+}
+
+/// The cloud a node was provisioned at; empty for one enrolled by hand.
+fn server_provider(node: &Node) -> String {
+    match node.provider {
+        0 => String::new(),
+        p => crate::provider::name_of(p),
+    }
 }
 
 /// A node's Docker engine version, or why there is none.

@@ -31,6 +31,8 @@ pub(crate) struct NodesState {
     pub(crate) live_tokens: Vec<String>,
     /// Every RevokeJoinToken id.
     pub(crate) revoke_requests: Vec<String>,
+    /// Every ListNodes request.
+    pub(crate) list_requests: Vec<ListNodesRequest>,
     /// Every GetNode and DeleteNode id.
     pub(crate) get_requests: Vec<String>,
     pub(crate) delete_requests: Vec<String>,
@@ -95,7 +97,8 @@ impl NodesService for FakeNodes {
         &self,
         request: Request<ListNodesRequest>,
     ) -> Result<Response<ListNodesResponse>, Status> {
-        let state = self.check(&request)?;
+        let mut state = self.check(&request)?;
+        state.list_requests.push(request.get_ref().clone());
         // Pages of two whatever the size asked, so the CLI must follow the tokens.
         let page = request.get_ref();
         let start: usize = match page.page_token.as_str() {

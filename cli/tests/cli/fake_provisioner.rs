@@ -105,6 +105,7 @@ pub(crate) struct ProvisionerState {
     pub(crate) list_requests: Vec<ListProvisionsRequest>,
     pub(crate) get_requests: Vec<String>,
     pub(crate) cancel_requests: Vec<String>,
+    pub(crate) retry_requests: Vec<RetryProvisionRequest>,
     pub(crate) watch_requests: Vec<String>,
     /// Each WatchProvision call plays the next script; with none left it is NOT_FOUND.
     pub(crate) watch_scripts: VecDeque<Script>,
@@ -244,6 +245,36 @@ impl ProvisionerService for FakeProvisioner {
         Ok(Response::new(ListProvisionsResponse {
             provisions: state.provisions[start.min(end)..end].to_vec(),
             next_page_token,
+        }))
+    }
+
+    async fn retry_provision(
+        &self,
+        request: Request<RetryProvisionRequest>,
+    ) -> Result<Response<ProvisionResponse>, Status> {
+        let mut state = self.check(&request)?;
+        let request = request.into_inner();
+        state.retry_requests.push(request.clone());
+        let failed = state
+            .provisions
+            .iter()
+            .find(|p| p.id == request.id)
+            .cloned()
+            .ok_or_else(not_found)?;
+        if failed.status != ProvisionStatus::Failed as i32 {
+            return Err(Status::failed_precondition(
+                "only a failed provision can be retried",
+            ));
+        }
+        let id = format!("npv_{}", state.provisions.len() + 1);
+        let mut provision = creating(&id, &failed.name, 300);
+        provision.provider = failed.provider;
+        provision.region = failed.region;
+        provision.size = failed.size;
+        provision.role = failed.role;
+        state.provisions.insert(0, provision.clone());
+        Ok(Response::new(ProvisionResponse {
+            provision: Some(provision),
         }))
     }
 

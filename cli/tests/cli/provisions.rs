@@ -315,6 +315,42 @@ async fn cancel_reports_the_provision_cancelled() {
 }
 
 #[tokio::test]
+async fn retry_starts_a_provision_with_the_failed_ones_settings() {
+    // Arrange
+    let server = server_with(three()).await;
+
+    // Act
+    let out = server
+        .run(
+            &["nodes", "provisions", "retry", "npv_2"],
+            FakeSecrets::none(),
+        )
+        .await;
+    let refused = server
+        .run(
+            &["nodes", "provisions", "retry", "npv_3"],
+            FakeSecrets::none(),
+        )
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "provision npv_4 started with the settings of npv_2, status: creating\n\
+         follow with: levelrail-cli nodes provisions watch npv_4\n"
+    );
+    let sent = server.provisioner().retry_requests.clone();
+    assert_eq!(sent[0].id, "npv_2");
+    assert!(!sent[0].request_id.is_empty(), "a request id");
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("only a failed provision"),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_cancel_still_unwinding_says_how_to_follow_it() {
     // Arrange
     let server = server_with(three()).await;

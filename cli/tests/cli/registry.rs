@@ -17,6 +17,8 @@ fn node(id: &str, name: &str, kinds: &[WorkloadKind], status: NodeStatus) -> Nod
         status: status as i32,
         provision_id: String::new(),
         docker_version: String::new(),
+        certificate_expires_at: at(86_400),
+        ..Default::default()
     }
 }
 
@@ -29,6 +31,10 @@ async fn server_with_nodes() -> TestServer {
         NodeStatus::Offline,
     );
     builder.provision_id = "npv_3".into();
+    builder.provider = levelrail_proto::credentials::v1::Provider::Hetzner as i32;
+    builder.region = "fsn1".into();
+    builder.size = "cx22".into();
+    builder.server_id = "4711".into();
     builder.addresses = vec!["198.51.100.4".into()];
     let mut fresh = node("node_3", "spare", &[], NodeStatus::Unspecified);
     fresh.last_seen_at = None;
@@ -88,6 +94,11 @@ async fn list_json_prints_every_node_with_role_and_kinds() {
             "enrolled_at": "2026-01-02T03:04:05Z",
             "last_seen_at": "2026-01-02T03:05:10Z",
             "provision_id": "npv_3",
+            "certificate_expires_at": "2026-01-03T03:04:05Z",
+            "provider": "hetzner",
+            "region": "fsn1",
+            "size": "cx22",
+            "server_id": "4711",
         })
     );
     assert_eq!(nodes[2]["last_seen_at"], serde_json::Value::Null);
@@ -106,20 +117,70 @@ async fn show_prints_a_key_value_view_of_the_node() {
     // Assert
     assert_eq!(out.code, 0, "{out:?}");
     let expected = "\
-id:              node_2
-name:            build-1
-status:          offline
-role:            build
-workload kinds:  builds
-addresses:       198.51.100.4
-agent version:   0.1.0
-docker:          not reported (no engine answered the agent's last heartbeat, or none yet)
-enrolled:        2026-01-02T03:04:05Z
-last seen:       2026-01-02T03:05:10Z
-provision:       npv_3
+id:                   node_2
+name:                 build-1
+status:               offline
+role:                 build
+workload kinds:       builds
+addresses:            198.51.100.4
+agent version:        0.1.0
+docker:               not reported (no engine answered the agent's last heartbeat, or none yet)
+enrolled:             2026-01-02T03:04:05Z
+last seen:            2026-01-02T03:05:10Z
+certificate expires:  2026-01-03T03:04:05Z
+provision:            npv_3
+provider:             hetzner
+region:               fsn1
+size:                 cx22
+server id:            4711
 ";
     assert_eq!(out.stdout, expected);
     assert_eq!(server.nodes().get_requests, ["node_2"]);
+}
+
+#[tokio::test]
+async fn list_sends_the_filters_and_refuses_bad_ones_before_connecting() {
+    // Arrange
+    let server = server_with_nodes().await;
+
+    // Act
+    let out = server
+        .run(
+            &[
+                "nodes",
+                "list",
+                "--status",
+                "online",
+                "--provider",
+                "aws",
+                "--role",
+                "build",
+            ],
+            FakeSecrets::none(),
+        )
+        .await;
+    let bad = server
+        .run(&["nodes", "list", "--role", "db"], FakeSecrets::none())
+        .await;
+
+    // Assert
+    assert_eq!(out.code, 0, "{out:?}");
+    let sent = server.nodes().list_requests.clone();
+    assert_eq!(sent.len(), 2, "two pages: {sent:?}");
+    for request in &sent {
+        assert_eq!(request.status, NodeStatus::Online as i32);
+        assert_eq!(
+            request.provider,
+            levelrail_proto::credentials::v1::Provider::Aws as i32
+        );
+        assert_eq!(request.workload_kind, WorkloadKind::Builds as i32);
+    }
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(
+        bad.stderr.contains("--role must be general or build"),
+        "{bad:?}"
+    );
+    assert_eq!(server.nodes().list_requests.len(), 2, "nothing sent");
 }
 
 #[tokio::test]

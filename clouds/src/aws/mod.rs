@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{Instance, InstanceType};
+use levelrail_types::PermissionCheck;
 use tokio::task::JoinSet;
 
 use super::cloud::{Cloud, Endpoint, Settings};
@@ -388,25 +389,56 @@ impl CloudProvider for AwsProvider {
         }
         // Prices are not needed to provision: a refusal is told, not a failure.
         let read = tokio::time::timeout(PROBE_PRICE_WAIT, prices::check(&self.clients, &region));
-        let unpriced = match read.await {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) if e.kind == ErrorKind::Unauthorized => Some(format!(
-                "the Price List refused this identity ({}): allow pricing:GetProducts",
-                e.code
-            )),
-            Ok(Err(e)) => Some(format!("the Price List failed: {} ({})", e.message, e.code)),
-            Err(_) => Some(format!(
-                "the Price List did not answer within {} s",
-                PROBE_PRICE_WAIT.as_secs()
-            )),
+        let (unpriced, priced) = match read.await {
+            Ok(Ok(())) => (None, Some(true)),
+            Ok(Err(e)) if e.kind == ErrorKind::Unauthorized => (
+                Some(format!(
+                    "the Price List refused this identity ({}): allow pricing:GetProducts",
+                    e.code
+                )),
+                Some(false),
+            ),
+            Ok(Err(e)) => (
+                Some(format!("the Price List failed: {} ({})", e.message, e.code)),
+                None,
+            ),
+            Err(_) => (
+                Some(format!(
+                    "the Price List did not answer within {} s",
+                    PROBE_PRICE_WAIT.as_secs()
+                )),
+                None,
+            ),
         };
         if let Some(why) = unpriced {
             message.push_str(&format!("; sizes will show \"price unavailable\": {why}"));
         }
+        // Proven or refused; an action whose dry run answered something else is named in
+        // the message only.
+        let mut permissions = vec![
+            PermissionCheck {
+                name: "sts:GetCallerIdentity".into(),
+                granted: true,
+            },
+            PermissionCheck {
+                name: "ec2:RunInstances".into(),
+                granted: can_write,
+            },
+        ];
+        permissions.extend(PermissionCheck::of(dry.proven.iter().copied(), &[]));
+        permissions.extend(PermissionCheck::of(
+            dry.missing.iter().copied(),
+            &dry.missing,
+        ));
+        permissions.extend(priced.map(|granted| PermissionCheck {
+            name: "pricing:GetProducts".into(),
+            granted,
+        }));
         Ok(CapabilityReport {
             can_write: missing.is_empty(),
             account,
             message,
+            permissions,
         })
     }
 }

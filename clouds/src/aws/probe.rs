@@ -23,6 +23,8 @@ const PROBE_PUBLIC_KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBPFDjMUbkmU
 pub(super) struct DryRuns {
     /// How many actions were dry-run.
     pub(super) checked: usize,
+    /// The actions a dry run proved allowed.
+    pub(super) proven: Vec<&'static str>,
     /// Actions refused (`UnauthorizedOperation`).
     pub(super) missing: Vec<&'static str>,
     /// Actions whose dry run answered something else, with that answer's code.
@@ -161,8 +163,8 @@ pub(super) async fn dry_run_actions(c: &Clients, region: &str) -> DryRuns {
     };
     for (action, outcome) in outcomes {
         match outcome {
-            Ok(()) => {}
-            Err(e) if e.reason == Reason::DryRunPassed => {}
+            Ok(()) => found.proven.push(action),
+            Err(e) if e.reason == Reason::DryRunPassed => found.proven.push(action),
             Err(e) if e.kind == ErrorKind::Unauthorized => found.missing.push(action),
             Err(e) => found.unverified.push((action, e.code)),
         }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::wire::{Location, Permission};
 use super::{API_AUTHORIZATION, API_RESOURCES, API_SKUS, API_SUBSCRIPTIONS, AzureProvider, skus};
 use crate::{CapabilityReport, ErrorKind, ProviderError, ProviderId};
+use levelrail_types::PermissionCheck;
 
 /// Every action the client's calls need in the resource group: reading it and its tagged
 /// resources, and reading, creating, joining and deleting the VM and its network resources
@@ -100,10 +101,14 @@ pub(super) async fn probe(p: &AzureProvider) -> Result<CapabilityReport, Provide
             missing.join(", ")
         )
     };
+    // The subscription reads passed (a refusal returned above).
+    let mut permissions = PermissionCheck::of(REQUIRED_ACTIONS, &missing);
+    permissions.extend(PermissionCheck::of(SUBSCRIPTION_ACTIONS, &[]));
     Ok(CapabilityReport {
         can_write,
         account,
         message,
+        permissions,
     })
 }
 

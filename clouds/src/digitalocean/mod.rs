@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use levelrail_types::PermissionCheck;
 use secrecy::SecretString;
 use tracing::instrument;
 
@@ -198,6 +199,7 @@ fn report(account: Option<&wire::Account>, missing: &[&str]) -> CapabilityReport
         can_write: missing.is_empty() && !locked,
         account: owner,
         message,
+        permissions: PermissionCheck::of(REQUIRED_SCOPES, missing),
     }
 }
 

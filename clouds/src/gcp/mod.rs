@@ -6,7 +6,7 @@
 //! Resource Manager (`projects.testIamPermissions`) which of [`REQUIRED_PERMISSIONS`] the
 //! credential holds, creating nothing.
 //! Server ids are `<zone>/<name>`.
-use levelrail_types::CpuArch;
+use levelrail_types::{CpuArch, PermissionCheck};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -475,10 +475,12 @@ impl CloudProvider for GcpProvider {
                 missing.join(", ")
             )
         };
+        let permissions = PermissionCheck::of(REQUIRED_PERMISSIONS, &missing);
         Ok(CapabilityReport {
             can_write: missing.is_empty(),
             account: format!("project {name}"),
             message,
+            permissions,
         })
     }
 }

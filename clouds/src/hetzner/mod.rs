@@ -5,7 +5,7 @@
 //! it, listing by label, and a write-capability probe that creates nothing billable.
 use std::sync::Arc;
 
-use levelrail_types::CpuArch;
+use levelrail_types::{CpuArch, PermissionCheck};
 
 use async_trait::async_trait;
 use secrecy::SecretString;
@@ -207,6 +207,16 @@ impl CloudProvider for HetznerProvider {
             can_write,
             account: ACCOUNT.to_owned(),
             message: message.to_owned(),
+            permissions: vec![
+                PermissionCheck {
+                    name: "read".into(),
+                    granted: true,
+                },
+                PermissionCheck {
+                    name: "write".into(),
+                    granted: can_write,
+                },
+            ],
         })
     }
 }

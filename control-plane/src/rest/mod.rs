@@ -99,6 +99,15 @@ pub const ROUTES: &[Route] = &[
         "Cancel an in-flight provision (its server and resources are deleted)",
     ),
     route(
+        Method::POST,
+        "/api/v1/node-provisions/{id}/retry",
+        "levelrail.provisioner.v1.ProvisionerService/RetryProvision",
+        true,
+        true,
+        "Start a new provision with a failed one's settings (returns at once, status \
+         `creating`)",
+    ),
+    route(
         Method::GET,
         "/api/v1/node-provisions/{id}/events",
         "levelrail.provisioner.v1.ProvisionerService/WatchProvision",

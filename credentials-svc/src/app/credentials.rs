@@ -294,6 +294,7 @@ impl Credentials {
             message: outcome.message,
             provider_code: outcome.provider_code,
             account: outcome.account,
+            permissions: outcome.permissions,
         };
         self.inner
             .store

@@ -148,6 +148,14 @@ pub(crate) fn verification_to_proto(v: &Verification) -> pb::VerificationResult 
         message: v.message.clone(),
         provider_code: v.provider_code.clone(),
         account: v.account.clone(),
+        permissions: v
+            .permissions
+            .iter()
+            .map(|p| pb::PermissionCheck {
+                name: p.name.clone(),
+                granted: p.granted,
+            })
+            .collect(),
     }
 }
 

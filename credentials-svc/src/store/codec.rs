@@ -2,6 +2,7 @@
 //! (anything unexpected in a row becomes `StoreError::Corrupt`, naming the column but never
 //! echoing its value).
 use levelrail_db::{Row, Value, args};
+use levelrail_types::PermissionCheck;
 use time::OffsetDateTime;
 
 use crate::model::ports::{ApiTokenRecord, CredentialRecord, StoreError};
@@ -35,6 +36,7 @@ pub(crate) struct CredentialRow {
     pub(crate) verify_message: Option<String>,
     pub(crate) verify_provider_code: Option<String>,
     pub(crate) verify_account: Option<String>,
+    pub(crate) verify_permissions: Option<String>,
 }
 
 impl CredentialRow {
@@ -55,6 +57,7 @@ impl CredentialRow {
             verify_message: v.message,
             verify_provider_code: v.provider_code,
             verify_account: v.account,
+            verify_permissions: v.permissions,
         })
     }
 
@@ -72,11 +75,12 @@ impl CredentialRow {
             verify_message: row.opt_text("verify_message")?,
             verify_provider_code: row.opt_text("verify_provider_code")?,
             verify_account: row.opt_text("verify_account")?,
+            verify_permissions: row.opt_text("verify_permissions")?,
         })
     }
 
     /// The values of every column, in table order.
-    pub(crate) fn args(self) -> [Value; 11] {
+    pub(crate) fn args(self) -> [Value; 12] {
         args![
             self.id,
             self.provider,
@@ -89,6 +93,7 @@ impl CredentialRow {
             self.verify_message,
             self.verify_provider_code,
             self.verify_account,
+            self.verify_permissions,
         ]
     }
 
@@ -110,6 +115,7 @@ impl CredentialRow {
             message: self.verify_message,
             provider_code: self.verify_provider_code,
             account: self.verify_account,
+            permissions: self.verify_permissions,
         }
         .decode(&self.id)?;
         Ok(CredentialRecord {
@@ -132,6 +138,15 @@ pub(crate) struct VerificationColumns {
     pub(crate) message: Option<String>,
     pub(crate) provider_code: Option<String>,
     pub(crate) account: Option<String>,
+    /// JSON: `[{"name": …, "granted": …}, …]`.
+    pub(crate) permissions: Option<String>,
+}
+
+/// One checked permission as stored.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredPermission {
+    name: String,
+    granted: bool,
 }
 
 impl VerificationColumns {
@@ -146,6 +161,7 @@ impl VerificationColumns {
             message: Some(v.message.clone()),
             provider_code: Some(v.provider_code.clone()),
             account: Some(v.account.clone()),
+            permissions: Some(permissions_json(&v.permissions)),
         })
     }
 
@@ -165,8 +181,34 @@ impl VerificationColumns {
             message: self.message.unwrap_or_default(),
             provider_code: self.provider_code.unwrap_or_default(),
             account: self.account.unwrap_or_default(),
+            permissions: match self.permissions {
+                None => Vec::new(),
+                Some(json) => serde_json::from_str::<Vec<StoredPermission>>(&json)
+                    .map_err(|_| {
+                        StoreError::Corrupt(format!(
+                            "credential {id} has verify_permissions that are not a JSON list"
+                        ))
+                    })?
+                    .into_iter()
+                    .map(|p| PermissionCheck {
+                        name: p.name,
+                        granted: p.granted,
+                    })
+                    .collect(),
+            },
         }))
     }
+}
+
+fn permissions_json(checks: &[PermissionCheck]) -> String {
+    let stored: Vec<StoredPermission> = checks
+        .iter()
+        .map(|p| StoredPermission {
+            name: p.name.clone(),
+            granted: p.granted,
+        })
+        .collect();
+    serde_json::to_string(&stored).unwrap_or_else(|_| "[]".into())
 }
 
 /// Decodes an `api_tokens` row.
@@ -213,6 +255,7 @@ mod tests {
             verify_message: None,
             verify_provider_code: None,
             verify_account: None,
+            verify_permissions: None,
         };
         let err = row.decode().expect_err("unknown provider must not decode");
         assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");

@@ -25,7 +25,8 @@ macro_rules! select_credentials {
     ($tail:literal) => {
         concat!(
             "SELECT id, provider, envelope, kek_id, identity_json, saved_at, verified_ok, ",
-            "verified_at, verify_message, verify_provider_code, verify_account ",
+            "verified_at, verify_message, verify_provider_code, verify_account, ",
+            "verify_permissions ",
             "FROM credentials ",
             $tail
         )
@@ -94,14 +95,16 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
             .execute(
                 "INSERT INTO credentials (id, provider, envelope, kek_id, identity_json, \
                  saved_at, verified_ok, verified_at, verify_message, verify_provider_code, \
-                 verify_account) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                 verify_account, verify_permissions) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
                  ON CONFLICT (provider) DO UPDATE SET id = excluded.id, \
                  envelope = excluded.envelope, kek_id = excluded.kek_id, \
                  identity_json = excluded.identity_json, saved_at = excluded.saved_at, \
                  verified_ok = excluded.verified_ok, verified_at = excluded.verified_at, \
                  verify_message = excluded.verify_message, \
                  verify_provider_code = excluded.verify_provider_code, \
-                 verify_account = excluded.verify_account",
+                 verify_account = excluded.verify_account, \
+                 verify_permissions = excluded.verify_permissions",
                 &row.args(),
             )
             .await?;
@@ -148,8 +151,8 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
             .db
             .execute(
                 "UPDATE credentials SET verified_ok = $1, verified_at = $2, \
-                 verify_message = $3, verify_provider_code = $4, verify_account = $5 \
-                 WHERE id = $6 AND provider = $7",
+                 verify_message = $3, verify_provider_code = $4, verify_account = $5, \
+                 verify_permissions = $8 WHERE id = $6 AND provider = $7",
                 &args![
                     v.ok,
                     v.at,
@@ -158,6 +161,7 @@ impl<D: Dialect> CredentialStore for SqlStore<D> {
                     v.account,
                     credential_id,
                     provider.as_str(),
+                    v.permissions,
                 ],
             )
             .await?;

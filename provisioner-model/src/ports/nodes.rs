@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::StoreError;
 use crate::{
     HeartbeatReport, InstallReport, InstallStep, JoinTokenId, JoinTokenRecord, NewNode, Node,
-    NodeId, NodeName, RedeemError,
+    NodeFilter, NodeId, NodeName, RedeemError,
 };
 
 /// The provisioner's node registry storage.
@@ -52,11 +52,13 @@ pub trait NodeStore: Send + Sync + Debug {
     async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError>;
     /// Every node, ordered by name.
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError>;
-    /// Up to `limit` nodes ordered by name, those named after `after` when given.
+    /// Up to `limit` nodes that pass `filter`, ordered by name, those named after `after`
+    /// when given.
     async fn list_nodes_page(
         &self,
         limit: u32,
         after: Option<&NodeName>,
+        filter: &NodeFilter,
     ) -> Result<Vec<Node>, StoreError>;
     /// Deletes a node; `true` when it existed.
     async fn delete_node(&self, id: &NodeId) -> Result<bool, StoreError>;

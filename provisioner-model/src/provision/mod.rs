@@ -24,4 +24,4 @@ pub use request::{NewProvision, ProvisionInput, host_port};
 pub use saga::{FailureNote, SagaLog, SagaStep, StepOutcome, stamp};
 pub use sealing::{SealError, SealingKey};
 pub use status::{ProvisionStatus, StageTiming};
-pub use view::Provision;
+pub use view::{Cleanup, CleanupOutcome, Provision, StepDone};

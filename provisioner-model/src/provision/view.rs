@@ -1,7 +1,7 @@
 //! A provision as the operator sees it: no token, no saga internals, no lease.
 use time::OffsetDateTime;
 
-use super::{Placement, ProvisionId, ProvisionStatus, StageTiming};
+use super::{Placement, ProvisionId, ProvisionStatus, SagaStep, StageTiming};
 use crate::provision::ProvisionRecord;
 use crate::{InstallStep, NodeId, NodeName, Role};
 use levelrail_types::ProviderId;
@@ -46,6 +46,89 @@ pub struct Provision {
     pub keep_on_failure: bool,
     /// The region/size choices in order, and what became of each.
     pub placements: Vec<Placement>,
+    /// The server's id at the provider, once its create answered.
+    pub server_id: Option<String>,
+    /// The forward steps completed, in order, with when.
+    pub steps: Vec<StepDone>,
+    /// What the cleanup of a failure did; `None` while nothing failed.
+    pub cleanup: Option<Cleanup>,
+}
+
+/// A forward step of the saga that completed, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepDone {
+    pub step: SagaStep,
+    pub at: OffsetDateTime,
+}
+
+/// What the cleanup of a failed provision did with the server (and its dedicated firewall
+/// and keys) and with the join token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cleanup {
+    pub server: CleanupOutcome,
+    pub join_token: CleanupOutcome,
+}
+
+/// What became of one resource in a cleanup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CleanupOutcome {
+    /// Nothing was created, so there was nothing to delete.
+    NotNeeded,
+    /// Still to do: the cleanup is under way.
+    Pending,
+    /// Deleted (or revoked).
+    Deleted,
+    /// Kept, as the provision asked (`keep_on_failure`).
+    Kept,
+    /// Given up, with why (the orphan sweeper finds the server later).
+    Failed(String),
+}
+
+/// The saga's names of the two undo actions.
+const UNDO_SERVER: &str = "create_server";
+const UNDO_TOKEN: &str = "mint_join_token";
+
+impl Cleanup {
+    /// The cleanup of `r` so far; `None` when nothing failed.
+    fn of(r: &ProvisionRecord) -> Option<Cleanup> {
+        let failure = r.saga.failure.as_ref()?;
+        let undone = |name| r.saga.is_undone(name);
+        let server = if r.saga.create_attempts == 0 {
+            CleanupOutcome::NotNeeded
+        } else if r.keep_on_failure && !failure.cancelled {
+            CleanupOutcome::Kept
+        } else if undone(UNDO_SERVER) {
+            // Only the server's undo can give up (the token's is retried until done).
+            match r.saga.cleanup_errors.first() {
+                Some(why) => CleanupOutcome::Failed(why.clone()),
+                None => CleanupOutcome::Deleted,
+            }
+        } else {
+            CleanupOutcome::Pending
+        };
+        let join_token = if undone(UNDO_TOKEN) {
+            CleanupOutcome::Deleted
+        } else {
+            CleanupOutcome::Pending
+        };
+        Some(Cleanup { server, join_token })
+    }
+}
+
+/// The completed forward steps of `r`, in order (a record whose time does not read is left
+/// out: the log is ours, so that is only ever a row from a future version).
+fn steps_done(r: &ProvisionRecord) -> Vec<StepDone> {
+    r.saga
+        .completed
+        .iter()
+        .filter_map(|o| {
+            Some(StepDone {
+                step: SagaStep::from_name(&o.step)?,
+                at: OffsetDateTime::parse(&o.at, &time::format_description::well_known::Rfc3339)
+                    .ok()?,
+            })
+        })
+        .collect()
 }
 
 impl Provision {
@@ -85,6 +168,9 @@ impl From<&ProvisionRecord> for Provision {
             stages: r.stages.clone(),
             keep_on_failure: r.keep_on_failure,
             placements: r.saga.placements.clone(),
+            server_id: r.provider_server_id.clone(),
+            steps: steps_done(r),
+            cleanup: Cleanup::of(r),
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::enroll::ControlPlaneCa;
 use crate::model::JoinTokenRecord;
 use crate::model::ports::{Clock, EnrollmentListener, NodeStore};
 use crate::model::{FieldError, NodeName};
-use crate::model::{HeartbeatReport, Node, NodeId, Role};
+use crate::model::{HeartbeatReport, Node, NodeFilter, NodeId, Role};
 use crate::model::{JoinTokenId, MintedJoinToken, constant_time_eq};
 
 pub use progress::ProgressAuthority;
@@ -252,13 +252,14 @@ impl Nodes {
         Ok(self.store.list_nodes().await?)
     }
 
-    /// A page of nodes by name: up to `page_size` (0: 500; at most 1,000) after the page
-    /// token (the last name of the previous page; empty: from the start), and the next
-    /// page's token (empty on the last page).
+    /// A page of the nodes that pass `filter`, by name: up to `page_size` (0: 500; at
+    /// most 1,000) after the page token (the last name of the previous page; empty: from
+    /// the start), and the next page's token (empty on the last page).
     pub async fn list_nodes_page(
         &self,
         page_size: u32,
         page_token: &str,
+        filter: &NodeFilter,
     ) -> Result<(Vec<Node>, String), NodesError> {
         let size = match page_size {
             0 => NODES_PAGE,
@@ -275,7 +276,10 @@ impl Nodes {
             token => Some(NodeName::parse_as(token, "page_token")?),
         };
         // One more than the page: whether another page follows.
-        let mut nodes = self.store.list_nodes_page(size + 1, after.as_ref()).await?;
+        let mut nodes = self
+            .store
+            .list_nodes_page(size + 1, after.as_ref(), filter)
+            .await?;
         let more = nodes.len() > size as usize;
         nodes.truncate(size as usize);
         let next = match (more, nodes.last()) {

@@ -23,6 +23,7 @@ use super::{Nodes, Orphans, PROVISION_JOIN_TOKEN_TTL};
 use crate::app::workflow::{ProvisionEvents, Subscription, Workflow};
 use crate::model::ports::Clock;
 use crate::model::ports::{OrphanStore, ProvisionStore};
+use crate::model::provision::ProvisionStatus;
 use crate::model::provision::{InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{Provision, ProvisionError, ProvisionId, ProvisionInput, stamp};
 use levelrail_clouds::catalog::CatalogCache;
@@ -221,6 +222,27 @@ impl Provisioner {
         Ok(view)
     }
 
+    /// Starts a new provision with the settings of the failed provision `id` (see
+    /// [`retry_input`]); `request_id` makes the retry idempotent, as for a provision.
+    pub async fn retry_provision(
+        &self,
+        id: &ProvisionId,
+        request_id: String,
+    ) -> Result<Provision, ProvisionError> {
+        let record = self
+            .store
+            .get_provision(id)
+            .await?
+            .ok_or_else(|| ProvisionError::NotFound(id.to_string()))?;
+        if record.status != ProvisionStatus::Failed {
+            return Err(ProvisionError::FailedPrecondition(format!(
+                "provision {id} is {}; only a failed provision can be retried",
+                record.status.as_str()
+            )));
+        }
+        self.provision(retry_input(&record, request_id)).await
+    }
+
     /// The stored provision (never calls the provider).
     pub async fn get_provision(&self, id: &ProvisionId) -> Result<Provision, ProvisionError> {
         self.store
@@ -312,3 +334,40 @@ impl Provisioner {
 
 #[cfg(test)]
 mod tests;
+
+/// The request that repeats `record`'s: the same cloud, the region and size choices in their
+/// order (the first region and size are the ones first asked for), name, role, SSH keys
+/// and source CIDR, image, control-plane address and `keep_on_failure`.
+fn retry_input(record: &ProvisionRecord, request_id: String) -> ProvisionInput {
+    fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for v in values {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+    let placements = &record.saga.placements;
+    let regions = distinct(
+        std::iter::once(record.region.clone()).chain(placements.iter().map(|p| p.region.clone())),
+    );
+    let sizes = distinct(
+        std::iter::once(record.size.clone()).chain(placements.iter().map(|p| p.size.clone())),
+    );
+    ProvisionInput {
+        provider: Some(record.provider),
+        region: record.region.clone(),
+        size: record.size.clone(),
+        name: record.name.to_string(),
+        role: record.role,
+        ssh_public_keys: record.ssh_public_keys.clone(),
+        ssh_source_cidr: record.ssh_source_cidr.clone().unwrap_or_default(),
+        image: record.image.clone().unwrap_or_default(),
+        control_plane_addr: record.control_plane_addr.clone(),
+        request_id,
+        keep_on_failure: record.keep_on_failure,
+        fallback_regions: regions.into_iter().skip(1).collect(),
+        fallback_sizes: sizes.into_iter().skip(1).collect(),
+    }
+}

@@ -5,7 +5,10 @@ use secrecy::{ExposeSecret as _, SecretString};
 use time::{Duration, OffsetDateTime};
 
 use crate::app::JoinTokenInfo;
-use crate::model::{FieldError, HEARTBEAT_INTERVAL, Liveness, Node, NodeName, WorkloadKind};
+use crate::model::{
+    FieldError, HEARTBEAT_INTERVAL, Liveness, Node, NodeFilter, NodeName, WorkloadKind,
+};
+use levelrail_proto::credentials::v1::Provider as PbProvider;
 
 /// A proto timestamp.
 pub(super) fn timestamp(t: OffsetDateTime) -> prost_types::Timestamp {
@@ -32,7 +35,19 @@ fn node_status(l: Liveness) -> pb::NodeStatus {
 
 /// A node as the API shows it, with its status at `now`.
 pub(super) fn node(n: Node, now: OffsetDateTime) -> pb::Node {
+    let server = n.server.clone();
     pb::Node {
+        certificate_expires_at: Some(timestamp(n.cert_expires_at)),
+        provider: server
+            .as_ref()
+            .map_or(PbProvider::Unspecified, |s| PbProvider::from(s.provider))
+            as i32,
+        region: server
+            .as_ref()
+            .map(|s| s.region.clone())
+            .unwrap_or_default(),
+        size: server.as_ref().map(|s| s.size.clone()).unwrap_or_default(),
+        server_id: server.and_then(|s| s.server_id).unwrap_or_default(),
         status: node_status(n.liveness(now)).into(),
         id: n.id.to_string(),
         name: n.name.to_string(),
@@ -48,6 +63,37 @@ pub(super) fn node(n: Node, now: OffsetDateTime) -> pb::Node {
             .collect(),
         provision_id: n.provision_id.unwrap_or_default(),
     }
+}
+
+/// The filter a `ListNodesRequest` asks for, at `now` (online and offline are relative to
+/// it).
+pub(super) fn node_filter(
+    req: &pb::ListNodesRequest,
+    now: OffsetDateTime,
+) -> Result<NodeFilter, FieldError> {
+    let mut filter = NodeFilter {
+        // Unspecified: any cloud.
+        provider: match PbProvider::try_from(req.provider) {
+            Ok(known) => levelrail_types::ProviderId::try_from(known).ok(),
+            Err(_) => return Err(FieldError::new("provider", "is not a known provider")),
+        },
+        workload_kind: match pb::WorkloadKind::try_from(req.workload_kind) {
+            Ok(pb::WorkloadKind::Unspecified) => None,
+            Ok(pb::WorkloadKind::Apps) => Some(WorkloadKind::Apps),
+            Ok(pb::WorkloadKind::Builds) => Some(WorkloadKind::Builds),
+            Err(_) => {
+                return Err(FieldError::new("workload_kind", "must be apps or builds"));
+            }
+        },
+        ..NodeFilter::default()
+    };
+    filter = match pb::NodeStatus::try_from(req.status) {
+        Ok(pb::NodeStatus::Unspecified) => filter,
+        Ok(pb::NodeStatus::Online) => filter.with_liveness(Liveness::Online, now),
+        Ok(pb::NodeStatus::Offline) => filter.with_liveness(Liveness::Offline, now),
+        Err(_) => return Err(FieldError::new("status", "must be online or offline")),
+    };
+    Ok(filter)
 }
 
 /// The arguments of `CreateJoinToken`: TTL (`0` = default), bound name, provision.
@@ -139,6 +185,13 @@ mod tests {
             last_seen_at: t,
             cert_serial: "01".into(),
             cert_fingerprint: "00".repeat(32),
+            cert_expires_at: t + Duration::days(365),
+            server: Some(crate::model::NodeServer {
+                provider: levelrail_types::ProviderId::Hetzner,
+                region: "fsn1".into(),
+                size: "cx22".into(),
+                server_id: Some("42".into()),
+            }),
         };
 
         let online = node(n.clone(), t);
@@ -150,5 +203,67 @@ mod tests {
         assert_eq!(online.provision_id, "");
         assert_eq!(online.name, "web-1");
         assert_eq!(online.docker_version, "26.1.5");
+        assert_eq!(online.provider, PbProvider::Hetzner as i32);
+        assert_eq!(
+            (
+                online.region.as_str(),
+                online.size.as_str(),
+                online.server_id.as_str()
+            ),
+            ("fsn1", "cx22", "42")
+        );
+        assert_eq!(
+            online.certificate_expires_at,
+            Some(timestamp(t + Duration::days(365)))
+        );
+    }
+
+    #[test]
+    fn a_node_filter_names_each_bad_field() {
+        let now = datetime!(2030-01-01 00:00:00 UTC);
+        for (req, field) in [
+            (
+                pb::ListNodesRequest {
+                    status: 9,
+                    ..Default::default()
+                },
+                "status",
+            ),
+            (
+                pb::ListNodesRequest {
+                    provider: 99,
+                    ..Default::default()
+                },
+                "provider",
+            ),
+            (
+                pb::ListNodesRequest {
+                    workload_kind: 7,
+                    ..Default::default()
+                },
+                "workload_kind",
+            ),
+        ] {
+            assert_eq!(node_filter(&req, now).expect_err(field).field, field);
+        }
+        let online = node_filter(
+            &pb::ListNodesRequest {
+                status: pb::NodeStatus::Online as i32,
+                provider: PbProvider::Aws as i32,
+                workload_kind: pb::WorkloadKind::Builds as i32,
+                ..Default::default()
+            },
+            now,
+        )
+        .expect("valid");
+        assert_eq!(
+            online,
+            NodeFilter {
+                seen_since: Some(now - crate::model::LIVENESS_WINDOW),
+                seen_before: None,
+                provider: Some(levelrail_types::ProviderId::Aws),
+                workload_kind: Some(WorkloadKind::Builds),
+            }
+        );
     }
 }

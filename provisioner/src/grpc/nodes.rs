@@ -78,12 +78,13 @@ impl NodesService for NodesGrpc {
         &self,
         request: Request<pb::ListNodesRequest>,
     ) -> Result<Response<pb::ListNodesResponse>, Status> {
-        let pb::ListNodesRequest {
-            page_size,
-            page_token,
-        } = request.into_inner();
-        let (nodes, next_page_token) = self.nodes.list_nodes_page(page_size, &page_token).await?;
+        let request = request.into_inner();
         let now = self.nodes.now();
+        let filter = convert::node_filter(&request, now).map_err(NodesError::from)?;
+        let (nodes, next_page_token) = self
+            .nodes
+            .list_nodes_page(request.page_size, &request.page_token, &filter)
+            .await?;
         let nodes = nodes.into_iter().map(|n| convert::node(n, now)).collect();
         Ok(Response::new(pb::ListNodesResponse {
             nodes,

@@ -6,8 +6,8 @@ use levelrail_proto::provisioner::v1 as pb;
 use super::convert::timestamp;
 use super::provision_status::status;
 use crate::model::provision::{
-    Placement, PlacementOutcome, Provision, ProvisionId, ProvisionInput, ProvisionStatus,
-    StageTiming,
+    Cleanup, CleanupOutcome, Placement, PlacementOutcome, Provision, ProvisionId, ProvisionInput,
+    ProvisionStatus, StageTiming, StepDone,
 };
 use crate::model::{FieldError, InstallStep, Role};
 use levelrail_clouds::{ProviderId, Region, Size};
@@ -101,12 +101,40 @@ fn stage(s: &StageTiming) -> pb::StageTiming {
     }
 }
 
-/// A provision as the API shows it.
+fn cleanup_result(o: &CleanupOutcome) -> pb::CleanupResult {
+    let (outcome, reason) = match o {
+        CleanupOutcome::NotNeeded => (pb::CleanupOutcome::NotNeeded, ""),
+        CleanupOutcome::Pending => (pb::CleanupOutcome::Pending, ""),
+        CleanupOutcome::Deleted => (pb::CleanupOutcome::Deleted, ""),
+        CleanupOutcome::Kept => (pb::CleanupOutcome::Kept, ""),
+        CleanupOutcome::Failed(why) => (pb::CleanupOutcome::Failed, why.as_str()),
+    };
+    pb::CleanupResult {
+        outcome: outcome.into(),
+        reason: reason.to_owned(),
+    }
+}
+
+fn cleanup(c: &Cleanup) -> pb::Cleanup {
+    pb::Cleanup {
+        server: Some(cleanup_result(&c.server)),
+        join_token: Some(cleanup_result(&c.join_token)),
+    }
+}
+
+fn step_done(s: &StepDone) -> pb::StepDone {
+    pb::StepDone {
+        step: s.step.as_str().to_owned(),
+        at: Some(timestamp(s.at)),
+    }
+}
+
 /// A provision id from a request, refused naming the field when malformed.
 pub(super) fn provision_id(id: &str) -> Result<ProvisionId, tonic::Status> {
     ProvisionId::parse(id).map_err(|e| status(e.into()))
 }
 
+/// A provision as the API shows it.
 pub(super) fn provision(p: Provision) -> pb::Provision {
     pb::Provision {
         id: p.id.to_string(),
@@ -131,6 +159,9 @@ pub(super) fn provision(p: Provision) -> pb::Provision {
         stages: p.stages.iter().map(stage).collect(),
         keep_on_failure: p.keep_on_failure,
         placements: p.placements.iter().map(placement).collect(),
+        server_id: p.server_id.unwrap_or_default(),
+        steps: p.steps.iter().map(step_done).collect(),
+        cleanup: p.cleanup.as_ref().map(cleanup),
     }
 }
 

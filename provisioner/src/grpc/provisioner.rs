@@ -141,6 +141,22 @@ impl ProvisionerService for ProvisionerGrpc {
             provision: Some(convert::provision(provision)),
         }))
     }
+
+    async fn retry_provision(
+        &self,
+        request: Request<pb::RetryProvisionRequest>,
+    ) -> Result<Response<pb::ProvisionResponse>, Status> {
+        let pb::RetryProvisionRequest { id, request_id } = request.into_inner();
+        let id = convert::provision_id(&id)?;
+        let provision = self
+            .provisioner
+            .retry_provision(&id, request_id)
+            .await
+            .map_err(status)?;
+        Ok(Response::new(pb::ProvisionResponse {
+            provision: Some(convert::provision(provision)),
+        }))
+    }
 }
 
 #[cfg(test)]

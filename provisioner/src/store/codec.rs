@@ -5,9 +5,10 @@ use levelrail_db::{Dialect, Row};
 
 use crate::model::ports::StoreError;
 use crate::model::{
-    InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, Role, WorkloadKind,
+    InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, NodeServer, Role, WorkloadKind,
 };
 use crate::model::{JoinTokenRecord, RedeemError};
+use levelrail_types::ProviderId;
 
 /// The JSON text of a node's addresses.
 pub(crate) fn addresses_json(addresses: &[String]) -> String {
@@ -69,7 +70,25 @@ pub(crate) fn read_node(row: &Row) -> Result<Node, StoreError> {
         last_seen_at: row.time("last_seen_at")?,
         cert_serial: row.text("cert_serial")?,
         cert_fingerprint: row.text("cert_fingerprint")?,
+        cert_expires_at: row.time("cert_expires_at")?,
+        server: read_node_server(row)?,
     })
+}
+
+/// The server a node's provision created (the joined `server_*` columns); `None` for a
+/// node enrolled by hand.
+fn read_node_server(row: &Row) -> Result<Option<NodeServer>, StoreError> {
+    let Some(provider) = row.opt_text("server_provider")? else {
+        return Ok(None);
+    };
+    Ok(Some(NodeServer {
+        provider: provider
+            .parse::<ProviderId>()
+            .map_err(|_| corrupt("provisions.provider"))?,
+        region: row.text("server_region")?,
+        size: row.text("server_size")?,
+        server_id: row.opt_text("server_id")?,
+    }))
 }
 
 /// Decodes `install_progress` rows into step order.

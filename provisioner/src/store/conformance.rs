@@ -10,7 +10,10 @@ use time::Duration;
 use self::fixtures::{T0, T0_STORED, get, name, new_node, put, token};
 pub use self::fixtures::{assert_dump_holds_no_secret, store_canary_tokens};
 use crate::model::ports::{NodeStore, StoreError};
-use crate::model::{HeartbeatReport, InstallReport, InstallStep, JoinTokenId, NodeId, Role};
+use crate::model::{
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, NodeFilter, NodeId, Role,
+    WorkloadKind,
+};
 
 /// Runs every behaviour in sequence against `store`, which must be empty (a fresh
 /// database). Needs a multi-thread Tokio runtime (the concurrency checks spawn tasks).
@@ -23,6 +26,7 @@ pub async fn run(store: Arc<dyn NodeStore>) {
     redeem::run(Arc::clone(&store)).await;
     heartbeats_update_the_node(&*store).await;
     deleted_nodes_are_gone(&*store).await;
+    nodes_are_listed_by_filter(&*store).await;
     install_progress_is_recorded_once_per_step(&*store).await;
 }
 
@@ -308,7 +312,7 @@ async fn deleted_nodes_are_gone(store: &dyn NodeStore) {
     let mut after: Option<crate::model::NodeName> = None;
     loop {
         let page = store
-            .list_nodes_page(2, after.as_ref())
+            .list_nodes_page(2, after.as_ref(), &NodeFilter::default())
             .await
             .expect("a page");
         assert!(page.len() <= 2, "a page longer than asked");
@@ -322,6 +326,98 @@ async fn deleted_nodes_are_gone(store: &dyn NodeStore) {
         .await
         .expect("touch");
     assert!(!touched, "a deleted node accepted a heartbeat");
+}
+
+/// Filters by last heartbeat and workload kind, a page at a time, and by cloud (a node
+/// enrolled by hand has none); the certificate's expiry round-trips.
+async fn nodes_are_listed_by_filter(store: &dyn NodeStore) {
+    let later = T0 + Duration::minutes(10);
+    let mut enrolled = Vec::new();
+    for (node_name, kind, seen) in [
+        ("filter-a", WorkloadKind::Apps, T0),
+        ("filter-b", WorkloadKind::Builds, later),
+        ("filter-c", WorkloadKind::Apps, later),
+        ("filter-d", WorkloadKind::Builds, T0),
+    ] {
+        let t = token();
+        put(store, &t).await;
+        let mut n = new_node();
+        n.workload_kinds = vec![kind];
+        let node = store
+            .redeem_join_token(&t.id, &t.secret_sha256, &name(node_name), T0, &n)
+            .await
+            .expect("redeem");
+        assert_eq!(
+            node.cert_expires_at, n.cert_expires_at,
+            "the certificate's expiry"
+        );
+        let read = store.get_node(&node.id).await.expect("get").expect("node");
+        assert_eq!(read.cert_expires_at, n.cert_expires_at, "expiry as read");
+        assert_eq!(read.server, None, "a node enrolled by hand has no server");
+        assert!(
+            store
+                .touch_node(&node.id, seen, &HeartbeatReport::default())
+                .await
+                .expect("touch")
+        );
+        enrolled.push(node.id);
+    }
+    let cutoff = T0 + Duration::minutes(5);
+    let listed = |filter: NodeFilter| async move {
+        let mut names = Vec::new();
+        let mut after: Option<crate::model::NodeName> = None;
+        loop {
+            let page = store
+                .list_nodes_page(1, after.as_ref(), &filter)
+                .await
+                .expect("a page");
+            let Some(last) = page.last() else { break };
+            after = Some(last.name.clone());
+            names.extend(page.iter().map(|n| n.name.to_string()));
+        }
+        names.retain(|n| n.starts_with("filter-"));
+        names
+    };
+    let seen_since = NodeFilter {
+        seen_since: Some(cutoff),
+        ..NodeFilter::default()
+    };
+    assert_eq!(
+        listed(seen_since).await,
+        ["filter-b", "filter-c"],
+        "seen since"
+    );
+    let seen_before = NodeFilter {
+        seen_before: Some(cutoff),
+        ..NodeFilter::default()
+    };
+    assert_eq!(
+        listed(seen_before).await,
+        ["filter-a", "filter-d"],
+        "seen before"
+    );
+    let builds = NodeFilter {
+        workload_kind: Some(WorkloadKind::Builds),
+        ..NodeFilter::default()
+    };
+    assert_eq!(listed(builds).await, ["filter-b", "filter-d"], "builds");
+    let recent_apps = NodeFilter {
+        seen_since: Some(cutoff),
+        workload_kind: Some(WorkloadKind::Apps),
+        ..NodeFilter::default()
+    };
+    assert_eq!(listed(recent_apps).await, ["filter-c"], "recent apps");
+    let at_a_cloud = NodeFilter {
+        provider: Some(levelrail_types::ProviderId::Hetzner),
+        ..NodeFilter::default()
+    };
+    assert!(
+        listed(at_a_cloud).await.is_empty(),
+        "nodes enrolled by hand"
+    );
+    for id in enrolled {
+        store.delete_node(&id).await.expect("delete");
+    }
 }
 
 async fn install_progress_is_recorded_once_per_step(store: &dyn NodeStore) {

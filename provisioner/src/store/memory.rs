@@ -14,7 +14,8 @@ use crate::model::provision::ProvisionId;
 use crate::model::provision::{ClaimHolder, ProvisionRecord};
 use crate::model::stored_time;
 use crate::model::{
-    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeFilter, NodeId, NodeName,
+    NodeServer,
 };
 use crate::model::{JoinTokenRecord, NewNode, RedeemError};
 
@@ -44,6 +45,27 @@ pub(crate) struct State {
     /// `PROVISIONS_PER_READ` ids).
     #[cfg(test)]
     pub(crate) batched_reads: usize,
+}
+
+impl State {
+    /// `node` with the server its provision created, as the SQL store joins it.
+    fn with_server(&self, node: &Node) -> Node {
+        let server = node
+            .provision_id
+            .as_deref()
+            .and_then(|id| ProvisionId::parse(id).ok())
+            .and_then(|id| self.provisions.get(&id))
+            .map(|p| NodeServer {
+                provider: p.provider,
+                region: p.region.clone(),
+                size: p.size.clone(),
+                server_id: p.provider_server_id.clone(),
+            });
+        Node {
+            server,
+            ..node.clone()
+        }
+    }
 }
 
 /// A `NodeStore` held in memory; lost when dropped.
@@ -220,7 +242,8 @@ impl NodeStore for MemoryStore {
     }
 
     async fn get_node(&self, id: &NodeId) -> Result<Option<Node>, StoreError> {
-        Ok(self.lock().nodes.get(id).cloned())
+        let state = self.lock();
+        Ok(state.nodes.get(id).map(|n| state.with_server(n)))
     }
 
     async fn get_node_certificate(&self, id: &NodeId) -> Result<Option<String>, StoreError> {
@@ -233,18 +256,25 @@ impl NodeStore for MemoryStore {
     }
 
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError> {
-        let mut nodes: Vec<Node> = self.lock().nodes.values().cloned().collect();
-        nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(nodes)
+        self.list_nodes_page(u32::MAX, None, &NodeFilter::default())
+            .await
     }
 
     async fn list_nodes_page(
         &self,
         limit: u32,
         after: Option<&NodeName>,
+        filter: &NodeFilter,
     ) -> Result<Vec<Node>, StoreError> {
-        let mut nodes = self.list_nodes().await?;
-        nodes.retain(|n| after.is_none_or(|a| n.name.as_str() > a.as_str()));
+        let state = self.lock();
+        let mut nodes: Vec<Node> = state
+            .nodes
+            .values()
+            .filter(|n| after.is_none_or(|a| n.name.as_str() > a.as_str()))
+            .map(|n| state.with_server(n))
+            .filter(|n| filter.matches(n))
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
         nodes.truncate(limit as usize);
         Ok(nodes)
     }

@@ -15,7 +15,7 @@ use super::codec::{
 use crate::model::explain_failed_update;
 use crate::model::ports::{NodeStore, StoreError};
 use crate::model::{
-    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName,
+    HeartbeatReport, InstallReport, InstallStep, JoinTokenId, Node, NodeFilter, NodeId, NodeName,
 };
 use crate::model::{JoinTokenRecord, NewNode, RedeemError};
 
@@ -30,12 +30,17 @@ macro_rules! select_tokens {
     };
 }
 
-/// A `nodes` query reading every column `read_node` decodes.
+/// A `nodes` query reading every column `read_node` decodes, the node's provision joined
+/// (as `p`) for the server it created.
 macro_rules! select_nodes {
     ($tail:literal) => {
         concat!(
-            "SELECT id, name, addresses, agent_version, docker_version, workload_kinds, \
-             provision_id, enrolled_at, last_seen_at, cert_serial, cert_fingerprint FROM nodes ",
+            "SELECT nodes.id, nodes.name, nodes.addresses, nodes.agent_version, \
+             nodes.docker_version, nodes.workload_kinds, nodes.provision_id, nodes.enrolled_at, \
+             nodes.last_seen_at, nodes.cert_serial, nodes.cert_fingerprint, \
+             nodes.cert_expires_at, p.provider AS server_provider, p.region AS server_region, \
+             p.size AS server_size, p.provider_server_id AS server_id \
+             FROM nodes LEFT JOIN provisions AS p ON p.id = nodes.provision_id ",
             $tail
         )
     };
@@ -53,7 +58,8 @@ async fn insert_node<D: Dialect>(
         .execute(
             "INSERT INTO nodes (id, name, addresses, agent_version, workload_kinds, \
              provision_id, enrolled_at, last_seen_at, cert_serial, cert_fingerprint, \
-             certificate_pem) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)",
+             cert_expires_at, certificate_pem) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11)",
             &args![
                 n.id.as_str(),
                 node_name.as_str(),
@@ -64,6 +70,7 @@ async fn insert_node<D: Dialect>(
                 now,
                 &n.cert_serial,
                 &n.cert_fingerprint,
+                n.cert_expires_at,
                 &n.certificate_pem,
             ],
         )
@@ -206,7 +213,7 @@ impl<D: Dialect> NodeStore for SqlStore<D> {
     async fn get_node(&self, id: &NodeId) -> Result<Option<Node>, StoreError> {
         let row = self
             .db
-            .fetch_optional(select_nodes!("WHERE id = $1"), &args![id.as_str()])
+            .fetch_optional(select_nodes!("WHERE nodes.id = $1"), &args![id.as_str()])
             .await?;
         row.as_ref().map(read_node).transpose()
     }
@@ -228,7 +235,7 @@ impl<D: Dialect> NodeStore for SqlStore<D> {
     async fn list_nodes(&self) -> Result<Vec<Node>, StoreError> {
         let rows = self
             .db
-            .fetch_all(select_nodes!("ORDER BY name"), &[])
+            .fetch_all(select_nodes!("ORDER BY nodes.name"), &[])
             .await?;
         rows.iter().map(read_node).collect()
     }
@@ -237,22 +244,34 @@ impl<D: Dialect> NodeStore for SqlStore<D> {
         &self,
         limit: u32,
         after: Option<&NodeName>,
+        filter: &NodeFilter,
     ) -> Result<Vec<Node>, StoreError> {
-        let rows = match after {
-            None => {
-                self.db
-                    .fetch_all(select_nodes!("ORDER BY name LIMIT $1"), &args![limit])
-                    .await?
-            }
-            Some(name) => {
-                self.db
-                    .fetch_all(
-                        select_nodes!("WHERE name > $2 ORDER BY name LIMIT $1"),
-                        &args![limit, name.as_str()],
-                    )
-                    .await?
-            }
-        };
+        // One statement for every filter: an absent criterion is a NULL that passes all.
+        // The name index gives the order; a page reads on until it is full.
+        let kind = filter
+            .workload_kind
+            .map(|k| format!("%\"{}\"%", k.as_str()));
+        let rows = self
+            .db
+            .fetch_all(
+                select_nodes!(
+                    "WHERE ($2 IS NULL OR nodes.name > $2) \
+                     AND ($3 IS NULL OR nodes.last_seen_at >= $3) \
+                     AND ($4 IS NULL OR nodes.last_seen_at < $4) \
+                     AND ($5 IS NULL OR p.provider = $5) \
+                     AND ($6 IS NULL OR nodes.workload_kinds LIKE $6) \
+                     ORDER BY nodes.name LIMIT $1"
+                ),
+                &args![
+                    limit,
+                    after.map(NodeName::as_str),
+                    filter.seen_since,
+                    filter.seen_before,
+                    filter.provider.map(|p| p.as_str()),
+                    kind,
+                ],
+            )
+            .await?;
         rows.iter().map(read_node).collect()
     }
 

@@ -76,6 +76,7 @@ pub(crate) fn test_config(data_dir: &Path) -> ServeConfig {
         demo_token_lifetime: None,
         demo_stray_server: false,
         demo_full_regions: vec![],
+        demo_fleet: None,
     }
 }
 

@@ -168,6 +168,23 @@ async fn verify(args: &ProviderArg, ctx: &mut Context<'_, '_>) -> Result<Outcome
                 "provider \"{name}\" verification failed: {message}"
             ))?;
         }
+        let checks = response.result.iter().flat_map(|r| &r.permissions);
+        let missing: Vec<&str> = checks
+            .clone()
+            .filter(|p| !p.granted)
+            .map(|p| p.name.as_str())
+            .collect();
+        let checked = checks.count();
+        if checked > 0 {
+            ctx.print(&format!(
+                "permissions: {} of {checked} proven{}",
+                checked - missing.len(),
+                match missing.is_empty() {
+                    true => String::new(),
+                    false => format!("; missing: {}", missing.join(", ")),
+                }
+            ))?;
+        }
     }
     Ok(if ok {
         Outcome::Success

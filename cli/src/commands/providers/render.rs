@@ -164,5 +164,9 @@ pub(crate) fn verification_json(result: &VerificationResult) -> Value {
         "message": result.message,
         "provider_code": result.provider_code,
         "account": result.account,
+        "permissions": result.permissions.iter().map(|p| json!({
+            "name": p.name,
+            "granted": p.granted,
+        })).collect::<Vec<_>>(),
     })
 }

@@ -1,4 +1,4 @@
-//! `levelrail-cli nodes provisions list|show|watch|cancel`: provisions already started, over
+//! `levelrail-cli nodes provisions list|show|watch|cancel|retry`: provisions already started, over
 //! `ProvisionerService`. Rendering is in `render`, the live view in `watch`.
 pub(crate) mod render;
 pub(crate) mod watch;
@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
 use levelrail_proto::provisioner::v1::{
     CancelProvisionRequest, GetProvisionRequest, ListProvisionsRequest, Provision,
+    RetryProvisionRequest,
 };
 use serde_json::{Value, json};
 
@@ -39,6 +40,9 @@ enum ProvisionsCommand {
     /// Cancel an in-flight provision: its server and resources are deleted and its join
     /// token revoked.
     Cancel(ProvisionIdArg),
+    /// Start a new provision with a failed one's settings (cloud, region and size choices,
+    /// name, role, SSH keys, image, keep-on-failure).
+    Retry(ProvisionIdArg),
 }
 
 /// The flags of `nodes provisions list`.
@@ -97,6 +101,7 @@ pub(crate) async fn run(
             watch::follow(&id, ctx, &mut watch::Shown::default(), backoff).await
         }
         ProvisionsCommand::Cancel(args) => cancel(&args, ctx).await,
+        ProvisionsCommand::Retry(args) => retry(&args, ctx).await,
     }
 }
 
@@ -187,6 +192,35 @@ async fn cancel(args: &ProvisionIdArg, ctx: &mut Context<'_, '_>) -> Result<Outc
         ))?;
         ctx.print(&format!(
             "follow with: levelrail-cli nodes provisions watch {id}"
+        ))?;
+    }
+    Ok(Outcome::Success)
+}
+
+async fn retry(args: &ProvisionIdArg, ctx: &mut Context<'_, '_>) -> Result<Outcome, CliError> {
+    let id = args.id()?;
+    let mut client = ProvisionerServiceClient::new(ctx.channel().await?);
+    let provision = client
+        .retry_provision(RetryProvisionRequest {
+            id: id.clone(),
+            request_id: uuid::Uuid::new_v4().to_string(),
+        })
+        .await
+        .map_err(|s| ctx.rpc_error_about(&s, "provision", &id))?
+        .into_inner()
+        .provision
+        .ok_or_else(|| CliError::failed("the server returned no provision"))?;
+    if ctx.json() {
+        ctx.print_json(&json!({ "provision": render::provision_json(&provision) }))?;
+    } else {
+        ctx.print(&format!(
+            "provision {} started with the settings of {id}, status: {}",
+            provision.id,
+            render::status_name(provision.status)
+        ))?;
+        ctx.print(&format!(
+            "follow with: levelrail-cli nodes provisions watch {}",
+            provision.id
         ))?;
     }
     Ok(Outcome::Success)

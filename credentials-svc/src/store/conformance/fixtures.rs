@@ -69,6 +69,16 @@ pub(super) fn verification(ok: bool) -> Verification {
         .into(),
         provider_code: if ok { "" } else { "403" }.into(),
         account: "acct-1".into(),
+        permissions: vec![
+            levelrail_types::PermissionCheck {
+                name: "compute.instances.create".into(),
+                granted: ok,
+            },
+            levelrail_types::PermissionCheck {
+                name: "quote \" and ünïcode".into(),
+                granted: true,
+            },
+        ],
     }
 }
 

@@ -48,7 +48,8 @@ impl Nodes {
             .ca
             .sign_node_csr(csr_pem, node_id.as_str())
             .context("signing a node certificate")?;
-        let (cert_serial, cert_fingerprint) = certificate_details(&certificate_pem)?;
+        let (cert_serial, cert_fingerprint, cert_expires_at) =
+            certificate_details(&certificate_pem)?;
         let new_node = NewNode {
             id: node_id,
             addresses,
@@ -57,6 +58,7 @@ impl Nodes {
             provision_id: record.provision_id.clone(),
             cert_serial,
             cert_fingerprint,
+            cert_expires_at,
             certificate_pem: certificate_pem.clone(),
         };
         let redeemed = self
@@ -194,13 +196,19 @@ fn same_public_key(csr_pem: &str, certificate_pem: &str) -> bool {
     matches!((csr_key, cert_key), (Some(a), Some(b)) if a == b)
 }
 
-/// Serial number (hex) and fingerprint (hex SHA-256 of the DER) of a PEM certificate.
-fn certificate_details(cert_pem: &str) -> Result<(String, String), NodesError> {
+/// Serial number (hex), fingerprint (hex SHA-256 of the DER) and expiry (at stored
+/// precision) of a PEM certificate.
+fn certificate_details(cert_pem: &str) -> Result<(String, String, OffsetDateTime), NodesError> {
     let der = rustls_pemfile::certs(&mut cert_pem.as_bytes())
         .next()
         .context("the signed certificate is not PEM")?
         .context("the signed certificate is not PEM")?;
     let (_, cert) = x509_parser::parse_x509_certificate(&der)
         .map_err(|e| anyhow::anyhow!("parsing the signed certificate: {e}"))?;
-    Ok((hex::encode(cert.raw_serial()), fingerprint_der(&der)))
+    let expires_at = crate::model::stored_time(cert.validity().not_after.to_datetime())?;
+    Ok((
+        hex::encode(cert.raw_serial()),
+        fingerprint_der(&der),
+        expires_at,
+    ))
 }

@@ -394,29 +394,45 @@ async fn nodes_are_listed_a_page_at_a_time_by_name() {
         let (_, t) = token(&nodes, None, None, Role::General).await;
         enroll(&nodes, &t, n).await.expect("enroll");
     }
-    let (first, next) = nodes.list_nodes_page(2, "").await.expect("first page");
+    let (first, next) = nodes
+        .list_nodes_page(2, "", &NodeFilter::default())
+        .await
+        .expect("first page");
     let names: Vec<&str> = first.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["node-a", "node-b"]);
     assert_eq!(next, "node-b");
-    let (second, next) = nodes.list_nodes_page(2, &next).await.expect("second page");
+    let (second, next) = nodes
+        .list_nodes_page(2, &next, &NodeFilter::default())
+        .await
+        .expect("second page");
     assert_eq!(second.len(), 2);
-    let (last, next) = nodes.list_nodes_page(2, &next).await.expect("last page");
+    let (last, next) = nodes
+        .list_nodes_page(2, &next, &NodeFilter::default())
+        .await
+        .expect("last page");
     assert_eq!(
         last.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
         ["node-e"]
     );
     assert_eq!(next, "", "the last page names a next one");
-    let (all, next) = nodes.list_nodes_page(0, "").await.expect("default size");
+    let (all, next) = nodes
+        .list_nodes_page(0, "", &NodeFilter::default())
+        .await
+        .expect("default size");
     assert_eq!((all.len(), next.as_str()), (5, ""));
     assert!(matches!(
-        nodes.list_nodes_page(1_001, "").await,
+        nodes
+            .list_nodes_page(1_001, "", &NodeFilter::default())
+            .await,
         Err(NodesError::InvalidArgument {
             field: "page_size",
             ..
         })
     ));
     assert!(matches!(
-        nodes.list_nodes_page(2, "Not A Name!").await,
+        nodes
+            .list_nodes_page(2, "Not A Name!", &NodeFilter::default())
+            .await,
         Err(NodesError::InvalidArgument {
             field: "page_token",
             ..

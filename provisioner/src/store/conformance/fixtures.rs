@@ -75,6 +75,7 @@ pub(super) fn new_node() -> NewNode {
         provision_id: None,
         cert_serial: "7f01".into(),
         cert_fingerprint: "ab".repeat(32),
+        cert_expires_at: T0_STORED + Duration::days(365),
         certificate_pem: "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n".into(),
     }
 }

@@ -311,6 +311,43 @@ async fn a_waiting_driver_reads_its_row_reports_and_enrollment_at_once(
         Some(node.id.clone()),
         "the enrolled node"
     );
+    // The node reads the server its provision created, and lists by that cloud.
+    let mut created = inserted.clone();
+    created.provider_server_id = Some("4711".into());
+    store
+        .update_provision(&created)
+        .await
+        .expect("record the server")
+        .expect("the update applies");
+    let read = store.get_node(&node.id).await.expect("get").expect("node");
+    assert_eq!(
+        read.server,
+        Some(crate::model::NodeServer {
+            provider: levelrail_types::ProviderId::Hetzner,
+            region: "fsn1".into(),
+            size: "cx22".into(),
+            server_id: Some("4711".into()),
+        }),
+        "the node's server"
+    );
+    for (provider, listed) in [
+        (levelrail_types::ProviderId::Hetzner, true),
+        (levelrail_types::ProviderId::Aws, false),
+    ] {
+        let filter = crate::model::NodeFilter {
+            provider: Some(provider),
+            ..Default::default()
+        };
+        let page = store
+            .list_nodes_page(10, None, &filter)
+            .await
+            .expect("a page");
+        assert_eq!(
+            page.iter().any(|n| n.id == node.id),
+            listed,
+            "listed by {provider:?}: {page:?}"
+        );
+    }
     store.delete_node(&node.id).await.expect("delete");
     let view = store.wait_view(&p.id).await.expect("view").expect("found");
     assert_eq!(view.enrolled_node, None, "a deleted node");

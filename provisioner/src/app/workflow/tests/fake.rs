@@ -522,6 +522,7 @@ impl CloudProvider for FakeProvider {
             can_write: true,
             account: "fake".into(),
             message: "fake".into(),
+            permissions: Vec::new(),
         })
     }
 }

@@ -74,6 +74,7 @@ pub(super) fn new_node(provision: Option<&ProvisionId>) -> NewNode {
         provision_id: provision.map(|p| p.to_string()),
         cert_serial: "01".into(),
         cert_fingerprint: "ab".repeat(32),
+        cert_expires_at: T0_STORED + time::Duration::days(365),
         certificate_pem: "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n".into(),
     }
 }
