@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { BASE, launch, shot, signIn, withPage } from './helpers.mjs';
+import { BASE, assertAccessible, launch, shot, signIn, withPage } from './helpers.mjs';
 
 const SLUGS = ['hetzner', 'digitalocean', 'aws', 'azure', 'gcp'];
 // A syntactically valid AWS key pair that exists nowhere (never verified).
@@ -85,6 +85,13 @@ test('connecting AWS stores the key, shows Connected, and the secret never comes
 
     await page.locator('[data-testid=aws-saved]').waitFor();
     assert.equal(await page.innerText('[data-testid=provider-status-aws]'), 'Connected');
+    // Saving verifies at once: this key exists nowhere, so the card says it failed and why,
+    // with no press of Verify.
+    const verification = page.locator('[data-testid=provider-verification-aws]');
+    await page.waitForFunction(
+      () => !/Never verified/.test(document.querySelector('[data-testid=provider-verification-aws]')?.textContent ?? 'Never verified'),
+    );
+    assert.match(await verification.innerText(), /^✗ Failed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d — /);
     const identity = await page.innerText('[data-testid=provider-identity-aws]');
     assert.match(identity, /…MPLE/);
     assert.match(identity, /eu-west-1/);
@@ -169,5 +176,12 @@ test('verifying a connected provider records the last verification on its card',
     await notice.waitFor();
     assert.match(await notice.innerText(), /^Verified/);
     assert.match(await page.innerText('[data-testid=provider-verification-digitalocean]'), /✓ Verified/);
+    // The scopes it proved, each named behind the disclosure.
+    const permissions = page.locator('[data-testid=provider-permissions-digitalocean]');
+    assert.match(await permissions.locator('summary').innerText(), /^\d+ proven, none missing$/);
+    await permissions.locator('summary').click();
+    assert.match(await permissions.innerText(), /droplet:create/);
+    await assertAccessible(page, 'provider cards');
+    await shot(page, '02-node-providers-verified');
   });
 });

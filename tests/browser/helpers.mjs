@@ -2,13 +2,20 @@
 // browser context per test, console-error collection, keyboard navigation and screenshots.
 // The server is started by scripts/browser-test, which passes its address and token.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 export const BASE = required('LEVELRAIL_URL');
 export const TOKEN = required('LEVELRAIL_TOKEN');
+/** A second server whose demo enrolled a fleet of 10,000 nodes (07-fleet). */
+export const FLEET_URL = process.env.LEVELRAIL_FLEET_URL;
+export const FLEET_TOKEN = process.env.LEVELRAIL_FLEET_TOKEN;
+/** The main server's log (the tests read what it records). */
+export const SERVER_LOG = required('LEVELRAIL_SERVER_LOG');
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SHOTS = process.env.LEVELRAIL_SCREENSHOTS ?? 'artifacts/screenshots';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
@@ -75,10 +82,10 @@ export async function withPage(browser, body, { expected = [] } = {}) {
 }
 
 /** Signs in through the form and waits for the Nodes page. */
-export async function signIn(page, next = '/nodes') {
-  await page.goto(`${BASE}${next}`);
+export async function signIn(page, next = '/nodes', { base = BASE, token = TOKEN } = {}) {
+  await page.goto(`${base}${next}`);
   await page.waitForURL(/\/sign-in/);
-  await page.fill('#api-token', TOKEN);
+  await page.fill('#api-token', token);
   await page.click('#sign-in-submit');
   await page.waitForURL((u) => u.pathname === next);
 }
@@ -135,4 +142,47 @@ export async function openSizeStep(page, provider) {
   await page.click('#wizard-next');
   await page.waitForSelector('input[name=wizard-size]');
   return region;
+}
+
+/**
+ * Runs axe-core on the page as it stands and fails on any serious or critical violation,
+ * naming each rule and the elements it found.
+ */
+export async function assertAccessible(page, what) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) {
+    // Evaluated by the browser's debugging protocol, which the page's strict CSP (no
+    // inline script) does not govern; the page itself never runs it.
+    await page.evaluate(readFileSync(AXE, 'utf8'));
+  }
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  assert.deepEqual(violations, [], `${what}: no serious or critical accessibility violation`);
+}
+
+/** Calls the REST API of the main server as the admin; returns the parsed JSON answer. */
+export async function rest(method, path, body) {
+  const res = await fetch(`${BASE}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : {};
+}
+
+/** Starts a provision over REST and waits until it is `ready` or `failed`; returns it. */
+export async function provisionAndWait(request, timeoutMs = 120_000) {
+  const { provision } = await rest('POST', '/api/v1/nodes/provision', request);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { provision: p } = await rest('GET', `/api/v1/node-provisions/${provision.id}`);
+    if (['PROVISION_STATUS_READY', 'PROVISION_STATUS_FAILED'].includes(p.status)) return p;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`provision ${provision.id} did not finish`);
 }

@@ -5,7 +5,10 @@ use leptos_router::hooks::use_location;
 use leptos_router::path;
 
 use crate::api::provide_api;
-use crate::pages::{ApiTokensPage, NodeProvidersPage, NodesPage, NotFoundPage, SignInPage};
+use crate::pages::{
+    ApiTokensPage, NodeDetailPage, NodeProvidersPage, NodesPage, NotFoundPage, ProvisionDetailPage,
+    SignInPage,
+};
 use crate::session::Session;
 
 /// The whole app.
@@ -21,6 +24,8 @@ pub fn App() -> impl IntoView {
                 <ParentRoute path=path!("") view=SignedInShell>
                     <Route path=path!("") view=|| view! { <Redirect path="/nodes"/> }/>
                     <Route path=path!("/nodes") view=NodesPage/>
+                    <Route path=path!("/nodes/:id") view=NodeDetailPage/>
+                    <Route path=path!("/provisions/:id") view=ProvisionDetailPage/>
                     <Route path=path!("/settings/node-providers") view=NodeProvidersPage/>
                     <Route path=path!("/settings/api-tokens") view=ApiTokensPage/>
                 </ParentRoute>

@@ -27,13 +27,16 @@ use crate::session::Session;
 /// module layout).
 pub mod types {
     pub use levelrail_proto::auth::v1::{ApiTokenInfo, ApiTokenScope};
-    pub use levelrail_proto::credentials::v1::{Provider, ProviderStatus, credential_identity};
+    pub use levelrail_proto::credentials::v1::{
+        PermissionCheck, Provider, ProviderStatus, credential_identity,
+    };
     pub use levelrail_proto::nodes::v1::{
-        AdoptOrphanResponse, Node, NodeStatus, Orphan, OrphanReason, OrphanState, WorkloadKind,
+        AdoptOrphanResponse, ListNodesRequest, ListNodesResponse, Node, NodeStatus, Orphan,
+        OrphanReason, OrphanState, WorkloadKind,
     };
     pub use levelrail_proto::provisioner::v1::{
-        InstallStep, PlacementOutcome, Provision, ProvisionRequest, ProvisionStatus, Region, Role,
-        Size,
+        CleanupOutcome, CleanupResult, InstallStep, PlacementOutcome, Provision, ProvisionRequest,
+        ProvisionStatus, Region, Role, Size,
     };
 }
 

@@ -1,31 +1,44 @@
 //! NodesService calls: the node list and the orphan inventory.
 use levelrail_proto::nodes::v1::{
-    AdoptOrphanRequest, AdoptOrphanResponse, DeleteOrphanRequest, DeleteOrphanResponse,
-    ListNodesRequest, ListOrphansRequest, Node, Orphan,
+    AdoptOrphanRequest, AdoptOrphanResponse, DeleteNodeRequest, DeleteOrphanRequest,
+    DeleteOrphanResponse, GetNodeRequest, ListNodesRequest, ListNodesResponse, ListOrphansRequest,
+    Node, Orphan,
 };
 
+use super::credentials::missing;
 use super::{Api, ApiError};
 
 impl Api {
-    /// Every enrolled node (page after page).
-    pub async fn list_nodes(&self) -> Result<Vec<Node>, ApiError> {
+    /// One page of the nodes `request` asks for (its filters, size and page token).
+    pub async fn list_nodes(
+        &self,
+        request: ListNodesRequest,
+    ) -> Result<ListNodesResponse, ApiError> {
         let mut c = self.nodes()?;
-        let mut all = Vec::new();
-        let mut page_token = String::new();
-        loop {
-            let request = ListNodesRequest {
-                page_size: 1_000,
-                page_token,
-            };
-            let page = match c.list_nodes(request).await {
-                Ok(r) => r.into_inner(),
-                Err(s) => return Err(self.fail(s)),
-            };
-            all.extend(page.nodes);
-            if page.next_page_token.is_empty() {
-                return Ok(all);
-            }
-            page_token = page.next_page_token;
+        match c.list_nodes(request).await {
+            Ok(r) => Ok(r.into_inner()),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// One node.
+    pub async fn get_node(&self, id: String) -> Result<Node, ApiError> {
+        let mut c = self.nodes()?;
+        match c.get_node(GetNodeRequest { id }).await {
+            Ok(r) => r.into_inner().node.ok_or_else(missing),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Deletes a node record; with `destroy_server`, its server at the cloud first.
+    pub async fn delete_node(&self, id: String, destroy_server: bool) -> Result<(), ApiError> {
+        let mut c = self.nodes()?;
+        match c
+            .delete_node(DeleteNodeRequest { id, destroy_server })
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(s) => Err(self.fail(s)),
         }
     }
 

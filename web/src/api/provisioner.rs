@@ -2,8 +2,9 @@
 //! provisions list and the `WatchProvision` stream.
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1::{
-    CancelProvisionRequest, ListProvisionsRequest, ListRegionsRequest, ListSizesRequest, Provision,
-    ProvisionEvent, ProvisionRequest, Region, Size, WatchProvisionRequest,
+    CancelProvisionRequest, GetProvisionRequest, ListProvisionsRequest, ListRegionsRequest,
+    ListSizesRequest, Provision, ProvisionEvent, ProvisionRequest, Region, RetryProvisionRequest,
+    Size, WatchProvisionRequest,
 };
 use tonic::Streaming;
 
@@ -108,6 +109,32 @@ impl Api {
                 stream: r.into_inner(),
                 api: *self,
             }),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// One provision.
+    pub async fn get_provision(&self, id: String) -> Result<Provision, ApiError> {
+        let mut c = self.provisioner()?;
+        match c.get_provision(GetProvisionRequest { id }).await {
+            Ok(r) => r.into_inner().provision.ok_or_else(missing),
+            Err(s) => Err(self.fail(s)),
+        }
+    }
+
+    /// Starts a new provision with a failed one's settings; `request_id` makes a repeated
+    /// click start one provision.
+    pub async fn retry_provision(
+        &self,
+        id: String,
+        request_id: String,
+    ) -> Result<Provision, ApiError> {
+        let mut c = self.provisioner()?;
+        match c
+            .retry_provision(RetryProvisionRequest { id, request_id })
+            .await
+        {
+            Ok(r) => r.into_inner().provision.ok_or_else(missing),
             Err(s) => Err(self.fail(s)),
         }
     }

@@ -2,7 +2,7 @@
 //! saved, and the last verification.
 use leptos::prelude::*;
 
-use crate::api::types::{ProviderStatus, credential_identity::Kind};
+use crate::api::types::{PermissionCheck, ProviderStatus, credential_identity::Kind};
 use crate::browser::local_time;
 use crate::logic::stages::timestamp_ms;
 
@@ -72,6 +72,11 @@ pub fn IdentityFacts(status: Signal<ProviderStatus>, slug: &'static str) -> impl
         if !s.connected {
             return None;
         }
+        let checks = s
+            .last_verification
+            .as_ref()
+            .map(|v| v.permissions.clone())
+            .unwrap_or_default();
         let text = match s.last_verification {
             None => "Never verified".to_owned(),
             Some(v) => {
@@ -93,6 +98,7 @@ pub fn IdentityFacts(status: Signal<ProviderStatus>, slug: &'static str) -> impl
         Some(view! {
             <dt>"Last verification"</dt>
             <dd data-testid=format!("provider-verification-{slug}")>{text}</dd>
+            {permissions(checks, slug)}
         })
     };
     view! {
@@ -106,6 +112,48 @@ pub fn IdentityFacts(status: Signal<ProviderStatus>, slug: &'static str) -> impl
             {verification}
         </dl>
     }
+}
+
+/// The permissions the last verification checked: a count of each, the missing ones
+/// named, and every one behind a disclosure.
+fn permissions(checks: Vec<PermissionCheck>, slug: &'static str) -> Option<impl IntoView> {
+    if checks.is_empty() {
+        return None;
+    }
+    let missing: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.granted)
+        .map(|c| c.name.clone())
+        .collect();
+    let proven = checks.len() - missing.len();
+    let summary = match missing.is_empty() {
+        true => format!("{proven} proven, none missing"),
+        false => format!(
+            "{proven} proven, {} missing: {}",
+            missing.len(),
+            missing.join(", ")
+        ),
+    };
+    Some(view! {
+        <dt>"Permissions"</dt>
+        <dd data-testid=format!("provider-permissions-{slug}") data-missing=missing.len()>
+            <details>
+                <summary class:error=!missing.is_empty()>{summary}</summary>
+                <ul class="permissions">
+                    {checks
+                        .into_iter()
+                        .map(|c| view! {
+                            <li class:error=!c.granted>
+                                <span aria-hidden="true">{if c.granted { "✓ " } else { "✗ " }}</span>
+                                <span class="mono">{c.name}</span>
+                                <span class="sr-only">{if c.granted { " (granted)" } else { " (missing)" }}</span>
+                            </li>
+                        })
+                        .collect_view()}
+                </ul>
+            </details>
+        </dd>
+    })
 }
 
 fn or_unverified(s: String) -> String {

@@ -21,7 +21,7 @@ pub fn OrphansPanel(
         view! { <p class="empty" data-testid="orphans-empty">"No orphaned servers."</p> }.into_any()
     } else {
         view! {
-            <table class="table" data-testid="orphans-table">
+            <div class="table-scroll"><table class="table" data-testid="orphans-table">
                 <thead>
                     <tr><th scope="col">"Server"</th><th scope="col">"Provider"</th><th scope="col">"Why"</th>
                         <th scope="col">"State"</th><th scope="col">"Attempts"</th>
@@ -30,7 +30,7 @@ pub fn OrphansPanel(
                 <tbody>
                     {orphans.into_iter().map(|o| view! { <OrphanRow orphan=o adopted=adopted notice=notice on_change=on_change/> }).collect_view()}
                 </tbody>
-            </table>
+            </table></div>
         }
         .into_any()
     };

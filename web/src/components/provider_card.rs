@@ -52,9 +52,11 @@ pub fn ProviderCard(initial: ProviderStatus) -> impl IntoView {
             Err(e) => notice.set(Some(Notice::Err(e.full_message()))),
         }
     });
+    // A saved credential is verified at once, so the card shows what it can do.
     let on_saved = Callback::new(move |card: ProviderStatus| {
         notice.set(None);
         status.set(card);
+        verify.dispatch(());
     });
     let busy = move || verify.pending().get() || disconnect.pending().get();
 

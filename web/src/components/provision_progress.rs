@@ -32,12 +32,14 @@ enum Link {
 }
 
 /// The progress view. `initial` (the provision as Create returned it) is shown until the
-/// stream's first state; `on_change` gets every new state.
+/// stream's first state; `on_change` gets every new state; `labelled_by` is the id of the
+/// heading that names the view.
 #[component]
 pub fn ProvisionProgress(
     id: String,
     initial: Option<Provision>,
     on_change: Callback<Provision>,
+    #[prop(default = "wizard-title")] labelled_by: &'static str,
 ) -> impl IntoView {
     let api = use_api();
     let state = RwSignal::new(None::<Provision>);
@@ -81,7 +83,7 @@ pub fn ProvisionProgress(
     let cancellable = move || state.with(|p| p.as_ref().is_some_and(|p| !is_terminal(p)));
     let cancel_id = StoredValue::new(id.clone());
     view! {
-        <section class="progress" data-testid="provision-progress" data-provision-id=id.clone() aria-labelledby="wizard-title">
+        <section class="progress" data-testid="provision-progress" data-provision-id=id.clone() aria-labelledby=labelled_by>
             <LinkStatus link=link/>
             // One persistent live region, so screen readers hear each new stage.
             <p class="sr-only" aria-live="polite" data-testid="progress-announce">

@@ -1,4 +1,5 @@
-//! The provisions, newest first, each with a button reopening its live progress.
+//! The provisions, newest first, each name linking to its detail page and a button
+//! reopening its live progress.
 use leptos::prelude::*;
 
 use crate::api::types::Provision;
@@ -16,6 +17,7 @@ pub fn ProvisionsTable(provisions: Vec<Provision>, on_open: Callback<String>) ->
     }
     let now = now_ms();
     view! {
+        <div class="table-scroll">
         <table class="table" data-testid="provisions-table">
             <thead>
                 <tr><th scope="col">"Name"</th><th scope="col">"Provider"</th><th scope="col">"Region"</th>
@@ -26,6 +28,7 @@ pub fn ProvisionsTable(provisions: Vec<Provision>, on_open: Callback<String>) ->
                 {provisions.into_iter().map(|p| row(p, now, on_open)).collect_view()}
             </tbody>
         </table>
+        </div>
     }
     .into_any()
 }
@@ -40,7 +43,7 @@ fn row(p: Provision, now: f64, on_open: Callback<String>) -> impl IntoView {
     let id = p.id.clone();
     view! {
         <tr data-testid=format!("provision-row-{}", p.name) data-status=word>
-            <th scope="row">{p.name.clone()}</th>
+            <th scope="row"><a href=format!("/provisions/{}", p.id) data-testid=format!("provision-link-{}", p.name)>{p.name.clone()}</a></th>
             <td>{label(p.provider())}</td>
             <td class="mono">{p.region.clone()}</td>
             <td class="mono">{p.size.clone()}</td>

@@ -23,6 +23,20 @@ pub fn ago(then_ms: f64, now_ms: f64) -> String {
     }
 }
 
+/// `in 364 d`, `in 5 h`, `in 10 min`; `expired 2 d ago` once past.
+pub fn until(then_ms: f64, now_ms: f64) -> String {
+    if then_ms <= now_ms {
+        return format!("expired {}", ago(then_ms, now_ms));
+    }
+    let s = ((then_ms - now_ms) / 1000.0).floor() as u64;
+    match s {
+        0..=59 => format!("in {s} s"),
+        60..=3599 => format!("in {} min", s / 60),
+        3600..=86_399 => format!("in {} h", s / 3600),
+        _ => format!("in {} d", s / 86_400),
+    }
+}
+
 /// `4 GB RAM` from MB, with one decimal below 10 GB when not whole (`0.5 GB`).
 /// (Integer arithmetic: it keeps float formatting out of the wasm bundle.)
 pub fn memory(mb: u32) -> String {
@@ -99,6 +113,14 @@ pub fn price_basis(s: &Size) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expiry_reads_as_time_left_or_past() {
+        let day = 86_400_000.0;
+        assert_eq!(until(365.0 * day, 0.5 * day), "in 364 d");
+        assert_eq!(until(2.0 * 3_600_000.0, 0.0), "in 2 h");
+        assert_eq!(until(0.0, 2.0 * day), "expired 2 d ago");
+    }
 
     #[test]
     fn durations_read_naturally() {

@@ -6,4 +6,6 @@ pub mod fields;
 pub mod format;
 pub mod name;
 pub mod providers;
+pub mod sizes;
 pub mod stages;
+pub mod timeline;

@@ -138,7 +138,7 @@ fn TokensTable(
 ) -> impl IntoView {
     let now = now_ms();
     view! {
-        <table class="table" data-testid="tokens-table">
+        <div class="table-scroll"><table class="table" data-testid="tokens-table">
             <thead>
                 <tr><th scope="col">"Name"</th><th scope="col">"Id"</th><th scope="col">"Scope"</th>
                     <th scope="col">"State"</th><th scope="col">"Created"</th><th scope="col">"Expires"</th>
@@ -147,7 +147,7 @@ fn TokensTable(
             <tbody>
                 {tokens.into_iter().map(|t| view! { <TokenRow token=t now=now notice=notice on_change=on_change/> }).collect_view()}
             </tbody>
-        </table>
+        </table></div>
     }
 }
 

@@ -9,17 +9,18 @@ use crate::components::nodes_table::NodesTable;
 use crate::components::orphans_panel::OrphansPanel;
 use crate::components::provisions_table::ProvisionsTable;
 use crate::components::wizard::{AddNodeWizard, WizardStart};
-use crate::logic::stages::status_word;
+use crate::logic::stages::{is_terminal, status_word};
 
 #[component]
 pub fn NodesPage() -> impl IntoView {
     let api = use_api();
-    let nodes = LocalResource::new(move || async move { api.list_nodes().await });
+    // Bumped to refetch the node page.
+    let nodes_changed = RwSignal::new(0u32);
     let provisions = LocalResource::new(move || async move { api.list_provisions().await });
     let orphans = LocalResource::new(move || async move { api.list_orphans().await });
     let on_orphans = Callback::new(move |()| {
         orphans.refetch();
-        nodes.refetch();
+        nodes_changed.update(|n| *n += 1);
     });
     let adopted = RwSignal::new(None);
     let notice = RwSignal::new(None);
@@ -40,24 +41,42 @@ pub fn NodesPage() -> impl IntoView {
             last_status.set_value(Some(key));
             provisions.refetch();
             if p.status() == crate::api::types::ProvisionStatus::Ready {
-                nodes.refetch();
+                nodes_changed.update(|n| *n += 1);
             }
         }
     });
     let on_close = Callback::new(move |()| {
         dialog.set(None);
         provisions.refetch();
-        nodes.refetch();
+        nodes_changed.update(|n| *n += 1);
         crate::browser::focus_later("add-node");
     });
     let on_open = Callback::new(move |id: String| dialog.set(Some(WizardStart::Watch(id))));
     let refresh = move |_| {
-        nodes.refetch();
+        nodes_changed.update(|n| *n += 1);
         provisions.refetch();
         orphans.refetch();
     };
-    let node_list =
-        move || Suspend::new(async move { nodes.await.map(|n| view! { <NodesTable nodes=n/> }) });
+    // The provisions list follows its in-flight provisions while the page is open.
+    let poll = set_interval_with_handle(
+        move || {
+            let in_flight = provisions.with_untracked(|r| {
+                r.as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .is_some_and(|list| list.iter().any(|p| !is_terminal(p)))
+            });
+            if in_flight {
+                provisions.refetch();
+            }
+        },
+        std::time::Duration::from_secs(3),
+    )
+    .ok();
+    on_cleanup(move || {
+        if let Some(p) = poll {
+            p.clear();
+        }
+    });
     let provision_list = move || {
         Suspend::new(async move {
             provisions
@@ -80,9 +99,7 @@ pub fn NodesPage() -> impl IntoView {
         </div>
         <section aria-labelledby="nodes-title">
             <h2 id="nodes-title">"Nodes"</h2>
-            <Transition fallback=|| view! { <p class="loading">"Loading nodes…"</p> }>
-                <ErrorBoundary fallback=error_fallback(move || nodes.refetch())>{node_list}</ErrorBoundary>
-            </Transition>
+            <NodesTable refresh=nodes_changed.into()/>
         </section>
         <section aria-labelledby="provisions-title">
             <h2 id="provisions-title">"Provisions"</h2>

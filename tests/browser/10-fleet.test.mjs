@@ -1,0 +1,87 @@
+// A fleet of 10,000 nodes (a second demo server, `--demo-fleet 10000`): the Nodes page
+// renders its first page of 50 without loading the fleet, pages forward and back, and
+// filters by role and status on the server. A node enrolled by hand says, on delete, that
+// its machine is not touched.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { FLEET_TOKEN, FLEET_URL, assertAccessible, launch, shot, signIn, withPage } from './helpers.mjs';
+
+const fleet = { base: FLEET_URL, token: FLEET_TOKEN };
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+async function names(page) {
+  return page.$$eval('[data-testid=nodes-table] tbody th', (ths) => ths.map((t) => t.innerText));
+}
+
+test('the Nodes page of a 10,000-node fleet renders its first page quickly and pages through', async (t) => {
+  assert.ok(FLEET_URL, 'scripts/browser-test starts the fleet server');
+  await withPage(browser, async (page) => {
+    await signIn(page, '/nodes', fleet);
+    // First render: navigation start until the first page of nodes is on screen.
+    await page.goto(`${FLEET_URL}/nodes`);
+    await page.waitForSelector('[data-testid=node-row-fleet-00050]');
+    const ms = await page.evaluate(() => Math.round(performance.now()));
+    t.diagnostic(`nodes page first render at 10,000 nodes: ${ms} ms after navigation start`);
+    assert.ok(ms < 5_000, `first render took ${ms} ms`);
+
+    const first = await names(page);
+    assert.equal(first.length, 50);
+    assert.equal(first[0], 'fleet-00001');
+    assert.equal(await page.innerText('[data-testid=nodes-range]'), 'Nodes 1–50 (page 1)');
+    assert.equal(await page.isDisabled('[data-testid=nodes-prev]'), true);
+    await assertAccessible(page, 'nodes page at 10,000 nodes');
+    await shot(page, '10-fleet-page-1');
+
+    await page.click('[data-testid=nodes-next]');
+    await page.waitForSelector('[data-testid=node-row-fleet-00100]');
+    assert.equal((await names(page))[0], 'fleet-00051');
+    assert.equal(await page.innerText('[data-testid=nodes-range]'), 'Nodes 51–100 (page 2)');
+    await page.click('[data-testid=nodes-next]');
+    await page.waitForSelector('[data-testid=node-row-fleet-00150]');
+    await page.click('[data-testid=nodes-prev]');
+    await page.waitForSelector('[data-testid=node-row-fleet-00051]');
+    assert.equal((await names(page))[0], 'fleet-00051');
+
+    // Every fourth node is a build node; the filter starts again at page 1.
+    await page.selectOption('[data-testid=nodes-filter-role]', { label: 'Build' });
+    await page.waitForSelector('[data-testid=node-row-fleet-00004]');
+    const builds = await names(page);
+    assert.equal(builds.length, 50);
+    assert.ok(builds.every((n) => Number(n.slice(6)) % 4 === 0), builds.join(', '));
+    assert.equal(await page.innerText('[data-testid=nodes-range]'), 'Nodes 1–50 (page 1)');
+
+    // No fleet node ever heartbeats after enrolling: online or offline by the time since.
+    await page.selectOption('[data-testid=nodes-filter-role]', { label: 'Any' });
+    await page.selectOption('[data-testid=nodes-filter-provider]', { label: 'Hetzner' });
+    await page.waitForSelector('[data-testid=nodes-empty]');
+    await shot(page, '10-fleet-filtered-empty');
+  });
+});
+
+test('a node enrolled by hand says its machine is not touched when deleted', async () => {
+  await withPage(browser, async (page) => {
+    await signIn(page, '/nodes', fleet);
+    await page.click('[data-testid=node-row-fleet-00007] a');
+    await page.waitForSelector('[data-testid=node-facts]');
+    assert.equal(await page.innerText('[data-testid=node-cloud]'), 'Enrolled by hand');
+    assert.match(await page.innerText('[data-testid=node-cert-expiry]'), /\(in 36[45] d\)$/);
+    await page.click('[data-testid=delete-node]');
+    assert.equal(await page.locator('[data-testid=delete-node-destroy]').count(), 0, 'nothing to destroy');
+    assert.match(
+      await page.innerText('[data-testid=delete-node-consequence]'),
+      /enrolled by hand: only its record goes, and its machine is not touched/,
+    );
+    await page.click('[data-testid=confirm-delete-node]');
+    await page.waitForURL((u) => u.pathname === '/nodes');
+    await page.waitForSelector('[data-testid=node-row-fleet-00008]');
+    assert.equal(await page.locator('[data-testid=node-row-fleet-00007]').count(), 0);
+  });
+});
