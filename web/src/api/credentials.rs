@@ -1,7 +1,8 @@
 //! CredentialsService calls: the provider cards' data and the write-only credential forms.
 use levelrail_proto::credentials::v1::{
-    ApiToken, AwsCredential, DeleteCredentialRequest, JsonDocument, ListProvidersRequest, Provider,
-    ProviderStatus, SetCredentialRequest, VerificationResult, VerifyCredentialRequest,
+    ApiToken, AwsCredential, DeleteCredentialRequest, DeleteCredentialResponse, JsonDocument,
+    ListProvidersRequest, ListProvidersResponse, Provider, ProviderStatus, SetCredentialRequest,
+    SetCredentialResponse, VerificationResult, VerifyCredentialRequest, VerifyCredentialResponse,
     set_credential_request::Credential,
 };
 
@@ -95,35 +96,36 @@ impl CredentialInput {
     }
 }
 
+/// `ListProviders` (also the sign-in check).
+pub(super) const LIST_PROVIDERS: &str =
+    "/levelrail.credentials.v1.CredentialsService/ListProviders";
+
 impl Api {
     /// The five provider cards, in fixed order.
     pub async fn list_providers(&self) -> Result<Vec<ProviderStatus>, ApiError> {
-        let mut c = self.credentials()?;
-        match c.list_providers(ListProvidersRequest {}).await {
-            Ok(r) => Ok(r.into_inner().providers),
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: ListProvidersResponse = self.unary(LIST_PROVIDERS, ListProvidersRequest {}).await?;
+        Ok(r.providers)
     }
 
     /// Stores (or replaces) a credential; returns the updated card.
     pub async fn set_credential(&self, input: CredentialInput) -> Result<ProviderStatus, ApiError> {
-        let mut c = self.credentials()?;
-        match c.set_credential(input.into_request()).await {
-            Ok(r) => r.into_inner().provider.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let path = "/levelrail.credentials.v1.CredentialsService/SetCredential";
+        let r: SetCredentialResponse = self.unary(path, input.into_request()).await?;
+        r.provider.ok_or_else(missing)
     }
 
     /// Removes a provider's credential; returns the updated card.
     pub async fn delete_credential(&self, provider: Provider) -> Result<ProviderStatus, ApiError> {
-        let mut c = self.credentials()?;
         let req = DeleteCredentialRequest {
             provider: provider as i32,
         };
-        match c.delete_credential(req).await {
-            Ok(r) => r.into_inner().provider.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: DeleteCredentialResponse = self
+            .unary(
+                "/levelrail.credentials.v1.CredentialsService/DeleteCredential",
+                req,
+            )
+            .await?;
+        r.provider.ok_or_else(missing)
     }
 
     /// Probes the stored credential at the provider; returns the outcome and the card.
@@ -131,20 +133,19 @@ impl Api {
         &self,
         provider: Provider,
     ) -> Result<(VerificationResult, ProviderStatus), ApiError> {
-        let mut c = self.credentials()?;
         let req = VerifyCredentialRequest {
             provider: provider as i32,
         };
-        match c.verify_credential(req).await {
-            Ok(r) => {
-                let r = r.into_inner();
-                Ok((
-                    r.result.unwrap_or_default(),
-                    r.provider.ok_or_else(missing)?,
-                ))
-            }
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: VerifyCredentialResponse = self
+            .unary(
+                "/levelrail.credentials.v1.CredentialsService/VerifyCredential",
+                req,
+            )
+            .await?;
+        Ok((
+            r.result.unwrap_or_default(),
+            r.provider.ok_or_else(missing)?,
+        ))
     }
 }
 

@@ -1,7 +1,7 @@
-//! `ApiError`: what the app shows for a failed call. Built from `tonic::Status` here and
+//! `ApiError`: what the app shows for a failed call. Built from a gRPC-web status here and
 //! nowhere else; it keeps the field path of validation errors so forms can show the message
 //! beside the input it names.
-use tonic::{Code, Status};
+use crate::logic::grpc_web::{Code, Status};
 
 use crate::logic::fields::{message_beside, split_field_message};
 
@@ -71,7 +71,7 @@ impl ApiError {
 
 impl From<Status> for ApiError {
     fn from(s: Status) -> Self {
-        let kind = match s.code() {
+        let kind = match s.code {
             Code::InvalidArgument | Code::OutOfRange => ErrorKind::Invalid,
             Code::AlreadyExists => ErrorKind::AlreadyExists,
             Code::FailedPrecondition => ErrorKind::Precondition,
@@ -82,24 +82,17 @@ impl From<Status> for ApiError {
             Code::Unavailable | Code::DeadlineExceeded | Code::Aborted | Code::Cancelled => {
                 ErrorKind::Unavailable
             }
-            // tonic reports a failed fetch (server down, network gone) as UNKNOWN.
-            Code::Unknown if s.message().contains("JS API error") => ErrorKind::Unavailable,
             _ => ErrorKind::Other,
         };
-        let header_field = s
-            .metadata()
-            .get("x-levelrail-field")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let (field, message) = match (header_field, split_field_message(s.message())) {
+        let (field, message) = match (s.field, split_field_message(&s.message)) {
             (Some(h), Some((f, rest))) if f == h => (Some(h), rest.to_owned()),
-            (Some(h), _) => (Some(h), s.message().to_owned()),
+            (Some(h), _) => (Some(h), s.message.clone()),
             (None, Some((f, rest)))
                 if matches!(kind, ErrorKind::Invalid | ErrorKind::AlreadyExists) =>
             {
                 (Some(f.to_owned()), rest.to_owned())
             }
-            _ => (None, s.message().to_owned()),
+            _ => (None, s.message.clone()),
         };
         let message = match kind {
             ErrorKind::Unavailable => {
@@ -109,7 +102,7 @@ impl From<Status> for ApiError {
             ErrorKind::Unimplemented => {
                 "This control plane does not offer this yet (UNIMPLEMENTED).".to_owned()
             }
-            _ if message.is_empty() => format!("The call failed ({:?}).", s.code()),
+            _ if message.is_empty() => format!("The call failed ({:?}).", s.code),
             _ => message,
         };
         Self {

@@ -1,8 +1,8 @@
 //! NodesService calls: the node list and the orphan inventory.
 use levelrail_proto::nodes::v1::{
-    AdoptOrphanRequest, AdoptOrphanResponse, DeleteNodeRequest, DeleteOrphanRequest,
-    DeleteOrphanResponse, GetNodeRequest, ListNodesRequest, ListNodesResponse, ListOrphansRequest,
-    Node, Orphan,
+    AdoptOrphanRequest, AdoptOrphanResponse, DeleteNodeRequest, DeleteNodeResponse,
+    DeleteOrphanRequest, DeleteOrphanResponse, GetNodeRequest, GetNodeResponse, ListNodesRequest,
+    ListNodesResponse, ListOrphansRequest, ListOrphansResponse, Node, Orphan,
 };
 
 use super::credentials::missing;
@@ -14,58 +14,48 @@ impl Api {
         &self,
         request: ListNodesRequest,
     ) -> Result<ListNodesResponse, ApiError> {
-        let mut c = self.nodes()?;
-        match c.list_nodes(request).await {
-            Ok(r) => Ok(r.into_inner()),
-            Err(s) => Err(self.fail(s)),
-        }
+        self.unary("/levelrail.nodes.v1.NodesService/ListNodes", request)
+            .await
     }
 
     /// One node.
     pub async fn get_node(&self, id: String) -> Result<Node, ApiError> {
-        let mut c = self.nodes()?;
-        match c.get_node(GetNodeRequest { id }).await {
-            Ok(r) => r.into_inner().node.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let path = "/levelrail.nodes.v1.NodesService/GetNode";
+        let r: GetNodeResponse = self.unary(path, GetNodeRequest { id }).await?;
+        r.node.ok_or_else(missing)
     }
 
     /// Deletes a node record; with `destroy_server`, its server at the cloud first.
     pub async fn delete_node(&self, id: String, destroy_server: bool) -> Result<(), ApiError> {
-        let mut c = self.nodes()?;
-        match c
-            .delete_node(DeleteNodeRequest { id, destroy_server })
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(s) => Err(self.fail(s)),
-        }
+        let request = DeleteNodeRequest { id, destroy_server };
+        let _: DeleteNodeResponse = self
+            .unary("/levelrail.nodes.v1.NodesService/DeleteNode", request)
+            .await?;
+        Ok(())
     }
 
     /// Every orphaned server, oldest first.
     pub async fn list_orphans(&self) -> Result<Vec<Orphan>, ApiError> {
-        let mut c = self.nodes()?;
-        match c.list_orphans(ListOrphansRequest {}).await {
-            Ok(r) => Ok(r.into_inner().orphans),
-            Err(s) => Err(self.fail(s)),
-        }
+        let path = "/levelrail.nodes.v1.NodesService/ListOrphans";
+        let r: ListOrphansResponse = self.unary(path, ListOrphansRequest {}).await?;
+        Ok(r.orphans)
     }
 
     /// Adopts an orphan: the join token and the agent's env file, shown once.
     pub async fn adopt_orphan(&self, id: String) -> Result<AdoptOrphanResponse, ApiError> {
-        let mut c = self.nodes()?;
-        match c.adopt_orphan(AdoptOrphanRequest { id }).await {
-            Ok(r) => Ok(r.into_inner()),
-            Err(s) => Err(self.fail(s)),
-        }
+        self.unary(
+            "/levelrail.nodes.v1.NodesService/AdoptOrphan",
+            AdoptOrphanRequest { id },
+        )
+        .await
     }
 
     /// Deletes an orphan's server at its provider now.
     pub async fn delete_orphan(&self, id: String) -> Result<DeleteOrphanResponse, ApiError> {
-        let mut c = self.nodes()?;
-        match c.delete_orphan(DeleteOrphanRequest { id }).await {
-            Ok(r) => Ok(r.into_inner()),
-            Err(s) => Err(self.fail(s)),
-        }
+        self.unary(
+            "/levelrail.nodes.v1.NodesService/DeleteOrphan",
+            DeleteOrphanRequest { id },
+        )
+        .await
     }
 }

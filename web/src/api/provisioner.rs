@@ -2,13 +2,14 @@
 //! provisions list and the `WatchProvision` stream.
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1::{
-    CancelProvisionRequest, GetProvisionRequest, ListProvisionsRequest, ListRegionsRequest,
-    ListSizesRequest, Provision, ProvisionEvent, ProvisionRequest, Region, RetryProvisionRequest,
-    Size, WatchProvisionRequest,
+    CancelProvisionRequest, CancelProvisionResponse, GetProvisionRequest, GetProvisionResponse,
+    ListProvisionsRequest, ListProvisionsResponse, ListRegionsRequest, ListRegionsResponse,
+    ListSizesRequest, ListSizesResponse, Provision, ProvisionEvent, ProvisionRequest,
+    ProvisionResponse, Region, RetryProvisionRequest, Size, WatchProvisionRequest,
 };
-use tonic::Streaming;
 
 use super::credentials::missing;
+use super::transport::Streaming;
 use super::{Api, ApiError};
 
 /// How many provisions the list shows at most (newest first).
@@ -38,16 +39,16 @@ impl ProvisionWatch {
 impl Api {
     /// Regions where `provider` can create servers.
     pub async fn list_regions(&self, provider: Provider) -> Result<Vec<Region>, ApiError> {
-        let mut c = self.provisioner()?;
-        match c
-            .list_regions(ListRegionsRequest {
-                provider: provider as i32,
-            })
-            .await
-        {
-            Ok(r) => Ok(r.into_inner().regions),
-            Err(s) => Err(self.fail(s)),
-        }
+        let request = ListRegionsRequest {
+            provider: provider as i32,
+        };
+        let r: ListRegionsResponse = self
+            .unary(
+                "/levelrail.provisioner.v1.ProvisionerService/ListRegions",
+                request,
+            )
+            .await?;
+        Ok(r.regions)
     }
 
     /// Sizes in `region`, with that region's monthly price when published.
@@ -56,31 +57,32 @@ impl Api {
         provider: Provider,
         region: String,
     ) -> Result<Vec<Size>, ApiError> {
-        let mut c = self.provisioner()?;
-        match c
-            .list_sizes(ListSizesRequest {
-                provider: provider as i32,
-                region,
-            })
-            .await
-        {
-            Ok(r) => Ok(r.into_inner().sizes),
-            Err(s) => Err(self.fail(s)),
-        }
+        let request = ListSizesRequest {
+            provider: provider as i32,
+            region,
+        };
+        let r: ListSizesResponse = self
+            .unary(
+                "/levelrail.provisioner.v1.ProvisionerService/ListSizes",
+                request,
+            )
+            .await?;
+        Ok(r.sizes)
     }
 
     /// Starts a provision; it comes back in `creating`.
     pub async fn provision(&self, req: ProvisionRequest) -> Result<Provision, ApiError> {
-        let mut c = self.provisioner()?;
-        match c.provision(req).await {
-            Ok(r) => r.into_inner().provision.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: ProvisionResponse = self
+            .unary(
+                "/levelrail.provisioner.v1.ProvisionerService/Provision",
+                req,
+            )
+            .await?;
+        r.provision.ok_or_else(missing)
     }
 
     /// Provisions, newest first (up to 200).
     pub async fn list_provisions(&self) -> Result<Vec<Provision>, ApiError> {
-        let mut c = self.provisioner()?;
         let mut all = Vec::new();
         let mut page_token = String::new();
         loop {
@@ -88,10 +90,12 @@ impl Api {
                 page_size: 100,
                 page_token,
             };
-            let r = match c.list_provisions(req).await {
-                Ok(r) => r.into_inner(),
-                Err(s) => return Err(self.fail(s)),
-            };
+            let r: ListProvisionsResponse = self
+                .unary(
+                    "/levelrail.provisioner.v1.ProvisionerService/ListProvisions",
+                    req,
+                )
+                .await?;
             all.extend(r.provisions);
             if r.next_page_token.is_empty() || all.len() >= LIST_LIMIT {
                 all.truncate(LIST_LIMIT);
@@ -101,25 +105,15 @@ impl Api {
         }
     }
 
-    /// Opens the live status stream of one provision (the current state comes first).
-    pub async fn watch_provision(&self, id: String) -> Result<ProvisionWatch, ApiError> {
-        let mut c = self.provisioner()?;
-        match c.watch_provision(WatchProvisionRequest { id }).await {
-            Ok(r) => Ok(ProvisionWatch {
-                stream: r.into_inner(),
-                api: *self,
-            }),
-            Err(s) => Err(self.fail(s)),
-        }
-    }
-
     /// One provision.
     pub async fn get_provision(&self, id: String) -> Result<Provision, ApiError> {
-        let mut c = self.provisioner()?;
-        match c.get_provision(GetProvisionRequest { id }).await {
-            Ok(r) => r.into_inner().provision.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: GetProvisionResponse = self
+            .unary(
+                "/levelrail.provisioner.v1.ProvisionerService/GetProvision",
+                GetProvisionRequest { id },
+            )
+            .await?;
+        r.provision.ok_or_else(missing)
     }
 
     /// Starts a new provision with a failed one's settings; `request_id` makes a repeated
@@ -129,22 +123,34 @@ impl Api {
         id: String,
         request_id: String,
     ) -> Result<Provision, ApiError> {
-        let mut c = self.provisioner()?;
-        match c
-            .retry_provision(RetryProvisionRequest { id, request_id })
-            .await
-        {
-            Ok(r) => r.into_inner().provision.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: ProvisionResponse = self
+            .unary(
+                "/levelrail.provisioner.v1.ProvisionerService/RetryProvision",
+                RetryProvisionRequest { id, request_id },
+            )
+            .await?;
+        r.provision.ok_or_else(missing)
+    }
+
+    /// Opens the live status stream of one provision (the current state comes first).
+    pub async fn watch_provision(&self, id: String) -> Result<ProvisionWatch, ApiError> {
+        let stream = self
+            .streaming(
+                "/levelrail.provisioner.v1.ProvisionerService/WatchProvision",
+                WatchProvisionRequest { id },
+            )
+            .await?;
+        Ok(ProvisionWatch { stream, api: *self })
     }
 
     /// Cancels an in-flight provision (its server is deleted).
     pub async fn cancel_provision(&self, id: String) -> Result<Provision, ApiError> {
-        let mut c = self.provisioner()?;
-        match c.cancel_provision(CancelProvisionRequest { id }).await {
-            Ok(r) => r.into_inner().provision.ok_or_else(missing),
-            Err(s) => Err(self.fail(s)),
-        }
+        let r: CancelProvisionResponse = self
+            .unary(
+                "/levelrail.provisioner.v1.ProvisionerService/CancelProvision",
+                CancelProvisionRequest { id },
+            )
+            .await?;
+        r.provision.ok_or_else(missing)
     }
 }

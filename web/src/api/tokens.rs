@@ -1,7 +1,7 @@
 //! ApiTokensService calls: the API tokens panel.
 use levelrail_proto::auth::v1::{
     ApiTokenInfo, ApiTokenScope, CreateApiTokenRequest, CreateApiTokenResponse,
-    ListApiTokensRequest, RevokeApiTokenRequest,
+    ListApiTokensRequest, ListApiTokensResponse, RevokeApiTokenRequest, RevokeApiTokenResponse,
 };
 
 use super::{Api, ApiError};
@@ -9,11 +9,9 @@ use super::{Api, ApiError};
 impl Api {
     /// Every API token, revoked and expired ones too.
     pub async fn list_api_tokens(&self) -> Result<Vec<ApiTokenInfo>, ApiError> {
-        let mut c = self.tokens()?;
-        match c.list_api_tokens(ListApiTokensRequest {}).await {
-            Ok(r) => Ok(r.into_inner().tokens),
-            Err(s) => Err(self.fail(s)),
-        }
+        let path = "/levelrail.auth.v1.ApiTokensService/ListApiTokens";
+        let r: ListApiTokensResponse = self.unary(path, ListApiTokensRequest {}).await?;
+        Ok(r.tokens)
     }
 
     /// Creates a token named `label` of `scope`, living `days` days (`None`: until
@@ -24,7 +22,6 @@ impl Api {
         scope: ApiTokenScope,
         days: Option<u32>,
     ) -> Result<CreateApiTokenResponse, ApiError> {
-        let mut c = self.tokens()?;
         let request = CreateApiTokenRequest {
             label,
             scope: scope as i32,
@@ -33,18 +30,17 @@ impl Api {
                 nanos: 0,
             }),
         };
-        match c.create_api_token(request).await {
-            Ok(r) => Ok(r.into_inner()),
-            Err(s) => Err(self.fail(s)),
-        }
+        self.unary(
+            "/levelrail.auth.v1.ApiTokensService/CreateApiToken",
+            request,
+        )
+        .await
     }
 
     /// Revokes the token `id`.
     pub async fn revoke_api_token(&self, id: String) -> Result<(), ApiError> {
-        let mut c = self.tokens()?;
-        match c.revoke_api_token(RevokeApiTokenRequest { id }).await {
-            Ok(_) => Ok(()),
-            Err(s) => Err(self.fail(s)),
-        }
+        let path = "/levelrail.auth.v1.ApiTokensService/RevokeApiToken";
+        let _: RevokeApiTokenResponse = self.unary(path, RevokeApiTokenRequest { id }).await?;
+        Ok(())
     }
 }

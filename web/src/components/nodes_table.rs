@@ -127,7 +127,7 @@ fn table(nodes: Vec<Node>) -> AnyView {
     }
     let now = now_ms();
     view! {
-        <div class="table-scroll">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Nodes table">
             <table class="table" data-testid="nodes-table">
                 <thead>
                     <tr><th scope="col">"Name"</th><th scope="col">"Status"</th><th scope="col">"Role"</th>

@@ -21,7 +21,7 @@ pub fn OrphansPanel(
         view! { <p class="empty" data-testid="orphans-empty">"No orphaned servers."</p> }.into_any()
     } else {
         view! {
-            <div class="table-scroll"><table class="table" data-testid="orphans-table">
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Orphaned servers table"><table class="table" data-testid="orphans-table">
                 <thead>
                     <tr><th scope="col">"Server"</th><th scope="col">"Provider"</th><th scope="col">"Why"</th>
                         <th scope="col">"State"</th><th scope="col">"Attempts"</th>

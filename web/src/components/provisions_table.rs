@@ -17,7 +17,7 @@ pub fn ProvisionsTable(provisions: Vec<Provision>, on_open: Callback<String>) ->
     }
     let now = now_ms();
     view! {
-        <div class="table-scroll">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Provisions table">
         <table class="table" data-testid="provisions-table">
             <thead>
                 <tr><th scope="col">"Name"</th><th scope="col">"Provider"</th><th scope="col">"Region"</th>

@@ -4,6 +4,7 @@
 pub mod choices;
 pub mod fields;
 pub mod format;
+pub mod grpc_web;
 pub mod name;
 pub mod providers;
 pub mod sizes;

@@ -138,7 +138,7 @@ fn TokensTable(
 ) -> impl IntoView {
     let now = now_ms();
     view! {
-        <div class="table-scroll"><table class="table" data-testid="tokens-table">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="API tokens table"><table class="table" data-testid="tokens-table">
             <thead>
                 <tr><th scope="col">"Name"</th><th scope="col">"Id"</th><th scope="col">"Scope"</th>
                     <th scope="col">"State"</th><th scope="col">"Created"</th><th scope="col">"Expires"</th>

@@ -248,7 +248,7 @@ fn CompareClouds(filter: Signal<SizeFilter>, draft: Draft) -> impl IntoView {
                 };
                 view! {
                     <p class="note">{format!("The cheapest size that can be provisioned, {wanted}, per connected cloud. Prices are in each cloud's currency.")}</p>
-                    <div class="table-scroll">
+                    <div class="table-scroll" tabindex="0" role="region" aria-label="Cheapest size per cloud table">
                     <table class="table" data-testid="compare-table">
                         <thead><tr><th scope="col">"Cloud"</th><th scope="col">"Region"</th><th scope="col">"Size"</th><th scope="col">"Price"</th></tr></thead>
                         <tbody>
