@@ -9,6 +9,8 @@ const SLUGS = ['hetzner', 'digitalocean', 'aws', 'azure', 'gcp'];
 // A syntactically valid AWS key pair that exists nowhere (never verified).
 const AWS_KEY_ID = 'AKIAIOSFODNN7EXAMPLE';
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARY0KEY';
+// The token the demo Hetzner cloud accepts (sim/src/fakes/hetzner/demo.rs).
+const HETZNER_DEMO_TOKEN = 'demo0000000000000000000000000000000000000000000000000000000hcloud';
 
 let browser;
 before(async () => {
@@ -165,6 +167,26 @@ test('an Azure document with a bad field names that field beside the JSON input'
     assert.match(await error.innerText(), /^tenant_id: /);
     assert.ok(!(await error.innerText()).includes('CANARY'), 'the error does not echo the secret');
     assert.equal(await page.innerText('[data-testid=provider-status-azure]'), before, 'nothing was stored');
+  });
+});
+
+test('saving a credential verifies it at once, with the account and the permissions proven', async () => {
+  await withPage(browser, async (page) => {
+    await openSettings(page);
+    // The demo Hetzner cloud's own token (a demo constant, not a secret): stored again.
+    await page.fill('#hetzner-token', HETZNER_DEMO_TOKEN);
+    await page.click('#hetzner-save');
+    await page.locator('[data-testid=hetzner-saved]').waitFor();
+    const verification = page.locator('[data-testid=provider-verification-hetzner]');
+    await page.waitForFunction(() =>
+      /✓ Verified/.test(document.querySelector('[data-testid=provider-verification-hetzner]')?.textContent ?? ''),
+    );
+    assert.match(await verification.innerText(), /✓ Verified \d{4}-\d\d-\d\d \d\d:\d\d:\d\d — .*read and create/);
+    const permissions = page.locator('[data-testid=provider-permissions-hetzner]');
+    assert.equal(await permissions.locator('summary').innerText(), '2 proven, none missing');
+    await permissions.locator('summary').click();
+    assert.match(await permissions.innerText(), /read[\s\S]*write/);
+    await shot(page, '02-node-providers-saved-verified');
   });
 });
 

@@ -13,6 +13,7 @@ import {
   assertAccessible,
   launch,
   provisionAndWait,
+  rest,
   shot,
   signIn,
   uniqueName,
@@ -80,4 +81,33 @@ test('a provisioned node shows its cloud, server and certificate, and deleting i
     log.split('\n').some((l) => l.includes('server of node destroyed') && l.includes(p.node_id)),
     'the server log records the destroyed server',
   );
+});
+
+test('the provisions list follows a provision to ready without a reload', async () => {
+  await withPage(browser, async (page) => {
+    await signIn(page);
+    await page.waitForSelector('[data-testid=provisions-table], [data-testid=provisions-empty]');
+    // Started elsewhere (the API), after the page loaded.
+    const name = uniqueName('live');
+    await rest('POST', '/api/v1/nodes/provision', {
+      provider: 'PROVIDER_HETZNER',
+      region: 'fsn1',
+      size: 'cx22',
+      name,
+    });
+    await page.click('#refresh-lists');
+    const row = page.locator(`[data-testid=provision-row-${name}]`);
+    await row.waitFor();
+    const seen = new Set();
+    const url = page.url();
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const status = await row.getAttribute('data-status');
+      seen.add(status);
+      if (status === 'ready') break;
+      await page.waitForTimeout(200);
+    }
+    assert.ok(seen.has('ready'), `reached ready in the list: ${[...seen].join(', ')}`);
+    assert.equal(page.url(), url, 'no navigation');
+  });
 });

@@ -48,6 +48,7 @@ test('every page fits a 375 px screen and passes axe-core', async () => {
       ['provision', `/provisions/${provision.id}`],
       ['providers', '/settings/node-providers'],
       ['api-tokens', '/settings/api-tokens'],
+      ['audit-log', '/settings/audit-log'],
     ];
     if (nodes[0]) pages.push(['node', `/nodes/${nodes[0].id}`]);
     for (const [name, path] of pages) {

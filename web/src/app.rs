@@ -6,8 +6,8 @@ use leptos_router::path;
 
 use crate::api::provide_api;
 use crate::pages::{
-    ApiTokensPage, NodeDetailPage, NodeProvidersPage, NodesPage, NotFoundPage, ProvisionDetailPage,
-    SignInPage,
+    ApiTokensPage, AuditLogPage, NodeDetailPage, NodeProvidersPage, NodesPage, NotFoundPage,
+    ProvisionDetailPage, SignInPage,
 };
 use crate::session::Session;
 
@@ -28,6 +28,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/provisions/:id") view=ProvisionDetailPage/>
                     <Route path=path!("/settings/node-providers") view=NodeProvidersPage/>
                     <Route path=path!("/settings/api-tokens") view=ApiTokensPage/>
+                    <Route path=path!("/settings/audit-log") view=AuditLogPage/>
                 </ParentRoute>
             </Routes>
         </Router>
@@ -55,6 +56,7 @@ fn SignedInShell() -> impl IntoView {
                     <A href="/nodes">"Nodes"</A>
                     <A href="/settings/node-providers">"Cloud node providers"</A>
                     <A href="/settings/api-tokens">"API tokens"</A>
+                    <A href="/settings/audit-log">"Audit log"</A>
                 </nav>
                 <button
                     type="button"

@@ -2,6 +2,7 @@
 //! served the page (`transport`, the protocol's own messages from `levelrail-proto`), adds
 //! the bearer token, and maps a failed call to [`ApiError`]. Pages call the methods of
 //! [`Api`], which they get with [`use_api`].
+mod audit;
 mod credentials;
 mod error;
 mod nodes;
@@ -21,6 +22,7 @@ use crate::session::Session;
 /// The message types pages work with (re-exported so pages need not name the proto crate's
 /// module layout).
 pub mod types {
+    pub use levelrail_proto::audit::v1::AuditEvent;
     pub use levelrail_proto::auth::v1::{ApiTokenInfo, ApiTokenScope};
     pub use levelrail_proto::credentials::v1::{
         PermissionCheck, Provider, ProviderStatus, credential_identity,
