@@ -108,6 +108,7 @@ test('the provisions list follows a provision to ready without a reload', async 
       await page.waitForTimeout(200);
     }
     assert.ok(seen.has('ready'), `reached ready in the list: ${[...seen].join(', ')}`);
+    assert.ok(seen.size > 1, `a status before ready was shown, then followed: ${[...seen].join(', ')}`);
     assert.equal(page.url(), url, 'no navigation');
   });
 });

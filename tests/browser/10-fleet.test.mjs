@@ -58,8 +58,26 @@ test('the Nodes page of a 10,000-node fleet renders its first page quickly and p
     assert.ok(builds.every((n) => Number(n.slice(6)) % 4 === 0), builds.join(', '));
     assert.equal(await page.innerText('[data-testid=nodes-range]'), 'Nodes 1–50 (page 1)');
 
-    // No fleet node ever heartbeats after enrolling: online or offline by the time since.
+    // Status: online until 90 s after its enrollment (no fleet node heartbeats), offline
+    // after; each filter's first node agrees with the API's own status of it.
     await page.selectOption('[data-testid=nodes-filter-role]', { label: 'Any' });
+    for (const [label, status] of [['Online', 'NODE_STATUS_ONLINE'], ['Offline', 'NODE_STATUS_OFFLINE']]) {
+      await page.selectOption('[data-testid=nodes-filter-status]', { label });
+      await page.waitForSelector('[data-testid=nodes-table] tbody tr, [data-testid=nodes-empty]');
+      await page.waitForFunction(
+        (want) => [...document.querySelectorAll('[data-testid=nodes-table] tbody tr > :nth-child(2) .pill')].every((p) => p.innerText === want),
+        label,
+      );
+      const shown = await names(page);
+      const { nodes: all } = await (
+        await fetch(`${FLEET_URL}/api/v1/nodes?page_size=1000`, { headers: { authorization: `Bearer ${FLEET_TOKEN}` } })
+      ).json();
+      const expected = all.filter((n) => n.status === status).slice(0, 50).map((n) => n.name);
+      // The fleet may cross the 90 s mark between the two reads: compare what both saw.
+      assert.ok(shown.length === 0 || expected.includes(shown[0]) || expected.length === 0, `${label}: ${shown[0]}`);
+    }
+    // No fleet node came from a provision: a cloud filter leaves none.
+    await page.selectOption('[data-testid=nodes-filter-status]', { label: 'Any' });
     await page.selectOption('[data-testid=nodes-filter-provider]', { label: 'Hetzner' });
     await page.waitForSelector('[data-testid=nodes-empty]');
     await shot(page, '10-fleet-filtered-empty');

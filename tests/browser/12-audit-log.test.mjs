@@ -39,8 +39,13 @@ test('the audit log lists the calls that changed something, newest first', async
     // The failed provision's retry (08) and the node delete (07) are there.
     let calls = rows.map((r) => r.call);
     while (!calls.includes('ProvisionerService/RetryProvision') && (await page.isEnabled('[data-testid=audit-older]'))) {
+      const first = await page.innerText('[data-testid=audit-row] td');
       await page.click('[data-testid=audit-older]');
-      await page.waitForSelector('[data-testid=audit-row]');
+      // The older page is on screen once its first row differs.
+      await page.waitForFunction(
+        (before) => document.querySelector('[data-testid=audit-row] td')?.innerText !== before,
+        first,
+      );
       calls = await page.$$eval('[data-testid=audit-row] th', (ths) => ths.map((t) => t.innerText));
     }
     assert.ok(calls.includes('ProvisionerService/RetryProvision'), calls.join(', '));

@@ -413,8 +413,8 @@ impl CloudProvider for AwsProvider {
         if let Some(why) = unpriced {
             message.push_str(&format!("; sizes will show \"price unavailable\": {why}"));
         }
-        // Proven or refused; an action whose dry run answered something else is named in
-        // the message only.
+        // Proven, or not: refused, or a dry run that answered something else (named with its
+        // code in the message).
         let mut permissions = vec![
             PermissionCheck {
                 name: "sts:GetCallerIdentity".into(),
@@ -426,10 +426,16 @@ impl CloudProvider for AwsProvider {
             },
         ];
         permissions.extend(PermissionCheck::of(dry.proven.iter().copied(), &[]));
-        permissions.extend(PermissionCheck::of(
-            dry.missing.iter().copied(),
-            &dry.missing,
-        ));
+        permissions.extend(
+            dry.missing
+                .iter()
+                .copied()
+                .chain(dry.unverified.iter().map(|(action, _)| *action))
+                .map(|name| PermissionCheck {
+                    name: name.to_owned(),
+                    granted: false,
+                }),
+        );
         permissions.extend(priced.map(|granted| PermissionCheck {
             name: "pricing:GetProducts".into(),
             granted,

@@ -115,6 +115,12 @@ pub struct SagaLog {
     /// before choices existed: the row's region and size are then the only choice).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placements: Vec<super::Placement>,
+    /// The regions and the sizes asked for, each in the order asked (the first is the
+    /// first choice): what a retry asks again. Empty in rows written before retries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked_regions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked_sizes: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

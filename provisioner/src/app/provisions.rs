@@ -187,6 +187,12 @@ impl Provisioner {
             lease_until,
         );
         record.saga.placements = placements;
+        record.saga.asked_regions = std::iter::once(spec.region.clone())
+            .chain(spec.fallback_regions.iter().cloned())
+            .collect();
+        record.saga.asked_sizes = std::iter::once(spec.size.clone())
+            .chain(spec.fallback_sizes.iter().cloned())
+            .collect();
         // The token is minted here and stored in the provision's own transaction: the
         // driver starts at rendering, with no write of its own before the create.
         let (token, secret) = self.nodes.mint_join_token(
@@ -238,6 +244,14 @@ impl Provisioner {
             return Err(ProvisionError::FailedPrecondition(format!(
                 "provision {id} is {}; only a failed provision can be retried",
                 record.status.as_str()
+            )));
+        }
+        // Its server, kept as asked, still holds the node's name at the cloud.
+        if let Some(server) = kept_server(&record) {
+            return Err(ProvisionError::FailedPrecondition(format!(
+                "the server {server} of provision {id} was kept (keep on failure) and holds \
+                 the name {}: delete it at the cloud, or adopt it, before retrying",
+                record.name
             )));
         }
         self.provision(retry_input(&record, request_id)).await
@@ -348,13 +362,24 @@ fn retry_input(record: &ProvisionRecord, request_id: String) -> ProvisionInput {
         }
         out
     }
-    let placements = &record.saga.placements;
-    let regions = distinct(
-        std::iter::once(record.region.clone()).chain(placements.iter().map(|p| p.region.clone())),
-    );
-    let sizes = distinct(
-        std::iter::once(record.size.clone()).chain(placements.iter().map(|p| p.size.clone())),
-    );
+    // What was asked, in order; a row from before that was recorded has its choices, in
+    // which a size a region lacked may come late.
+    let saga = &record.saga;
+    let (regions, sizes) = if saga.asked_regions.is_empty() {
+        let placements = &saga.placements;
+        (
+            distinct(
+                std::iter::once(record.region.clone())
+                    .chain(placements.iter().map(|p| p.region.clone())),
+            ),
+            distinct(
+                std::iter::once(record.size.clone())
+                    .chain(placements.iter().map(|p| p.size.clone())),
+            ),
+        )
+    } else {
+        (saga.asked_regions.clone(), saga.asked_sizes.clone())
+    };
     ProvisionInput {
         provider: Some(record.provider),
         region: record.region.clone(),
@@ -369,5 +394,88 @@ fn retry_input(record: &ProvisionRecord, request_id: String) -> ProvisionInput {
         keep_on_failure: record.keep_on_failure,
         fallback_regions: regions.into_iter().skip(1).collect(),
         fallback_sizes: sizes.into_iter().skip(1).collect(),
+    }
+}
+
+/// The server of a failed provision that was kept as asked (not cancelled), when one was
+/// made: it still exists at the cloud.
+fn kept_server(record: &ProvisionRecord) -> Option<&str> {
+    let cancelled = record.saga.failure.as_ref().is_some_and(|f| f.cancelled);
+    match record.keep_on_failure && !cancelled {
+        true => record.provider_server_id.as_deref(),
+        false => None,
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+    use crate::model::provision::{NewProvision, Placement};
+
+    fn record(name: &str, region: &str, size: &str, keep_on_failure: bool) -> ProvisionRecord {
+        let spec = NewProvision {
+            provider: levelrail_types::ProviderId::Hetzner,
+            region: region.into(),
+            size: size.into(),
+            name: crate::model::NodeName::parse(name).expect("name"),
+            role: crate::model::Role::General,
+            ssh_public_keys: vec![],
+            ssh_source_cidr: None,
+            image: None,
+            control_plane_addr: "cp.example.com:9443".into(),
+            request_id: None,
+            keep_on_failure,
+            fallback_regions: vec![],
+            fallback_sizes: vec![],
+        };
+        let now = OffsetDateTime::UNIX_EPOCH;
+        ProvisionRecord::new(ProvisionId::generate(), &spec, "cred", now, "me", now)
+    }
+
+    #[test]
+    fn a_retry_asks_the_regions_and_sizes_in_the_order_first_asked() {
+        let mut r = record("retry-order", "r1", "s1", false);
+        // r1 lacks s2, so the choices list s3 before s2.
+        r.saga.placements = [
+            ("r1", "s1"),
+            ("r1", "s3"),
+            ("r2", "s1"),
+            ("r2", "s2"),
+            ("r2", "s3"),
+        ]
+        .iter()
+        .map(|(region, size)| Placement::pending(region, size))
+        .collect();
+        r.saga.asked_regions = vec!["r1".into(), "r2".into()];
+        r.saga.asked_sizes = vec!["s1".into(), "s2".into(), "s3".into()];
+
+        let input = retry_input(&r, "req".into());
+
+        assert_eq!((input.region.as_str(), input.size.as_str()), ("r1", "s1"));
+        assert_eq!(input.fallback_regions, ["r2"]);
+        assert_eq!(input.fallback_sizes, ["s2", "s3"]);
+        assert_eq!(input.request_id, "req");
+        assert_eq!(input.name, "retry-order");
+        // A row from before the asked order was kept: rebuilt from its choices.
+        r.saga.asked_regions.clear();
+        r.saga.asked_sizes.clear();
+        let rebuilt = retry_input(&r, String::new());
+        assert_eq!(rebuilt.fallback_regions, ["r2"]);
+        assert_eq!(rebuilt.fallback_sizes, ["s3", "s2"]);
+    }
+
+    #[test]
+    fn a_kept_server_blocks_a_retry_until_it_is_gone() {
+        let mut r = record("kept", "fsn1", "cx22", true);
+        assert_eq!(kept_server(&r), None, "no server was made");
+        r.provider_server_id = Some("42".into());
+        assert_eq!(kept_server(&r), Some("42"));
+        r.saga.failure = Some(crate::model::provision::FailureNote {
+            phase: "booting".into(),
+            reason: "cancelled by operator".into(),
+            code: None,
+            cancelled: true,
+        });
+        assert_eq!(kept_server(&r), None, "a cancel deletes even a kept server");
     }
 }

@@ -4,6 +4,7 @@
 use levelrail_db::{Dialect, Row};
 
 use crate::model::ports::StoreError;
+use crate::model::provision::{SagaLog, current};
 use crate::model::{
     InstallReport, InstallStep, JoinTokenId, Node, NodeId, NodeName, NodeServer, Role, WorkloadKind,
 };
@@ -70,7 +71,11 @@ pub(crate) fn read_node(row: &Row) -> Result<Node, StoreError> {
         last_seen_at: row.time("last_seen_at")?,
         cert_serial: row.text("cert_serial")?,
         cert_fingerprint: row.text("cert_fingerprint")?,
-        cert_expires_at: row.time("cert_expires_at")?,
+        // NULL from a replica of an earlier release (it issued 365-day certificates).
+        cert_expires_at: match row.opt_time("cert_expires_at")? {
+            Some(t) => t,
+            None => row.time("enrolled_at")? + time::Duration::days(365),
+        },
         server: read_node_server(row)?,
     })
 }
@@ -81,12 +86,20 @@ fn read_node_server(row: &Row) -> Result<Option<NodeServer>, StoreError> {
     let Some(provider) = row.opt_text("server_provider")? else {
         return Ok(None);
     };
+    // Where it runs: the choice in use, after any capacity fallback (the row's region and
+    // size are the first choice).
+    let saga: SagaLog =
+        serde_json::from_str(&row.text("server_saga")?).map_err(|_| corrupt("provisions.saga"))?;
+    let (region, size) = match current(&saga.placements) {
+        Some(p) => (p.region.clone(), p.size.clone()),
+        None => (row.text("server_region")?, row.text("server_size")?),
+    };
     Ok(Some(NodeServer {
         provider: provider
             .parse::<ProviderId>()
             .map_err(|_| corrupt("provisions.provider"))?,
-        region: row.text("server_region")?,
-        size: row.text("server_size")?,
+        region,
+        size,
         server_id: row.opt_text("server_id")?,
     }))
 }

@@ -363,6 +363,19 @@ async fn nodes_are_listed_by_filter(store: &dyn NodeStore) {
         enrolled.push(node.id);
     }
     let cutoff = T0 + Duration::minutes(5);
+    // At the cutoff exactly a node is still online (`Node::liveness`).
+    let edge = NodeFilter {
+        seen_since: Some(T0_STORED),
+        ..NodeFilter::default()
+    };
+    let at_edge = store
+        .list_nodes_page(10, None, &edge)
+        .await
+        .expect("a page")
+        .into_iter()
+        .filter(|n| n.name.as_str() == "filter-a")
+        .count();
+    assert_eq!(at_edge, 1, "a node seen at the cutoff counts as online");
     let listed = |filter: NodeFilter| async move {
         let mut names = Vec::new();
         let mut after: Option<crate::model::NodeName> = None;

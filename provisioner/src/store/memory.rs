@@ -55,11 +55,14 @@ impl State {
             .as_deref()
             .and_then(|id| ProvisionId::parse(id).ok())
             .and_then(|id| self.provisions.get(&id))
-            .map(|p| NodeServer {
-                provider: p.provider,
-                region: p.region.clone(),
-                size: p.size.clone(),
-                server_id: p.provider_server_id.clone(),
+            .map(|p| {
+                let (region, size) = p.placement_in_use();
+                NodeServer {
+                    provider: p.provider,
+                    region: region.to_owned(),
+                    size: size.to_owned(),
+                    server_id: p.provider_server_id.clone(),
+                }
             });
         Node {
             server,

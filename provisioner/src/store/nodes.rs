@@ -39,7 +39,7 @@ macro_rules! select_nodes {
              nodes.docker_version, nodes.workload_kinds, nodes.provision_id, nodes.enrolled_at, \
              nodes.last_seen_at, nodes.cert_serial, nodes.cert_fingerprint, \
              nodes.cert_expires_at, p.provider AS server_provider, p.region AS server_region, \
-             p.size AS server_size, p.provider_server_id AS server_id \
+             p.size AS server_size, p.provider_server_id AS server_id, p.saga AS server_saga \
              FROM nodes LEFT JOIN provisions AS p ON p.id = nodes.provision_id ",
             $tail
         )
@@ -255,7 +255,7 @@ impl<D: Dialect> NodeStore for SqlStore<D> {
             .db
             .fetch_all(
                 select_nodes!(
-                    "WHERE ($2 IS NULL OR nodes.name > $2) \
+                    "WHERE nodes.name > COALESCE($2, '') \
                      AND ($3 IS NULL OR nodes.last_seen_at >= $3) \
                      AND ($4 IS NULL OR nodes.last_seen_at < $4) \
                      AND ($5 IS NULL OR p.provider = $5) \

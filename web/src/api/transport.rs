@@ -22,10 +22,16 @@ pub(super) async fn unary<Req: Message, Resp: Message + Default>(
     path: &str,
     request: &Req,
 ) -> Result<Resp, Status> {
-    let (response, _) = send(origin, token, path, request, None).await?;
+    let (response, trailers_only) = send(origin, token, path, request, None).await?;
+    if trailers_only {
+        return Err(Status::new(
+            Code::Internal,
+            "the control plane sent no answer",
+        ));
+    }
     let body = JsFuture::from(response.array_buffer().map_err(js_error)?)
         .await
-        .map_err(js_error)?;
+        .map_err(cut_off)?;
     let mut reader = FrameReader::default();
     reader.push(&Uint8Array::new(&body).to_vec());
     let mut message = None;
@@ -33,10 +39,19 @@ pub(super) async fn unary<Req: Message, Resp: Message + Default>(
         match f {
             Frame::Message(bytes) if message.is_none() => message = Some(decode(&bytes)?),
             Frame::Message(_) => {}
-            Frame::Trailers(t) => check(Status::from_metadata(|n| lookup(&t, n)))?,
+            Frame::Trailers(t) => {
+                check(Status::from_metadata(|n| lookup(&t, n)))?;
+                return message.ok_or_else(|| {
+                    Status::new(Code::Internal, "the control plane sent no answer")
+                });
+            }
         }
     }
-    message.ok_or_else(|| Status::new(Code::Internal, "the control plane sent no answer"))
+    // No trailers: the answer was cut off, whatever came before them.
+    Err(Status::new(
+        Code::Unavailable,
+        "the answer ended before the control plane closed it",
+    ))
 }
 
 /// Calls `path` with `request` and returns its stream of answers.
@@ -46,8 +61,9 @@ pub(super) async fn server_streaming<Req: Message, Resp: Message + Default>(
     path: &str,
     request: &Req,
 ) -> Result<Streaming<Resp>, Status> {
-    let abort = AbortController::new().map_err(js_error)?;
-    let (response, trailers_only) = send(origin, token, path, request, Some(&abort)).await?;
+    // Made before the fetch: a caller that goes away while it connects aborts it too.
+    let abort = Abort(AbortController::new().map_err(js_error)?);
+    let (response, trailers_only) = send(origin, token, path, request, Some(&abort.0)).await?;
     let reader = match response.body() {
         Some(body) => Some(
             body.get_reader()
@@ -59,7 +75,7 @@ pub(super) async fn server_streaming<Req: Message, Resp: Message + Default>(
     Ok(Streaming {
         ended: trailers_only || reader.is_none(),
         reader,
-        abort,
+        _abort: abort,
         frames: FrameReader::default(),
         _message: PhantomData,
     })
@@ -68,7 +84,7 @@ pub(super) async fn server_streaming<Req: Message, Resp: Message + Default>(
 /// The answers of a server-streaming call.
 pub(super) struct Streaming<T> {
     reader: Option<ReadableStreamDefaultReader>,
-    abort: AbortController,
+    _abort: Abort,
     frames: FrameReader,
     ended: bool,
     _message: PhantomData<T>,
@@ -99,7 +115,7 @@ impl<T: Message + Default> Streaming<T> {
             let Some(reader) = &self.reader else {
                 return Ok(None);
             };
-            let chunk = JsFuture::from(reader.read()).await.map_err(js_error)?;
+            let chunk = JsFuture::from(reader.read()).await.map_err(cut_off)?;
             let done = Reflect::get(&chunk, &"done".into())
                 .map_err(js_error)?
                 .as_bool()
@@ -118,9 +134,12 @@ impl<T: Message + Default> Streaming<T> {
     }
 }
 
-impl<T> Drop for Streaming<T> {
+/// Aborts its fetch when dropped (the stream, or the call before the stream existed).
+struct Abort(AbortController);
+
+impl Drop for Abort {
     fn drop(&mut self) {
-        self.abort.abort();
+        self.0.abort();
     }
 }
 
@@ -167,6 +186,13 @@ async fn send<Req: Message>(
             format!("the control plane answered HTTP {}", response.status()),
         ));
     }
+    let content_type = header("content-type").unwrap_or_default();
+    if !trailers_only && !content_type.starts_with("application/grpc-web") {
+        return Err(Status::new(
+            Code::Unknown,
+            format!("the server answered {content_type}, not gRPC-web"),
+        ));
+    }
     Ok((response, trailers_only))
 }
 
@@ -185,6 +211,11 @@ fn decode<T: Message + Default>(bytes: &[u8]) -> Result<T, Status> {
             "the control plane sent an answer this app cannot read",
         )
     })
+}
+
+/// A body that stopped arriving: the network or the server went away.
+fn cut_off(_: JsValue) -> Status {
+    Status::new(Code::Unavailable, "the control plane stopped answering")
 }
 
 /// A browser API that failed (not the network: that is `Unavailable` above).

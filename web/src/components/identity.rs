@@ -129,7 +129,7 @@ fn permissions(checks: Vec<PermissionCheck>, slug: &'static str) -> Option<impl 
     let summary = match missing.is_empty() {
         true => format!("{proven} proven, none missing"),
         false => format!(
-            "{proven} proven, {} missing: {}",
+            "{proven} proven, {} missing or not proven: {}",
             missing.len(),
             missing.join(", ")
         ),
@@ -146,7 +146,7 @@ fn permissions(checks: Vec<PermissionCheck>, slug: &'static str) -> Option<impl 
                             <li class:error=!c.granted>
                                 <span aria-hidden="true">{if c.granted { "✓ " } else { "✗ " }}</span>
                                 <span class="mono">{c.name}</span>
-                                <span class="sr-only">{if c.granted { " (granted)" } else { " (missing)" }}</span>
+                                <span class="sr-only">{if c.granted { " (proven)" } else { " (missing or not proven)" }}</span>
                             </li>
                         })
                         .collect_view()}

@@ -75,7 +75,7 @@ pub fn NodesTable(refresh: Signal<u32>) -> impl IntoView {
                         </span>
                         <button type="button" class="button small" data-testid="nodes-next"
                             disabled=next.is_empty()
-                            on:click=move |_| query.update(|q| q.tokens.push(next.clone()))>
+                            on:click=move |_| query.update(|q| push_once(&mut q.tokens, &next))>
                             "Next"
                         </button>
                     </nav>
@@ -112,6 +112,14 @@ pub fn NodesTable(refresh: Signal<u32>) -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading nodes…"</p> }>
             <ErrorBoundary fallback=error_fallback(move || page.refetch())>{body}</ErrorBoundary>
         </Transition>
+    }
+}
+
+/// Moves to the page of `token`, unless that is already the page shown (a second click
+/// on Next while the page loads).
+pub fn push_once(tokens: &mut Vec<String>, token: &str) {
+    if tokens.last().map(String::as_str) != Some(token) {
+        tokens.push(token.to_owned());
     }
 }
 

@@ -159,11 +159,6 @@ impl FrameReader {
             _ => Frame::Trailers(trailers(&body)),
         }))
     }
-
-    /// Whether bytes of an unfinished frame are left.
-    pub fn has_partial(&self) -> bool {
-        !self.buf.is_empty()
-    }
 }
 
 /// `name: value` lines (CRLF or LF), names lowercased, values trimmed.
@@ -229,7 +224,6 @@ mod tests {
             }
         }
 
-        assert!(!reader.has_partial());
         assert_eq!(frames[0], Frame::Message(b"hello".to_vec()));
         assert_eq!(frames[1], Frame::Message(Vec::new()));
         let Frame::Trailers(t) = &frames[2] else {

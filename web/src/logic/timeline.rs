@@ -91,8 +91,9 @@ pub fn failure_detail(p: &Provision) -> String {
     }
 }
 
-/// What became of one resource in a cleanup, in words, and whether that is a problem.
-pub fn cleanup_text(result: Option<&CleanupResult>, deleted: &str) -> (String, bool) {
+/// What became of one resource in a cleanup, in words, and whether that is a problem:
+/// `deleted` and `kept` say it for this resource.
+pub fn cleanup_text(result: Option<&CleanupResult>, deleted: &str, kept: &str) -> (String, bool) {
     let Some(r) = result else {
         return ("Unknown".into(), false);
     };
@@ -100,10 +101,10 @@ pub fn cleanup_text(result: Option<&CleanupResult>, deleted: &str) -> (String, b
         CleanupOutcome::NotNeeded => ("Nothing to delete: none was created".into(), false),
         CleanupOutcome::Pending => ("Cleanup under way".into(), false),
         CleanupOutcome::Deleted => (deleted.to_owned(), false),
-        CleanupOutcome::Kept => ("Kept, as asked (keep on failure)".into(), false),
+        CleanupOutcome::Kept => (kept.to_owned(), false),
         CleanupOutcome::Failed => (
             format!(
-                "Could not be deleted: {}. The orphan sweeper will find it.",
+                "Not deleted: {}. The orphan sweeper will find it.",
                 r.reason
             ),
             true,
@@ -185,10 +186,16 @@ mod tests {
             ..Default::default()
         };
         r.set_outcome(CleanupOutcome::Failed);
-        let (text, bad) = cleanup_text(Some(&r), "Deleted");
+        let (text, bad) = cleanup_text(Some(&r), "Deleted", "Kept");
         assert!(bad);
-        assert!(text.contains("403 forbidden"), "{text}");
+        assert_eq!(
+            text,
+            "Not deleted: 403 forbidden. The orphan sweeper will find it."
+        );
         r.set_outcome(CleanupOutcome::Deleted);
-        assert_eq!(cleanup_text(Some(&r), "Deleted"), ("Deleted".into(), false));
+        assert_eq!(
+            cleanup_text(Some(&r), "Deleted", "Kept"),
+            ("Deleted".into(), false)
+        );
     }
 }

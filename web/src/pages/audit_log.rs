@@ -7,6 +7,7 @@ use crate::api::types::AuditEvent;
 use crate::api::use_api;
 use crate::browser::local_time;
 use crate::components::error_view::error_fallback;
+use crate::components::nodes_table::push_once;
 use crate::logic::stages::timestamp_ms;
 
 /// Events per page.
@@ -32,7 +33,7 @@ pub fn AuditLogPage() -> impl IntoView {
                         <button type="button" class="button small" data-testid="audit-newer" disabled=first
                             on:click=move |_| tokens.update(|t| { t.pop(); })>"Newer"</button>
                         <button type="button" class="button small" data-testid="audit-older" disabled=next.is_empty()
-                            on:click=move |_| tokens.update(|t| t.push(next.clone()))>"Older"</button>
+                            on:click=move |_| tokens.update(|t| push_once(t, &next))>"Older"</button>
                     </nav>
                 }
             })

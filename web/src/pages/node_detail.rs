@@ -91,11 +91,19 @@ fn DeleteNode(node: Node) -> impl IntoView {
     let api = use_api();
     let navigate = use_navigate();
     let confirming = RwSignal::new(false);
-    let provisioned = node.provider() != Provider::Unspecified;
+    // The server destroys what the node's provision made: decided by the provision, as the
+    // server decides.
+    let provisioned = !node.provision_id.is_empty();
     let destroy = RwSignal::new(provisioned);
     let error = RwSignal::new(None::<String>);
-    let cloud = label(node.provider());
-    let server = node.server_id.clone();
+    let cloud = match node.provider() {
+        Provider::Unspecified => "its cloud",
+        p => label(p),
+    };
+    let server = match node.server_id.as_str() {
+        "" => "of its provision".to_owned(),
+        id => id.to_owned(),
+    };
     let id = node.id.clone();
     let delete = Action::new_local(move |destroy_server: &bool| {
         let (id, destroy_server) = (id.clone(), *destroy_server);

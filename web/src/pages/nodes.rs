@@ -57,14 +57,29 @@ pub fn NodesPage() -> impl IntoView {
         provisions.refetch();
         orphans.refetch();
     };
-    // The provisions list follows its in-flight provisions while the page is open.
+    // The provisions list follows its in-flight provisions while the page is open; once
+    // more of them are ready than a tick before, the node list is read again too.
+    let ready_before = StoredValue::new(None::<usize>);
     let poll = set_interval_with_handle(
         move || {
-            let in_flight = provisions.with_untracked(|r| {
-                r.as_ref()
-                    .and_then(|r| r.as_ref().ok())
-                    .is_some_and(|list| list.iter().any(|p| !is_terminal(p)))
+            let (in_flight, ready) = provisions.with_untracked(|r| {
+                let list = r.as_ref().and_then(|r| r.as_ref().ok());
+                (
+                    list.is_some_and(|l| l.iter().any(|p| !is_terminal(p))),
+                    list.map_or(0, |l| {
+                        l.iter()
+                            .filter(|p| p.status() == crate::api::types::ProvisionStatus::Ready)
+                            .count()
+                    }),
+                )
             });
+            if ready_before
+                .get_value()
+                .is_some_and(|before| ready > before)
+            {
+                nodes_changed.update(|n| *n += 1);
+            }
+            ready_before.set_value(Some(ready));
             if in_flight {
                 provisions.refetch();
             }

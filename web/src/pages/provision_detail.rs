@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
-use crate::api::types::{Provision, ProvisionStatus};
+use crate::api::types::{CleanupOutcome, Provision, ProvisionStatus};
 use crate::api::use_api;
 use crate::browser::{local_time, random_uuid};
 use crate::components::provision_progress::ProvisionProgress;
@@ -80,8 +80,16 @@ fn Cleanup(p: Provision) -> impl IntoView {
             p.server_id
         ),
     };
-    let (server, server_bad) = cleanup_text(cleanup.server.as_ref(), &deleted);
-    let (token, token_bad) = cleanup_text(cleanup.join_token.as_ref(), "Revoked");
+    let kept = match p.server_id.is_empty() {
+        true => "Nothing deleted, as asked (keep on failure); no server id was recorded".to_owned(),
+        false => format!(
+            "Server {} kept, as asked (keep on failure): delete it at {} when done",
+            p.server_id,
+            label(p.provider())
+        ),
+    };
+    let (server, server_bad) = cleanup_text(cleanup.server.as_ref(), &deleted, &kept);
+    let (token, token_bad) = cleanup_text(cleanup.join_token.as_ref(), "Revoked", "Revoked");
     Some(view! {
         <section class="card" aria-labelledby="cleanup-title">
             <h2 id="cleanup-title">"Cleanup"</h2>
@@ -100,6 +108,13 @@ fn Retry(p: Provision) -> impl IntoView {
     if p.status() != ProvisionStatus::Failed {
         return None;
     }
+    // A kept server still holds the node's name at the cloud: the server refuses a retry.
+    let kept = p
+        .cleanup
+        .as_ref()
+        .and_then(|c| c.server.as_ref())
+        .is_some_and(|s| s.outcome() == CleanupOutcome::Kept)
+        && !p.server_id.is_empty();
     let api = use_api();
     let navigate = use_navigate();
     let error = RwSignal::new(None::<String>);
@@ -124,7 +139,14 @@ fn Retry(p: Provision) -> impl IntoView {
                 "Starts a new provision of {} with the same cloud, region and size choices, role, SSH keys and image.",
                 p.name
             )}</p>
-            <button type="button" class="button primary" data-testid="retry-provision" disabled=busy
+            {kept.then(|| view! {
+                <p class="notice" data-testid="retry-kept">{format!(
+                    "Its server {} was kept and still holds the name {}: delete it at {} (or adopt it) before retrying.",
+                    p.server_id, p.name, label(p.provider())
+                )}</p>
+            })}
+            <button type="button" class="button primary" data-testid="retry-provision"
+                disabled=move || kept || busy.get()
                 on:click=move |_| { retry.dispatch(()); }>
                 {move || if busy.get() { "Starting…" } else { "Retry with the same settings" }}
             </button>

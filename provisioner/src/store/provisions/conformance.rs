@@ -312,8 +312,14 @@ async fn a_waiting_driver_reads_its_row_reports_and_enrollment_at_once(
         "the enrolled node"
     );
     // The node reads the server its provision created, and lists by that cloud.
+    // Created in the second choice: fsn1 had no capacity.
     let mut created = inserted.clone();
     created.provider_server_id = Some("4711".into());
+    let mut full = crate::model::provision::Placement::pending("fsn1", "cx22");
+    full.outcome = crate::model::provision::PlacementOutcome::Rejected;
+    let mut used = crate::model::provision::Placement::pending("nbg1", "cx32");
+    used.outcome = crate::model::provision::PlacementOutcome::InUse;
+    created.saga.placements = vec![full, used];
     store
         .update_provision(&created)
         .await
@@ -324,11 +330,11 @@ async fn a_waiting_driver_reads_its_row_reports_and_enrollment_at_once(
         read.server,
         Some(crate::model::NodeServer {
             provider: levelrail_types::ProviderId::Hetzner,
-            region: "fsn1".into(),
-            size: "cx22".into(),
+            region: "nbg1".into(),
+            size: "cx32".into(),
             server_id: Some("4711".into()),
         }),
-        "the node's server"
+        "the node's server, where it runs"
     );
     for (provider, listed) in [
         (levelrail_types::ProviderId::Hetzner, true),
