@@ -127,39 +127,6 @@ pub struct Provisioning {
     pub feed: Option<JoinHandle<()>>,
     /// The agent listener's address as new servers dial it (`host:port`).
     pub advertised: String,
-    /// The runtime the provision drivers run on.
-    pub drivers: DriverRuntime,
-}
-
-/// The provision drivers' own runtime, one thread: a burst of renders and creates takes
-/// its turn on the cores beside the threads that answer the API, instead of queueing in
-/// front of their requests. Shut down when the provisioner goes (its drivers stop where they
-/// stand; their leases lapse and the next start resumes them).
-#[derive(Debug)]
-pub struct DriverRuntime(Option<tokio::runtime::Runtime>);
-
-impl DriverRuntime {
-    fn start() -> anyhow::Result<Self> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("levelrail-drivers")
-            .enable_all()
-            .build()
-            .context("starting the provision drivers' runtime")?;
-        Ok(DriverRuntime(Some(runtime)))
-    }
-
-    fn handle(&self) -> Option<tokio::runtime::Handle> {
-        self.0.as_ref().map(|r| r.handle().clone())
-    }
-}
-
-impl Drop for DriverRuntime {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.0.take() {
-            runtime.shutdown_background();
-        }
-    }
 }
 
 /// Builds the provisioner side. `allow_loopback`: a loopback agent address is accepted
@@ -219,7 +186,6 @@ pub async fn build(
         lease_ttl >= Duration::from_secs(1),
         "--lease-ttl: must be at least 1s"
     );
-    let drivers = DriverRuntime::start()?;
     let provisioner = Arc::new(Provisioner::new(ProvisionerDeps {
         store: provision_store,
         orphans: store.clone(),
@@ -238,7 +204,6 @@ pub async fn build(
             sealing_key,
             tuning: WorkflowTuning {
                 lease_ttl,
-                driver_runtime: drivers.handle(),
                 sweep_unknown_servers: cfg.sweep_unknown_servers,
                 max_in_flight: cfg.max_provisions_in_flight as usize,
                 ..WorkflowTuning::default()
@@ -261,7 +226,6 @@ pub async fn build(
         sweeper,
         feed,
         advertised: advertise,
-        drivers,
     })
 }
 

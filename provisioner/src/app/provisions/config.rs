@@ -85,9 +85,6 @@ pub struct WorkflowTuning {
     /// Servers this replica renders and creates at once per cloud; the other provisions
     /// wait their turn in `creating`.
     pub creates_per_cloud: usize,
-    /// The runtime the provision drivers run on: `None`, the caller's; a runtime of their
-    /// own keeps a burst of renders and creates off the threads that answer the API.
-    pub driver_runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Default for WorkflowTuning {
@@ -109,7 +106,6 @@ impl Default for WorkflowTuning {
             sweep_unknown_servers: false,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             creates_per_cloud: 16,
-            driver_runtime: None,
         }
     }
 }

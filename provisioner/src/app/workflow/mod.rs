@@ -227,11 +227,12 @@ impl Workflow {
         let Some(signals) = self.shared.events.register_driver(id.as_str()) else {
             return;
         };
-        let drive = driver::drive(Arc::clone(&self.shared), id, inserted, signals);
-        match &self.shared.cx.config.tuning.driver_runtime {
-            Some(runtime) => drop(runtime.spawn(drive)),
-            None => drop(tokio::spawn(drive)),
-        }
+        tokio::spawn(driver::drive(
+            Arc::clone(&self.shared),
+            id,
+            inserted,
+            signals,
+        ));
     }
 
     /// Starts a driver for every provision in flight whose lease is free or expired (after
