@@ -4,17 +4,11 @@
 // composed: an estimate) publish hourly rates, shown as a month of 730 hours. This file
 // runs first: later ones disconnect clouds.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { launch, openSizeStep, shot, signIn, withPage } from './helpers.mjs';
+import { openSizeStep, sharedBrowser, shot, signIn, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 const CLOUDS = {
   hetzner: { currency: 'EUR', basis: /^monthly price$/, estimate: false },
@@ -26,7 +20,7 @@ const CLOUDS = {
 
 for (const [provider, want] of Object.entries(CLOUDS)) {
   test(`the wizard shows a monthly price with its basis for ${provider} sizes`, async () => {
-    await withPage(browser, async (page) => {
+    await withPage(browser(), async (page) => {
       await signIn(page);
       const region = await openSizeStep(page, provider);
 

@@ -1,19 +1,13 @@
 // Signing in and out with the API token.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { BASE, TOKEN, launch, shot, signIn, tabTo, withPage } from './helpers.mjs';
+import { BASE, TOKEN, sharedBrowser, shot, signIn, tabTo, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('an unauthenticated visit goes to the sign-in page, which refuses a wrong token', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await page.goto(`${BASE}/settings/node-providers`);
     await page.waitForURL(/\/sign-in\?next=%2Fsettings%2Fnode-providers/);
     await page.waitForSelector('#api-token');
@@ -30,7 +24,7 @@ test('an unauthenticated visit goes to the sign-in page, which refuses a wrong t
 });
 
 test('signing in with the keyboard alone opens the page that was asked for', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await page.goto(`${BASE}/settings/node-providers`);
     await page.waitForSelector('#api-token');
     await tabTo(page, '#api-token');
@@ -45,7 +39,7 @@ test('signing in with the keyboard alone opens the page that was asked for', asy
 });
 
 test('signing out forgets the token and protects the pages again', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await page.click('[data-testid=sign-out]');
     await page.waitForURL(/\/sign-in/);

@@ -1,9 +1,9 @@
 // Settings › Cloud node providers: the cards, storing a credential, errors beside the
 // field, verification and disconnecting.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { BASE, assertAccessible, launch, shot, signIn, withPage } from './helpers.mjs';
+import { BASE, assertAccessible, sharedBrowser, shot, signIn, withPage } from './helpers.mjs';
 
 const SLUGS = ['hetzner', 'digitalocean', 'aws', 'azure', 'gcp'];
 // A syntactically valid AWS key pair that exists nowhere (never verified).
@@ -12,13 +12,7 @@ const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARY0KEY';
 // The token the demo Hetzner cloud accepts (sim/src/fakes/hetzner/demo.rs).
 const HETZNER_DEMO_TOKEN = 'demo0000000000000000000000000000000000000000000000000000000hcloud';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 async function openSettings(page) {
   await signIn(page, '/settings/node-providers');
@@ -26,7 +20,7 @@ async function openSettings(page) {
 }
 
 test('the settings page shows the five provider cards with their connection state', async (t) => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     // Time to first render: navigation start until the cards are on screen.
     await page.goto(`${BASE}/settings/node-providers`);
@@ -56,7 +50,7 @@ test('the settings page shows the five provider cards with their connection stat
 });
 
 test('every input on the settings page has a label and no secret field is pre-filled', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await openSettings(page);
     const unlabelled = await page.$$eval('input, select, textarea', (els) =>
       els.filter((e) => e.labels.length === 0 && !e.getAttribute('aria-label')).map((e) => e.id),
@@ -72,7 +66,7 @@ test('every input on the settings page has a label and no secret field is pre-fi
 });
 
 test('connecting AWS stores the key, shows Connected, and the secret never comes back', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     const bodies = [];
     page.on('response', (r) => {
       if (r.url().includes('/levelrail.')) bodies.push(r.body().catch(() => Buffer.alloc(0)));
@@ -129,7 +123,7 @@ test('connecting AWS stores the key, shows Connected, and the secret never comes
 });
 
 test('a malformed Hetzner token shows the error beside the token field and keeps the stored one', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await openSettings(page);
     await page.fill('#hetzner-token', 'too-short');
     await page.click('#hetzner-save');
@@ -150,7 +144,7 @@ test('a malformed Hetzner token shows the error beside the token field and keeps
 });
 
 test('an Azure document with a bad field names that field beside the JSON input', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await openSettings(page);
     const before = await page.innerText('[data-testid=provider-status-azure]');
     const doc = JSON.stringify({
@@ -171,7 +165,7 @@ test('an Azure document with a bad field names that field beside the JSON input'
 });
 
 test('saving a credential verifies it at once, with the account and the permissions proven', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await openSettings(page);
     // The demo Hetzner cloud's own token (a demo constant, not a secret): stored again.
     await page.fill('#hetzner-token', HETZNER_DEMO_TOKEN);
@@ -191,7 +185,7 @@ test('saving a credential verifies it at once, with the account and the permissi
 });
 
 test('verifying a connected provider records the last verification on its card', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await openSettings(page);
     await page.click('#digitalocean-verify');
     const notice = page.locator('[data-testid=provider-notice-digitalocean]');

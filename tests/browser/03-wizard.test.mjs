@@ -1,13 +1,13 @@
 // The Nodes page and the Add node wizard against the demo clouds: live progress to ready,
 // reopening progress from the list, cancelling, and the node list.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   followProgress,
-  launch,
   openSizeStep,
   progressStatus,
+  sharedBrowser,
   shot,
   signIn,
   tabTo,
@@ -17,13 +17,7 @@ import {
 
 const STAGES = ['creating', 'booting', 'installing', 'enrolling', 'ready'];
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 /** Clicks through the wizard up to the progress view (mouse; the keyboard test is below). */
 async function startProvision(page, { provider, name }) {
@@ -37,7 +31,7 @@ async function startProvision(page, { provider, name }) {
 }
 
 test('the wizard offers only connected providers and links to settings for the others', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     // Make sure one provider is not connected (the demo may connect all five).
     await signIn(page, '/settings/node-providers');
     await page.waitForSelector('[data-testid=provider-card-gcp]');
@@ -71,7 +65,7 @@ test('the wizard offers only connected providers and links to settings for the o
 });
 
 test('the wizard checks the node name as it is typed', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await page.click('#add-node');
     await page.click('[data-testid=wizard-provider-hetzner]');
@@ -112,7 +106,7 @@ test('the wizard checks the node name as it is typed', async () => {
 });
 
 test('the wizard runs a Hetzner node to ready with the keyboard alone, showing every stage live', async (t) => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     const name = uniqueName('kb');
     await signIn(page);
     await tabTo(page, '#add-node');
@@ -195,7 +189,7 @@ test('the wizard runs a Hetzner node to ready with the keyboard alone, showing e
 });
 
 test('closing the wizard keeps provisioning, and the progress reopens from the list', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     const name = uniqueName('reopen');
     await signIn(page);
     await startProvision(page, { provider: 'digitalocean', name });
@@ -223,7 +217,7 @@ test('closing the wizard keeps provisioning, and the progress reopens from the l
 });
 
 test('cancelling a provision ends it failed with the operator as the reason', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     const name = uniqueName('cancel');
     await signIn(page);
     await startProvision(page, { provider: 'digitalocean', name });
@@ -246,7 +240,7 @@ test('cancelling a provision ends it failed with the operator as the reason', as
 test('a progress stream that cannot connect retries and catches up with the current state', async () => {
   const watch = '**/levelrail.provisioner.v1.ProvisionerService/WatchProvision';
   await withPage(
-    browser,
+    browser(),
     async (page) => {
       const name = uniqueName('retry');
       await signIn(page);

@@ -3,20 +3,14 @@
 // an operator who ticks "If sfo3 has no capacity, try ams3" gets a node in ams3, and the
 // progress view says which choice was passed over and why.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { followProgress, launch, shot, signIn, uniqueName, withPage } from './helpers.mjs';
+import { followProgress, sharedBrowser, shot, signIn, uniqueName, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('a region without capacity falls back to the alternative ticked in the wizard', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     const name = uniqueName('fb');
     await signIn(page);
     await page.click('#add-node');

@@ -3,20 +3,14 @@
 // scripts/browser-test); the sweeper lists them, Adopt shows the agent's env file once,
 // Delete asks first and removes the server at the provider.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { launch, shot, signIn, withPage } from './helpers.mjs';
+import { sharedBrowser, shot, signIn, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('stray servers are listed as orphans, one adopted with its env file and one deleted after a confirmation', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     const one = page.locator('[data-testid=orphan-row-stray-1]');
     const two = page.locator('[data-testid=orphan-row-stray-2]');

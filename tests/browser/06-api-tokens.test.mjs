@@ -2,20 +2,14 @@
 // table lists it with its scope and expiry, the new token reads but may not open this
 // panel's data, and a revocation (after a confirmation) ends it.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { BASE, launch, shot, signIn, withPage } from './helpers.mjs';
+import { BASE, sharedBrowser, shot, signIn, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('a read token is created, shown once, listed with its scope and revoked after a confirmation', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await page.goto(`${BASE}/settings/api-tokens`);
     await page.waitForSelector('[data-testid=tokens-table]');

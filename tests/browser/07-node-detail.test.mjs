@@ -2,7 +2,7 @@
 // deletion, whose confirmation says whether the server will be destroyed at the cloud;
 // the node list's server-side filters.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import { readFileSync } from 'node:fs';
 
@@ -11,22 +11,16 @@ import {
   SERVER_LOG,
   TOKEN,
   assertAccessible,
-  launch,
   provisionAndWait,
   rest,
+  sharedBrowser,
   shot,
   signIn,
   uniqueName,
   withPage,
 } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('a provisioned node shows its cloud, server and certificate, and deleting it destroys the server', async () => {
   const name = uniqueName('detail');
@@ -34,7 +28,7 @@ test('a provisioned node shows its cloud, server and certificate, and deleting i
   assert.equal(p.status, 'PROVISION_STATUS_READY', JSON.stringify(p));
   assert.ok(p.server_id, 'the provision records its server');
 
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     // The list filters on the server: Hetzner build nodes leave this general node out.
     await page.selectOption('[data-testid=nodes-filter-provider]', { label: 'Hetzner' });
@@ -84,7 +78,7 @@ test('a provisioned node shows its cloud, server and certificate, and deleting i
 });
 
 test('the provisions list follows a provision to ready without a reload', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await page.waitForSelector('[data-testid=provisions-table], [data-testid=provisions-empty]');
     // Started elsewhere (the API), after the page loaded.

@@ -3,26 +3,20 @@
 // with its phase and the provider's code, what cleanup did, and "Retry with the same
 // settings", which starts a new provision of the same name, cloud, region and size.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   assertAccessible,
-  launch,
   provisionAndWait,
   rest,
+  sharedBrowser,
   shot,
   signIn,
   uniqueName,
   withPage,
 } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('a provision whose create failed shows its timeline and cleanup, and retries with the same settings', async () => {
   const { sizes } = await rest('GET', '/api/v1/providers/digitalocean/sizes?region=sfo3');
@@ -31,7 +25,7 @@ test('a provision whose create failed shows its timeline and cleanup, and retrie
   const p = await provisionAndWait({ provider: 'PROVIDER_DIGITALOCEAN', region: 'sfo3', size, name });
   assert.equal(p.status, 'PROVISION_STATUS_FAILED', JSON.stringify(p));
 
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     // From the list: the name links to the detail page.
     await page.click(`[data-testid=provision-link-${name}]`);

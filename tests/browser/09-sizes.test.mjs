@@ -3,17 +3,18 @@
 // sizes sort by price, vCPUs or memory and filter by a minimum of each; "Compare across
 // connected clouds" shows each connected cloud's cheapest size meeting the minimum.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { assertAccessible, launch, openSizeStep, shot, signIn, withPage } from './helpers.mjs';
+import {
+  assertAccessible,
+  openSizeStep,
+  sharedBrowser,
+  shot,
+  signIn,
+  withPage,
+} from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 /** The sizes listed, in order: id, vCPUs, memory (MB), monthly price, disabled. */
 async function listed(page) {
@@ -34,7 +35,7 @@ async function listed(page) {
 }
 
 test('an Arm size without an Arm agent is disabled with its reason, after the sizes that can boot', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await openSizeStep(page, 'hetzner');
     const arm = page.locator('#wizard-size-cax11');
@@ -53,7 +54,7 @@ test('an Arm size without an Arm agent is disabled with its reason, after the si
 });
 
 test('sizes sort by price, vCPUs or memory, and filter by a minimum of each', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await openSizeStep(page, 'hetzner');
     const bootable = (list) => list.filter((s) => !s.disabled);
@@ -96,7 +97,7 @@ test('sizes sort by price, vCPUs or memory, and filter by a minimum of each', as
 });
 
 test('compare across connected clouds shows each cloud\'s cheapest size for the minimum, with its price', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page);
     await openSizeStep(page, 'hetzner');
     await page.selectOption('[data-testid=wizard-min-vcpus]', '2');

@@ -3,19 +3,21 @@
 // filters by role and status on the server. A node enrolled by hand says, on delete, that
 // its machine is not touched.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { FLEET_TOKEN, FLEET_URL, assertAccessible, launch, shot, signIn, withPage } from './helpers.mjs';
+import {
+  FLEET_TOKEN,
+  FLEET_URL,
+  assertAccessible,
+  sharedBrowser,
+  shot,
+  signIn,
+  withPage,
+} from './helpers.mjs';
 
 const fleet = { base: FLEET_URL, token: FLEET_TOKEN };
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 async function names(page) {
   return page.$$eval('[data-testid=nodes-table] tbody th', (ths) => ths.map((t) => t.innerText));
@@ -23,7 +25,7 @@ async function names(page) {
 
 test('the Nodes page of a 10,000-node fleet renders its first page quickly and pages through', async (t) => {
   assert.ok(FLEET_URL, 'scripts/browser-test starts the fleet server');
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page, '/nodes', fleet);
     // First render: navigation start until the first page of nodes is on screen.
     await page.goto(`${FLEET_URL}/nodes`);
@@ -98,7 +100,7 @@ test('the Nodes page of a 10,000-node fleet renders its first page quickly and p
 });
 
 test('every page of the 10,000-node control plane renders quickly', async (t) => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page, '/nodes', fleet);
     const pages = [
       ['nodes', '/nodes', '[data-testid=node-row-fleet-00050]'],
@@ -123,7 +125,7 @@ test('every page of the 10,000-node control plane renders quickly', async (t) =>
 });
 
 test('a node enrolled by hand says its machine is not touched when deleted', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page, '/nodes', fleet);
     await page.click('[data-testid=node-row-fleet-00007] a');
     await page.waitForSelector('[data-testid=node-facts]');

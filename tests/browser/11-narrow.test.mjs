@@ -2,17 +2,11 @@
 // (wide tables scroll inside their own box), and axe-core finds no serious or critical
 // accessibility violation on any page.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { BASE, assertAccessible, launch, rest, shot, signIn, withPage } from './helpers.mjs';
+import { BASE, assertAccessible, rest, sharedBrowser, shot, signIn, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 /** Whether the page is wider than the viewport (a sideways scroll of the whole page). */
 async function overflow(page) {
@@ -31,7 +25,7 @@ test('every page fits a 375 px screen and passes axe-core', async () => {
   const { nodes } = await rest('GET', '/api/v1/nodes?page_size=1');
   assert.ok(provision, 'an earlier test made a provision');
 
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await page.setViewportSize({ width: 375, height: 800 });
     const check = async (name) => {
       const { scroll, wide } = await overflow(page);

@@ -1,20 +1,14 @@
 // Settings › Audit log: the state-changing calls the earlier tests made, newest first, with
 // their outcome, token and peer; a read is recorded only when it was refused.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { assertAccessible, launch, shot, signIn, withPage } from './helpers.mjs';
+import { assertAccessible, sharedBrowser, shot, signIn, withPage } from './helpers.mjs';
 
-let browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = sharedBrowser();
 
 test('the audit log lists the calls that changed something, newest first', async () => {
-  await withPage(browser, async (page) => {
+  await withPage(browser(), async (page) => {
     await signIn(page, '/settings/audit-log');
     await page.waitForSelector('[data-testid=audit-table]');
     const rows = await page.$$eval('[data-testid=audit-row]', (trs) =>

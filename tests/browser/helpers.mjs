@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { after, before } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -23,6 +24,21 @@ function required(name) {
   const v = process.env[name];
   if (!v) throw new Error(`${name} is not set: run the tests through scripts/browser-test`);
   return v;
+}
+
+/**
+ * One browser for the test file: launched before its first test, closed after its last.
+ * Returns a function that gives it.
+ */
+export function sharedBrowser() {
+  let browser;
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return () => browser;
 }
 
 /** Launches headless Chromium with a fresh profile; `close()` also removes the profile. */
