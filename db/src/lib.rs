@@ -33,7 +33,7 @@ pub use postgres::Postgres;
 pub use row::{ColumnError, Row};
 pub use sqlite::Sqlite;
 pub use time_text::{format_timestamp, to_stored_precision};
-pub use value::Value;
+pub use value::{Array, Value};
 
 /// The arguments of a statement, in placeholder order: `args![id, name, now]`.
 #[macro_export]

@@ -21,7 +21,7 @@ use sqlx::{TypeInfo as _, ValueRef as _};
 use crate::announce::Announcer;
 use crate::dialect::Conn;
 use crate::row::Cell;
-use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, to_stored_precision};
+use crate::{Array, Db, Dialect, Migrations, Row, UniqueViolation, Value, to_stored_precision};
 
 /// The PostgreSQL dialect.
 #[derive(Debug, Clone, Copy)]
@@ -117,6 +117,15 @@ fn bind(
             Value::Bool(v) => query.bind(*v),
             Value::Bytes(v) => query.bind(v.clone()),
             Value::Time(v) => query.bind(v.map(stored).transpose()?),
+            Value::Array(Array::Text(v)) => query.bind(v.clone()),
+            Value::Array(Array::Int(v)) => query.bind(v.clone()),
+            Value::Array(Array::Bool(v)) => query.bind(v.clone()),
+            Value::Array(Array::Bytes(v)) => query.bind(v.clone()),
+            Value::Array(Array::Time(v)) => query.bind(
+                v.iter()
+                    .map(|t| t.map(stored).transpose())
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
         };
     }
     Ok(query)

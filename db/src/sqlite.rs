@@ -103,6 +103,15 @@ fn bind(
             Value::Bool(v) => query.bind(*v),
             Value::Bytes(v) => query.bind(v.clone()),
             Value::Time(v) => query.bind(v.map(timestamp_text).transpose()?),
+            Value::Array(a) => {
+                return Err(sqlx::Error::Encode(
+                    format!(
+                        "SQLite has no arrays: a {} argument binds on PostgreSQL only",
+                        a.sql_type()
+                    )
+                    .into(),
+                ));
+            }
         };
     }
     Ok(query)

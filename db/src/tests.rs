@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt as _;
 
 use time::macros::datetime;
 
-use crate::{Db, Dialect, Migrations, Postgres, Sqlite, args};
+use crate::{Array, Db, Dialect, Migrations, Postgres, Sqlite, Value, args};
 
 const MIGRATIONS: Migrations = Migrations {
     table: "_levelrail_db_test_migrations",
@@ -120,6 +120,70 @@ async fn suite<D: Dialect>(db: Db<D>) {
         .await
         .expect_err("year 10000 is refused");
     assert!(far.to_string().contains("outside years 1-9999"), "{far}");
+
+    arrays(&db, at).await;
+}
+
+/// PostgreSQL binds a column of many rows as one typed array, NULLs and all, times to the
+/// microsecond; SQLite has no arrays and says so, writing nothing.
+async fn arrays<D: Dialect>(db: &Db<D>, at: time::OffsetDateTime) {
+    const UNNEST: &str = "INSERT INTO items (id, kind, label, secret, count, flag, at) \
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::bigint[], \
+        $6::boolean[], $7::timestamptz[])";
+    let columns = [
+        Value::Array(Array::Text(vec![Some("c".into()), Some("d".into())])),
+        Value::Array(Array::Text(vec![Some("arr".into()), Some("arr".into())])),
+        Value::Array(Array::Text(vec![
+            Some("\"q\" ü \\ ,{}".into()),
+            Some("2".into()),
+        ])),
+        Value::Array(Array::Bytes(vec![Some(b"s3cret".to_vec()), None])),
+        Value::Array(Array::Int(vec![Some(-3), Some(4)])),
+        Value::Array(Array::Bool(vec![None, Some(true)])),
+        Value::Array(Array::Time(vec![Some(at), None])),
+    ];
+    if D::NAME == "sqlite" {
+        let refused = db.execute(UNNEST, &columns).await.expect_err("no arrays");
+        assert!(
+            refused.to_string().contains("SQLite has no arrays"),
+            "{refused}"
+        );
+        assert!(!format!("{refused} {refused:?}").contains("s3cret"));
+        return;
+    }
+    assert_eq!(db.execute(UNNEST, &columns).await.expect("arrays"), 2);
+    let rows = db
+        .fetch_all(
+            "SELECT * FROM items WHERE kind = $1 ORDER BY id",
+            &args!["arr"],
+        )
+        .await
+        .expect("select");
+    let read: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.text("label").unwrap(),
+                r.opt_bytes("secret").unwrap(),
+                r.int("count").unwrap(),
+                r.opt_bool("flag").unwrap(),
+                r.opt_time("at").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (
+                "\"q\" ü \\ ,{}".to_owned(),
+                Some(b"s3cret".to_vec()),
+                -3,
+                None,
+                Some(datetime!(2026-12-03 21:05:25.123456 UTC))
+            ),
+            ("2".to_owned(), None, 4, Some(true), None),
+        ]
+    );
 }
 
 #[tokio::test]

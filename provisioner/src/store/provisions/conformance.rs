@@ -12,7 +12,7 @@ use time::Duration;
 
 use self::fixtures::{T0, T0_STORED, record};
 use crate::model::ports::{ProvisionStore, ProvisionerStore, StoreError};
-use crate::model::provision::{InsertProvisionError, PageCursor};
+use crate::model::provision::{InsertProvisionError, PageCursor, ProvisionRecord};
 use crate::model::provision::{ProvisionId, ProvisionStatus, SagaStep, StageTiming};
 use crate::model::{InstallStep, JoinTokenId, NodeName};
 
@@ -35,8 +35,9 @@ pub async fn run(store: Arc<dyn ProvisionerStore>) {
 }
 
 /// Many provisions inserted with their tokens at once (as concurrent requests are, which
-/// a store may write together): each gets its own answer, and of two asking for one name,
-/// exactly one has it.
+/// a store may write together): each gets its own answer, every field of each (text that
+/// needs escaping, bytes, NULLs, times to the microsecond) reads back as written, and of
+/// two asking for one name, exactly one has it.
 pub(in crate::store::provisions) async fn concurrent_inserts_each_get_their_own_answer(
     store: Arc<dyn ProvisionerStore>,
 ) {
@@ -50,6 +51,13 @@ pub(in crate::store::provisions) async fn concurrent_inserts_each_get_their_own_
             let mut rec = record(&name, T0);
             let token = fixtures::token(Some(&rec.id));
             rec.join_token_id = Some(token.id.clone());
+            if i % 2 == 0 {
+                rec.request_id = Some(format!("req-together-{i}"));
+                rec.ssh_public_keys = vec![format!("ssh-ed25519 AAAA \"ü\\{i}\" ,{{}}\t'x'")];
+                rec.image = Some("ubuntu-24.04".into());
+                rec.sealed_join_token = Some(vec![0, 0xff, i as u8, b'\\']);
+                rec.keep_on_failure = true;
+            }
             let result = store.insert_provision_with_token(&rec, Some(&token)).await;
             (rec, token, result)
         }));
@@ -62,9 +70,33 @@ pub(in crate::store::provisions) async fn concurrent_inserts_each_get_their_own_
                 assert_eq!(stored.id, rec.id);
                 assert!(stored.lease_until.is_some(), "no lease on {}", rec.name);
                 let got = store.get_provision(&rec.id).await.expect("get");
-                assert_eq!(got.map(|p| p.name), Some(rec.name.clone()));
+                assert_eq!(
+                    got.as_ref(),
+                    Some(&stored),
+                    "{} did not round-trip",
+                    rec.name
+                );
+                let expected = rec.stored().expect("stored form");
+                assert_eq!(
+                    got.map(|p| ProvisionRecord {
+                        lease_until: expected.lease_until,
+                        ..p
+                    }),
+                    Some(expected),
+                    "{} was not stored as asked",
+                    rec.name
+                );
                 let t = store.get_join_token(&token.id).await.expect("get token");
-                assert!(t.is_some(), "{}'s token is missing", rec.name);
+                assert_eq!(
+                    t.map(|t| (t.secret_sha256, t.provision_id, t.expires_at)),
+                    Some((
+                        token.secret_sha256,
+                        token.provision_id,
+                        T0_STORED + Duration::hours(1)
+                    )),
+                    "{}'s token did not round-trip",
+                    rec.name
+                );
             }
             Err(InsertProvisionError::NameTaken) => {
                 assert_eq!(rec.name.as_str(), format!("together-{}", MANY - 2));

@@ -5,7 +5,7 @@
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use levelrail_db::{Dialect, Value as Arg, args, format_timestamp};
+use levelrail_db::{Array, Dialect, Value as Arg, args};
 use time::OffsetDateTime;
 
 use super::codec::{
@@ -168,11 +168,15 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         let stored = record.stored()?;
         let enc = Encoded::of(&stored)?;
         if let Some(token) = token {
-            let mut all = enc.all_columns(&stored);
-            all.extend(join_token_args(token));
-            all.push(Arg::from(stored.name.as_str()));
+            // The one-request statements' arguments: the provision, its token, its name.
+            let all = || {
+                let mut all = enc.all_columns(&stored);
+                all.extend(join_token_args(token));
+                all.push(Arg::from(stored.name.as_str()));
+                all
+            };
             if D::NAME != "postgres" {
-                return match self.db.write_grouped(INSERT_WITH_TOKEN_SQLITE, all).await {
+                return match self.db.write_grouped(INSERT_WITH_TOKEN_SQLITE, all()).await {
                     Ok(()) => Ok(stored),
                     Err(e) if is_claim_conflict::<D>(&e) || is_request_conflict::<D>(&e) => {
                         Err(replayed_or_taken(self, record).await)
@@ -180,12 +184,12 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                     Err(e) => Err(duplicate_or_unavailable::<D>(e)),
                 };
             }
-            let batched = match (all.first(), batch_record(&all)) {
-                (Some(Arg::Text(Some(id))), Some((sql, row))) => {
-                    self.inserts.insert(&self.db, sql, id.clone(), row).await
-                }
-                _ => Batched::Alone,
-            };
+            let row = all();
+            let sql = STATEMENT.get_or_init(|| statement(&row));
+            let batched = self
+                .inserts
+                .insert(&self.db, sql, stored.id.to_string(), row)
+                .await;
             match batched {
                 Batched::Inserted(lease_until) => {
                     return Ok(ProvisionRecord {
@@ -199,7 +203,7 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             }
             return match self
                 .db
-                .fetch_optional(INSERT_WITH_TOKEN_POSTGRES, &all)
+                .fetch_optional(INSERT_WITH_TOKEN_POSTGRES, &all())
                 .await
             {
                 Ok(Some(row)) if row.int("claimed").map_err(StoreError::from)? == 1 => {
@@ -552,72 +556,19 @@ impl<D: Dialect> SharedStateStore for SqlStore<D> {
 /// are the same).
 static STATEMENT: OnceLock<String> = OnceLock::new();
 
-/// PostgreSQL's group commit (see `store::batch`): one request's [`record`] of the batch,
-/// from the one-request statement's arguments, and the batch statement (built on the
-/// first call); `None` if an argument has no JSON form.
-fn batch_record(args: &[Arg]) -> Option<(&'static str, String)> {
-    let sql = STATEMENT.get_or_init(|| statement(args));
-    Some((sql.as_str(), record(args)?))
-}
-
-/// `{"a1": …, "a44": …}`: each argument as JSON that PostgreSQL reads back as its column
-/// type; `None` if an argument has no JSON form.
-fn record(args: &[Arg]) -> Option<String> {
-    use std::fmt::Write as _;
-    // Written straight into one string: building a map of 44 keyed values first took a
-    // third of the Provision handler's time, in allocations.
-    let mut row = String::with_capacity(64 * args.len());
-    row.push('{');
-    for (i, arg) in args.iter().enumerate() {
-        if i > 0 {
-            row.push(',');
-        }
-        let _ = write!(row, "\"a{}\":", i + 1);
-        match arg {
-            Arg::Text(Some(v)) => row.push_str(&serde_json::to_string(v).ok()?),
-            Arg::Int(Some(v)) => {
-                let _ = write!(row, "{v}");
-            }
-            Arg::Bool(Some(v)) => row.push_str(if *v { "true" } else { "false" }),
-            // `bytea` in its hex input form (`\x…`, the backslash escaped for JSON).
-            Arg::Bytes(Some(b)) => {
-                row.push_str("\"\\\\x");
-                row.push_str(&hex::encode(b));
-                row.push('"');
-            }
-            // RFC 3339 to the microsecond: no character JSON must escape.
-            Arg::Time(Some(t)) => {
-                let _ = write!(row, "\"{}\"", format_timestamp(*t)?);
-            }
-            Arg::Text(None)
-            | Arg::Int(None)
-            | Arg::Bool(None)
-            | Arg::Bytes(None)
-            | Arg::Time(None) => row.push_str("null"),
-        }
-    }
-    row.push('}');
-    Some(row)
-}
-
-fn sql_type(arg: &Arg) -> &'static str {
-    match arg {
-        Arg::Text(_) => "text",
-        Arg::Int(_) => "bigint",
-        Arg::Bool(_) => "boolean",
-        Arg::Bytes(_) => "bytea",
-        Arg::Time(_) => "timestamptz",
-    }
-}
-
-/// The batch statement, the one-request statement's (`INSERT_WITH_TOKEN_POSTGRES`) over
-/// a record set: `$n` is column `an` of each record.
+/// PostgreSQL's group commit (see `store::batch`): the one-request statement's
+/// (`INSERT_WITH_TOKEN_POSTGRES`) over many requests, whose arguments `args` come as one
+/// array each: `$n` holds every request's `n`th argument, column `an` of `r`.
 fn statement(args: &[Arg]) -> String {
-    let defs: Vec<String> = args
+    let arrays: Vec<String> = args
         .iter()
         .enumerate()
-        .map(|(i, a)| format!("a{} {}", i + 1, sql_type(a)))
+        .map(|(i, a)| {
+            let array = Array::of(a, 0).map_or("text[]", |array| array.sql_type());
+            format!("${}::{array}", i + 1)
+        })
         .collect();
+    let names: Vec<String> = (1..=args.len()).map(|i| format!("a{i}")).collect();
     let cols = |range: std::ops::RangeInclusive<usize>| {
         range
             .map(|i| format!("r.a{i}"))
@@ -625,7 +576,7 @@ fn statement(args: &[Arg]) -> String {
             .join(", ")
     };
     format!(
-        "WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r({defs})), \
+        "WITH r AS (SELECT * FROM unnest({arrays}) AS r({names})), \
          claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
          SELECT r.a44, 'provision', r.a1 FROM r ORDER BY r.a44 ON CONFLICT (name) DO NOTHING \
          RETURNING holder_id), \
@@ -639,47 +590,10 @@ fn statement(args: &[Arg]) -> String {
          SELECT r.a1 AS id, provision.lease_until AS lease_until, \
          CASE WHEN provision.id IS NULL THEN 0 ELSE 1 END AS inserted \
          FROM r LEFT JOIN provision ON provision.id = r.a1",
-        defs = defs.join(", "),
+        arrays = arrays.join(", "),
+        names = names.join(", "),
         columns = provision_columns!(),
         provision = cols(1..=30),
         token = cols(34..=43),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use time::macros::datetime;
-
-    use super::*;
-
-    /// A batch record is JSON that PostgreSQL reads back as each column's type: text
-    /// escaped, `bytea` in hex input form, timestamps to the microsecond, nulls as `null`.
-    #[test]
-    fn batch_records_are_json_of_each_argument() {
-        let args = vec![
-            Arg::from("quote \" backslash \\ newline \n tab \t ünïcode \u{1}"),
-            Arg::Int(Some(-42)),
-            Arg::Bool(Some(true)),
-            Arg::Bytes(Some(vec![0, 0xab, 0xff])),
-            Arg::Time(Some(datetime!(2026-12-05 16:30:41.123456789 UTC))),
-            Arg::Text(None),
-            Arg::Int(None),
-            Arg::Bool(None),
-            Arg::Bytes(None),
-            Arg::Time(None),
-        ];
-        let row = record(&args).expect("every argument has a JSON form");
-        let parsed: serde_json::Value = serde_json::from_str(&row).expect("valid JSON");
-        assert_eq!(
-            parsed,
-            serde_json::json!({
-                "a1": "quote \" backslash \\ newline \n tab \t ünïcode \u{1}",
-                "a2": -42,
-                "a3": true,
-                "a4": "\\x00abff",
-                "a5": "2026-12-05T16:30:41.123456Z",
-                "a6": null, "a7": null, "a8": null, "a9": null, "a10": null,
-            })
-        );
-    }
 }
