@@ -9,14 +9,14 @@
 //! lone request goes alone at once, and under load each statement carries the requests
 //! that queued during the previous one. A batch stays under [`BATCH_BYTES`] of arguments,
 //! and at most [`WRITERS`] statements run at once. On two cores, two writers with 32 KB
-//! batches gave 8,300-8,700 provisions/s at a p99 of 12-14 ms where six writers with 12 KB
-//! batches gave 5,900-6,800/s at 15-18 ms (the bench, interleaved): every statement and
+//! batches of JSON gave 8,200-8,900 provisions/s at a p99 of 12-14 ms where six writers
+//! with 12 KB batches gave 5,900-6,800/s at 15-18 ms (the bench, interleaved; typed arrays
+//! instead of JSON then gave 7,900-9,500/s): every statement and
 //! commit costs PostgreSQL about the same whatever its rows, and fewer busy backends leave
 //! the cores to the API. A batch the database refuses as a whole (a repeated request id,
 //! say) is not retried as a batch: each of its requests is told to write alone, which
 //! names its own error.
 use std::collections::VecDeque;
-use std::mem::discriminant;
 use std::sync::{Arc, Mutex};
 
 use levelrail_db::{Array, Db, Dialect, Value as Arg};
@@ -170,8 +170,9 @@ impl InsertBatcher {
         }
         let rows = match db.fetch_all(statement, &columns).await {
             Ok(rows) => rows,
-            // Refused (a repeated request id, a token id in use): nothing was written.
-            Err(sqlx::Error::Database(_)) => {
+            // Refused (a repeated request id, a token id in use), or an argument that
+            // could not be encoded (never sent): nothing was written.
+            Err(sqlx::Error::Database(_) | sqlx::Error::Encode(_)) => {
                 for p in batch {
                     let _ = p.reply.send(Batched::Alone);
                 }
@@ -262,10 +263,7 @@ fn columns(batch: &mut Vec<Pending>) -> Vec<Arg> {
         return Vec::new();
     };
     let fits = |row: &[Arg]| {
-        row.len() == arrays.len()
-            && row.iter().zip(&arrays).all(|(a, array)| {
-                Array::of(a, 0).is_some_and(|empty| discriminant(&empty) == discriminant(array))
-            })
+        row.len() == arrays.len() && row.iter().zip(&arrays).all(|(a, array)| array.accepts(a))
     };
     let (fit, misfit): (Vec<_>, Vec<_>) = std::mem::take(batch)
         .into_iter()

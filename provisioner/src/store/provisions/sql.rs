@@ -5,7 +5,7 @@
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use levelrail_db::{Array, Dialect, Value as Arg, args};
+use levelrail_db::{Dialect, Value as Arg, args};
 use time::OffsetDateTime;
 
 use super::codec::{
@@ -185,11 +185,14 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                 };
             }
             let row = all();
-            let sql = STATEMENT.get_or_init(|| statement(&row));
-            let batched = self
-                .inserts
-                .insert(&self.db, sql, stored.id.to_string(), row)
-                .await;
+            let (sql, types) = STATEMENT.get_or_init(|| statement(&row));
+            let batched = if row.iter().map(Arg::array_type).eq(types.iter().copied()) {
+                self.inserts
+                    .insert(&self.db, sql, stored.id.to_string(), row)
+                    .await
+            } else {
+                Batched::Alone
+            };
             match batched {
                 Batched::Inserted(lease_until) => {
                     return Ok(ProvisionRecord {
@@ -552,21 +555,21 @@ impl<D: Dialect> SharedStateStore for SqlStore<D> {
     }
 }
 
-/// The batch statement, built from the first request's argument types (every request's
-/// are the same).
-static STATEMENT: OnceLock<String> = OnceLock::new();
+/// The batch statement, built from the first request's argument types, and those types (a
+/// request whose types differ writes alone).
+static STATEMENT: OnceLock<(String, Vec<Option<&'static str>>)> = OnceLock::new();
 
 /// PostgreSQL's group commit (see `store::batch`): the one-request statement's
 /// (`INSERT_WITH_TOKEN_POSTGRES`) over many requests, whose arguments `args` come as one
 /// array each: `$n` holds every request's `n`th argument, column `an` of `r`.
-fn statement(args: &[Arg]) -> String {
-    let arrays: Vec<String> = args
+fn statement(args: &[Arg]) -> (String, Vec<Option<&'static str>>) {
+    let types: Vec<_> = args.iter().map(Arg::array_type).collect();
+    let arrays: Vec<String> = types
         .iter()
         .enumerate()
-        .map(|(i, a)| {
-            let array = Array::of(a, 0).map_or("text[]", |array| array.sql_type());
-            format!("${}::{array}", i + 1)
-        })
+        // An argument that is an array already has no array type; the batcher sends such
+        // requests to write alone, so that statement never runs.
+        .map(|(i, t)| format!("${}::{}", i + 1, t.unwrap_or("unknown")))
         .collect();
     let names: Vec<String> = (1..=args.len()).map(|i| format!("a{i}")).collect();
     let cols = |range: std::ops::RangeInclusive<usize>| {
@@ -575,7 +578,7 @@ fn statement(args: &[Arg]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    format!(
+    let sql = format!(
         "WITH r AS (SELECT * FROM unnest({arrays}) AS r({names})), \
          claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
          SELECT r.a44, 'provision', r.a1 FROM r ORDER BY r.a44 ON CONFLICT (name) DO NOTHING \
@@ -595,5 +598,6 @@ fn statement(args: &[Arg]) -> String {
         columns = provision_columns!(),
         provision = cols(1..=30),
         token = cols(34..=43),
-    )
+    );
+    (sql, types)
 }
