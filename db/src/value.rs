@@ -49,18 +49,6 @@ impl Array {
         })
     }
 
-    /// Whether `value` is of the array's type.
-    pub fn accepts(&self, value: &Value) -> bool {
-        matches!(
-            (self, value),
-            (Array::Text(_), Value::Text(_))
-                | (Array::Int(_), Value::Int(_))
-                | (Array::Bool(_), Value::Bool(_))
-                | (Array::Bytes(_), Value::Bytes(_))
-                | (Array::Time(_), Value::Time(_))
-        )
-    }
-
     /// Appends `value`, or gives it back when it is not of the array's type.
     pub fn push(&mut self, value: Value) -> Result<(), Value> {
         match (self, value) {
@@ -170,7 +158,6 @@ mod tests {
         assert!(texts.push(Value::from("s3cret")).is_ok());
         assert!(texts.push(Value::Text(None)).is_ok());
         assert_eq!(texts.push(Value::from(7_i64)), Err(Value::Int(Some(7))));
-        assert!(texts.accepts(&Value::Text(None)) && !texts.accepts(&Value::Bool(None)));
         assert_eq!(Value::Time(None).array_type(), Some("timestamptz[]"));
         assert_eq!(texts, Array::Text(vec![Some("s3cret".into()), None]));
         assert!(Array::of(&Value::Array(texts.clone()), 1).is_none());

@@ -11,9 +11,8 @@
 //! and at most [`WRITERS`] statements run at once. On two cores, two writers with 32 KB
 //! batches of JSON gave 8,200-8,900 provisions/s at a p99 of 12-14 ms where six writers
 //! with 12 KB batches gave 5,900-6,800/s at 15-18 ms (the bench, interleaved; typed arrays
-//! instead of JSON then gave 7,900-9,500/s): every statement and
-//! commit costs PostgreSQL about the same whatever its rows, and fewer busy backends leave
-//! the cores to the API. A batch the database refuses as a whole (a repeated request id,
+//! instead of JSON then gave 7,900-9,500/s): every statement and commit costs PostgreSQL
+//! about the same whatever its rows, and fewer busy backends leave the cores to the API. A batch the database refuses as a whole (a repeated request id,
 //! say) is not retried as a batch: each of its requests is told to write alone, which
 //! names its own error.
 use std::collections::VecDeque;
@@ -30,6 +29,38 @@ use tokio::sync::oneshot;
 const BATCH_BYTES: usize = 32 * 1024;
 /// Statements in flight at once (each on its own connection of the API's pool).
 const WRITERS: usize = 2;
+
+/// A batch statement and the PostgreSQL array types of its arguments, in order: `$n` is
+/// an array of type `types[n - 1]` holding every request's `n`th argument.
+#[derive(Debug)]
+pub(crate) struct BatchStatement {
+    sql: String,
+    types: Vec<&'static str>,
+}
+
+impl BatchStatement {
+    /// The statement `sql(types)` over requests whose arguments have the types of `args`;
+    /// `None` if an argument has no array type (it is an array already).
+    pub(crate) fn new(args: &[Arg], sql: impl FnOnce(&[&'static str]) -> String) -> Option<Self> {
+        let types = args
+            .iter()
+            .map(Arg::array_type)
+            .collect::<Option<Vec<_>>>()?;
+        Some(BatchStatement {
+            sql: sql(&types),
+            types,
+        })
+    }
+
+    /// Whether `row` has the statement's arguments, in number and type.
+    fn fits(&self, row: &[Arg]) -> bool {
+        row.len() == self.types.len()
+            && row
+                .iter()
+                .zip(&self.types)
+                .all(|(a, t)| a.array_type() == Some(*t))
+    }
+}
 
 /// What became of one request of a batch.
 #[derive(Debug)]
@@ -59,9 +90,9 @@ struct Pending {
 struct State {
     queue: VecDeque<Pending>,
     writers: usize,
-    /// The statement: `$n` is the array of every request's `n`th argument; it answers one
-    /// row per request with `id`, `inserted` (1 or 0) and `lease_until`.
-    statement: Option<&'static str>,
+    /// The statement; it answers one row per request with `id`, `inserted` (1 or 0) and
+    /// `lease_until`.
+    statement: Option<&'static BatchStatement>,
     /// Batch statements that committed, and the requests they carried.
     committed: (usize, usize),
 }
@@ -90,16 +121,19 @@ impl InsertBatcher {
     }
 
     /// Queues the arguments `row` of `id` for `statement` (the same for every request of
-    /// this batcher, as are the arguments' types) and waits for its batch to commit. A writer is started when fewer
-    /// than [`WRITERS`] run; a writer stops once the queue is empty, so none outlives its
-    /// work (or its runtime).
+    /// this batcher) and waits for its batch to commit; a request whose arguments do not
+    /// fit the statement writes alone. A writer is started when fewer than [`WRITERS`] run;
+    /// a writer stops once the queue is empty, so none outlives its work (or its runtime).
     pub(crate) async fn insert<D: Dialect>(
         self: &Arc<Self>,
         db: &Db<D>,
-        statement: &'static str,
+        statement: &'static BatchStatement,
         id: String,
         row: Vec<Arg>,
     ) -> Batched {
+        if !statement.fits(&row) {
+            return Batched::Alone;
+        }
         let (reply, answer) = oneshot::channel();
         let size = row.iter().map(arg_size).sum();
         let pending = Pending {
@@ -155,7 +189,7 @@ impl InsertBatcher {
     async fn write_batch<D: Dialect>(
         &self,
         db: &Db<D>,
-        statement: Option<&'static str>,
+        statement: Option<&'static BatchStatement>,
         mut batch: Vec<Pending>,
     ) {
         let Some(statement) = statement else {
@@ -165,10 +199,7 @@ impl InsertBatcher {
             return;
         };
         let columns = columns(&mut batch);
-        if batch.is_empty() {
-            return;
-        }
-        let rows = match db.fetch_all(statement, &columns).await {
+        let rows = match db.fetch_all(&statement.sql, &columns).await {
             Ok(rows) => rows,
             // Refused (a repeated request id, a token id in use), or an argument that
             // could not be encoded (never sent): nothing was written.
@@ -245,36 +276,16 @@ fn arg_size(arg: &Arg) -> usize {
 }
 
 /// The batch's arguments as one array per argument (`$n` holds every request's `n`th),
-/// taken out of its requests. A request whose arguments differ in number or type from the
-/// first one's is told to write alone and leaves the batch (as does every request when an
-/// argument is an array already).
-fn columns(batch: &mut Vec<Pending>) -> Vec<Arg> {
+/// taken out of its requests, every one of which fits the statement (see `insert`).
+fn columns(batch: &mut [Pending]) -> Vec<Arg> {
     let rows = batch.len();
-    let first = batch.first().map(|p| {
-        p.row
-            .iter()
-            .map(|a| Array::of(a, rows))
-            .collect::<Option<Vec<_>>>()
-    });
-    let Some(Some(mut arrays)) = first else {
-        for p in batch.drain(..) {
-            let _ = p.reply.send(Batched::Alone);
-        }
-        return Vec::new();
-    };
-    let fits = |row: &[Arg]| {
-        row.len() == arrays.len() && row.iter().zip(&arrays).all(|(a, array)| array.accepts(a))
-    };
-    let (fit, misfit): (Vec<_>, Vec<_>) = std::mem::take(batch)
-        .into_iter()
-        .partition(|p| fits(&p.row));
-    for p in misfit {
-        let _ = p.reply.send(Batched::Alone);
-    }
-    *batch = fit;
+    let mut arrays: Vec<Array> = batch
+        .first()
+        .map(|p| p.row.iter().filter_map(|a| Array::of(a, rows)).collect())
+        .unwrap_or_default();
     for p in batch.iter_mut() {
         for (array, arg) in arrays.iter_mut().zip(std::mem::take(&mut p.row)) {
-            // Of the array's type: `fits` said so.
+            // Of the array's type: the request fits the statement.
             let _ = array.push(arg);
         }
     }
@@ -286,23 +297,29 @@ mod tests {
     use super::*;
 
     /// A batch's arguments go as one array per argument, in the requests' order; a request
-    /// whose arguments differ in type from the first one's is told to write alone.
-    #[tokio::test]
-    async fn a_batch_is_one_array_per_argument_and_a_misfit_writes_alone() {
+    /// whose arguments differ in number or type from the statement's does not fit it (and
+    /// writes alone).
+    #[test]
+    fn a_batch_is_one_array_per_argument_and_a_misfit_writes_alone() {
+        let statement = BatchStatement::new(&[Arg::from("a"), Arg::Int(Some(1))], |types| {
+            types.join(", ")
+        })
+        .expect("text and bigint have arrays");
+        assert_eq!(statement.sql, "text[], bigint[]");
+        assert!(!statement.fits(&[Arg::from("b"), Arg::from("not a number")]));
+        assert!(!statement.fits(&[Arg::from("b")]));
         let rows = [
             vec![Arg::from("a"), Arg::Int(Some(1))],
-            vec![Arg::from("b"), Arg::from("not a number")],
             vec![Arg::Text(None), Arg::Int(None)],
         ];
-        let (mut batch, mut answers) = (Vec::new(), Vec::new());
+        let mut batch = Vec::new();
         for row in rows {
-            let (reply, answer) = oneshot::channel();
-            answers.push(answer);
+            assert!(statement.fits(&row));
             batch.push(Pending {
                 id: String::new(),
                 row,
                 size: 0,
-                reply,
+                reply: oneshot::channel().0,
             });
         }
 
@@ -315,8 +332,10 @@ mod tests {
                 Arg::Array(Array::Int(vec![Some(1), None])),
             ]
         );
-        assert_eq!(batch.len(), 2);
-        assert!(matches!(answers.remove(1).await, Ok(Batched::Alone)));
+        assert!(
+            BatchStatement::new(&[Arg::Array(Array::Int(vec![]))], |t| t.join("")).is_none(),
+            "an array of arrays"
+        );
     }
 
     /// A writer that panics gives its slot back and sends the queued requests to write

@@ -20,7 +20,7 @@ use crate::model::provision::{ClaimHolder, InsertProvisionError, PageCursor, Pro
 use crate::model::provision::{ProvisionId, ProvisionStatus};
 use crate::model::{JoinTokenRecord, NodeId, NodeName};
 use crate::store::SqlStore;
-use crate::store::batch::Batched;
+use crate::store::batch::{BatchStatement, Batched};
 use crate::store::claims::is_claim_conflict;
 use crate::store::codec::{corrupt, read_progress};
 use crate::store::nodes::{INSERT_JOIN_TOKEN, join_token_args};
@@ -185,13 +185,13 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
                 };
             }
             let row = all();
-            let (sql, types) = STATEMENT.get_or_init(|| statement(&row));
-            let batched = if row.iter().map(Arg::array_type).eq(types.iter().copied()) {
-                self.inserts
-                    .insert(&self.db, sql, stored.id.to_string(), row)
-                    .await
-            } else {
-                Batched::Alone
+            let batched = match STATEMENT.get_or_init(|| BatchStatement::new(&row, statement)) {
+                Some(statement) => {
+                    self.inserts
+                        .insert(&self.db, statement, stored.id.to_string(), row)
+                        .await
+                }
+                None => Batched::Alone,
             };
             match batched {
                 Batched::Inserted(lease_until) => {
@@ -555,30 +555,27 @@ impl<D: Dialect> SharedStateStore for SqlStore<D> {
     }
 }
 
-/// The batch statement, built from the first request's argument types, and those types (a
-/// request whose types differ writes alone).
-static STATEMENT: OnceLock<(String, Vec<Option<&'static str>>)> = OnceLock::new();
+/// The batch statement, built from the first request's argument types.
+static STATEMENT: OnceLock<Option<BatchStatement>> = OnceLock::new();
 
 /// PostgreSQL's group commit (see `store::batch`): the one-request statement's
-/// (`INSERT_WITH_TOKEN_POSTGRES`) over many requests, whose arguments `args` come as one
-/// array each: `$n` holds every request's `n`th argument, column `an` of `r`.
-fn statement(args: &[Arg]) -> (String, Vec<Option<&'static str>>) {
-    let types: Vec<_> = args.iter().map(Arg::array_type).collect();
+/// (`INSERT_WITH_TOKEN_POSTGRES`) over many requests, whose arguments come as one array
+/// each, of the array `types`: `$n` holds every request's `n`th argument, column `an` of
+/// `r`.
+fn statement(types: &[&'static str]) -> String {
     let arrays: Vec<String> = types
         .iter()
         .enumerate()
-        // An argument that is an array already has no array type; the batcher sends such
-        // requests to write alone, so that statement never runs.
-        .map(|(i, t)| format!("${}::{}", i + 1, t.unwrap_or("unknown")))
+        .map(|(i, t)| format!("${}::{t}", i + 1))
         .collect();
-    let names: Vec<String> = (1..=args.len()).map(|i| format!("a{i}")).collect();
+    let names: Vec<String> = (1..=types.len()).map(|i| format!("a{i}")).collect();
     let cols = |range: std::ops::RangeInclusive<usize>| {
         range
             .map(|i| format!("r.a{i}"))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let sql = format!(
+    format!(
         "WITH r AS (SELECT * FROM unnest({arrays}) AS r({names})), \
          claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
          SELECT r.a44, 'provision', r.a1 FROM r ORDER BY r.a44 ON CONFLICT (name) DO NOTHING \
@@ -598,6 +595,5 @@ fn statement(args: &[Arg]) -> (String, Vec<Option<&'static str>>) {
         columns = provision_columns!(),
         provision = cols(1..=30),
         token = cols(34..=43),
-    );
-    (sql, types)
+    )
 }
