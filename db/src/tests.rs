@@ -271,6 +271,71 @@ async fn postgres_names_a_violated_key_from_the_catalog_not_the_translated_messa
     .await;
 }
 
+/// A pooled connection is not checked when it ran a statement a moment ago (that check is
+/// a round trip per statement), but one that sat idle is, so connections the server closed
+/// meanwhile (a restart, an administrator) are replaced instead of failing the next
+/// statements.
+#[tokio::test]
+async fn postgres_replaces_connections_the_server_closed_while_they_sat_idle() {
+    Db::<Postgres>::with_isolated_schema_for_tests(
+        "postgres_replaces_connections_the_server_closed_while_they_sat_idle",
+        &MIGRATIONS,
+        |db| async move {
+            use sqlx::{Connection as _, Executor as _};
+            let pool = db.pool();
+            let mut held = Vec::new();
+            let mut pids = Vec::new();
+            for _ in 0..3 {
+                let mut conn = pool.acquire().await.expect("a connection");
+                let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+                    .fetch_one(&mut *conn)
+                    .await
+                    .expect("its server process");
+                pids.push(pid);
+                held.push(conn);
+            }
+            drop(held);
+            let url = std::env::var_os("LEVELRAIL_TEST_POSTGRES_URL")
+                .and_then(|u| u.into_string().ok())
+                .expect("set: this test runs against a server");
+            let mut admin = sqlx::PgConnection::connect(&url).await.expect("admin");
+            let ended: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM unnest($1::int[]) AS p(pid) WHERE pg_terminate_backend(pid)",
+            )
+            .bind(&pids)
+            .fetch_one(&mut admin)
+            .await
+            .expect("terminate");
+            assert_eq!(ended, 3, "the pool's three connections were ended");
+            admin.close().await.expect("close");
+            tokio::time::sleep(
+                crate::postgres::CHECK_IDLE_AFTER + std::time::Duration::from_millis(200),
+            )
+            .await;
+
+            for n in 0..6 {
+                let row = db
+                    .fetch_optional("SELECT pg_backend_pid()::bigint AS pid", &[])
+                    .await
+                    .unwrap_or_else(|e| {
+                        panic!("statement {n} after the server closed its connections: {e}")
+                    })
+                    .expect("a row");
+                let pid = row.int("pid").expect("pid");
+                assert!(
+                    !pids.contains(&(pid as i32)),
+                    "statement {n} ran on a closed connection"
+                );
+            }
+            let _ = pool
+                .execute("SELECT 1")
+                .await
+                .expect("the pool still works");
+        },
+    )
+    .await;
+}
+
 /// Two rows per operation; the second of `n`'s batch clashes on (kind, label) for every
 /// third operation, which is then undone whole while the others commit.
 const GROUPED: &str = "SAVEPOINT grouped; \
