@@ -258,8 +258,7 @@ impl Db<Postgres> {
             let pool = PgPoolOptions::new()
                 .max_connections(connections)
                 .acquire_timeout(Duration::from_secs(10))
-                // Only a connection that sat idle is checked before use (see
-                // `CHECK_IDLE_AFTER`), not one that ran a statement a moment ago.
+                // See `CHECK_IDLE_AFTER`.
                 .test_before_acquire(false)
                 .before_acquire(|conn, meta| {
                     Box::pin(async move {
@@ -320,13 +319,14 @@ fn verified_off_host(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
 }
 
 /// Connections of the API's pool.
-const CONNECTIONS: u32 = 8;
+pub(crate) const CONNECTIONS: u32 = 8;
 /// Connections of background work's pool.
 const BACKGROUND_CONNECTIONS: u32 = 2;
 /// How long a pooled connection may sit idle before it is checked (a round trip) when taken
 /// again; one that failed the check is replaced by a new one. sqlx checks every connection
-/// taken, by default: one more round trip to the server for each statement, and under load
-/// a wait for a core on each side, for a connection that ran a statement milliseconds ago.
+/// as it goes back to the pool, and by default again when it is taken: one more round trip
+/// to the server for each statement, and under load a wait for a core on each side, for a
+/// connection that ran a statement milliseconds ago.
 /// A connection can break while idle (a server restart, an idle timeout on the path);
 /// one that breaks within this window fails its statement, as it would mid-statement.
 pub(crate) const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);

@@ -281,7 +281,7 @@ async fn postgres_replaces_connections_the_server_closed_while_they_sat_idle() {
         "postgres_replaces_connections_the_server_closed_while_they_sat_idle",
         &MIGRATIONS,
         |db| async move {
-            use sqlx::{Connection as _, Executor as _};
+            use sqlx::Connection as _;
             let pool = db.pool();
             let mut held = Vec::new();
             let mut pids = Vec::new();
@@ -313,7 +313,9 @@ async fn postgres_replaces_connections_the_server_closed_while_they_sat_idle() {
             )
             .await;
 
-            for n in 0..6 {
+            // The idle queue is first in, first out: with the pool's other connections
+            // ahead of the three closed ones, this many statements reach one of them.
+            for n in 0..crate::postgres::CONNECTIONS {
                 let row = db
                     .fetch_optional("SELECT pg_backend_pid()::bigint AS pid", &[])
                     .await
@@ -327,10 +329,6 @@ async fn postgres_replaces_connections_the_server_closed_while_they_sat_idle() {
                     "statement {n} ran on a closed connection"
                 );
             }
-            let _ = pool
-                .execute("SELECT 1")
-                .await
-                .expect("the pool still works");
         },
     )
     .await;
