@@ -2,6 +2,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use sqlx::pool::PoolConnection;
 use sqlx::{Pool, Transaction};
 use time::OffsetDateTime;
 
@@ -172,6 +173,15 @@ impl<D: Dialect> Db<D> {
         Ok(self.fetch_all(sql, args).await?.into_iter().next())
     }
 
+    /// Takes a connection of the writer pool to keep for several statements (see [`Held`]).
+    pub async fn hold(&self) -> Result<Held<D>, sqlx::Error> {
+        let turn = self.turn().await?;
+        Ok(Held {
+            conn: self.pool.acquire().await?,
+            _turn: turn,
+        })
+    }
+
     /// Opens a write transaction (see [`Dialect::begin_write`]). Dropping it uncommitted
     /// rolls it back.
     pub async fn write(&self) -> Result<Tx<D>, sqlx::Error> {
@@ -275,5 +285,34 @@ impl<D: Dialect> Tx<D> {
 
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
         self.tx.rollback().await
+    }
+}
+
+/// A connection of the writer pool kept for several statements, each committed on its own
+/// (on a SQLite file, the writer's turn is kept with it). sqlx checks a connection with a
+/// round trip each time it goes back to the pool: a task that writes statement after
+/// statement (a group-commit writer) holds one instead of taking one per statement. Back
+/// to the pool when dropped; drop one whose statement failed for a reason other than the
+/// database's refusal, so the next statement takes a checked one.
+pub struct Held<D: Dialect> {
+    conn: PoolConnection<D::Db>,
+    /// Declared after `conn`: the writer is handed on once the connection is back.
+    _turn: Option<WriterTurn>,
+}
+
+impl<D: Dialect> fmt::Debug for Held<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Held<{}>", D::NAME)
+    }
+}
+
+impl<D: Dialect> Held<D> {
+    /// Every row a statement returns (committed on its own).
+    pub async fn fetch_all(
+        &mut self,
+        sql: &'static str,
+        args: &[Value],
+    ) -> Result<Vec<Row>, sqlx::Error> {
+        D::fetch_all(&mut self.conn, sql, args).await
     }
 }

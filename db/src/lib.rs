@@ -24,7 +24,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use db::{Db, Tx};
+pub use db::{Db, Held, Tx};
 pub use dialect::{Dialect, UniqueViolation};
 pub use gate::Class;
 pub use listen::{Listener, Notice};

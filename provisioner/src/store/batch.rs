@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use levelrail_db::{Array, Db, Dialect, Value as Arg};
+use levelrail_db::{Array, Db, Dialect, Held, Value as Arg};
 
 use crate::model::ports::StoreError;
 use time::OffsetDateTime;
@@ -158,8 +158,11 @@ impl InsertBatcher {
         answer.await.unwrap_or(Batched::Alone)
     }
 
+    /// Writes batches while requests are queued, over one connection held from batch to
+    /// batch (see [`Held`]: taking one per batch cost a round trip each).
     async fn write<D: Dialect>(self: Arc<Self>, db: Db<D>) {
         let _slot = Writing(Arc::clone(&self));
+        let mut conn = None;
         loop {
             let (statement, batch): (_, Vec<Pending>) = {
                 let mut state = self.lock();
@@ -182,13 +185,14 @@ impl InsertBatcher {
             if batch.is_empty() {
                 continue;
             }
-            self.write_batch(&db, statement, batch).await;
+            self.write_batch(&db, &mut conn, statement, batch).await;
         }
     }
 
     async fn write_batch<D: Dialect>(
         &self,
         db: &Db<D>,
+        conn: &mut Option<Held<D>>,
         statement: Option<&'static BatchStatement>,
         mut batch: Vec<Pending>,
     ) {
@@ -199,7 +203,19 @@ impl InsertBatcher {
             return;
         };
         let columns = columns(&mut batch);
-        let rows = match db.fetch_all(&statement.sql, &columns).await {
+        let held = match conn.take() {
+            Some(held) => Ok(held),
+            None => db.hold().await,
+        };
+        let answer = match held {
+            Ok(mut held) => {
+                let answer = held.fetch_all(&statement.sql, &columns).await;
+                *conn = Some(held);
+                answer
+            }
+            Err(e) => Err(e),
+        };
+        let rows = match answer {
             Ok(rows) => rows,
             // Refused (a repeated request id, a token id in use), or an argument that
             // could not be encoded (never sent): nothing was written.
@@ -210,6 +226,8 @@ impl InsertBatcher {
                 return;
             }
             Err(e) => {
+                // The connection may be broken: the next batch takes a checked one.
+                *conn = None;
                 let busy = matches!(e, sqlx::Error::PoolTimedOut);
                 let text = e.to_string();
                 for p in batch {
