@@ -288,12 +288,13 @@ impl<D: Dialect> Tx<D> {
     }
 }
 
-/// A connection of the writer pool kept for several statements, each committed on its own
-/// (on a SQLite file, the writer's turn is kept with it). sqlx checks a connection with a
-/// round trip each time it goes back to the pool: a task that writes statement after
-/// statement (a group-commit writer) holds one instead of taking one per statement. Back
-/// to the pool when dropped; drop one whose statement failed for a reason other than the
-/// database's refusal, so the next statement takes a checked one.
+/// A connection of the writer pool kept for several statements, each committed on its own.
+/// sqlx checks a connection with a round trip each time it goes back to the pool: a task
+/// that writes statement after statement (a group-commit writer) holds one instead of
+/// taking one per statement. Back to the pool when dropped; drop one whose statement
+/// failed for a reason other than the database's refusal of its data (the server may have
+/// ended the session). On a SQLite file it holds the one writer's turn: every other write
+/// waits while it lives, so hold it for a burst of statements only.
 pub struct Held<D: Dialect> {
     conn: PoolConnection<D::Db>,
     /// Declared after `conn`: the writer is handed on once the connection is back.

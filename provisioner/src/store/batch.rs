@@ -159,7 +159,8 @@ impl InsertBatcher {
     }
 
     /// Writes batches while requests are queued, over one connection held from batch to
-    /// batch (see [`Held`]: taking one per batch cost a round trip each).
+    /// batch (see [`Held`]: a connection taken per batch cost the server a round trip each,
+    /// sqlx's check on its way back to the pool).
     async fn write<D: Dialect>(self: Arc<Self>, db: Db<D>) {
         let _slot = Writing(Arc::clone(&self));
         let mut conn = None;
@@ -210,7 +211,9 @@ impl InsertBatcher {
         let answer = match held {
             Ok(mut held) => {
                 let answer = held.fetch_all(&statement.sql, &columns).await;
-                *conn = Some(held);
+                if answer.as_ref().err().is_none_or(keeps_connection) {
+                    *conn = Some(held);
+                }
                 answer
             }
             Err(e) => Err(e),
@@ -226,8 +229,6 @@ impl InsertBatcher {
                 return;
             }
             Err(e) => {
-                // The connection may be broken: the next batch takes a checked one.
-                *conn = None;
                 let busy = matches!(e, sqlx::Error::PoolTimedOut);
                 let text = e.to_string();
                 for p in batch {
@@ -281,6 +282,21 @@ impl Drop for Writing {
                 let _ = p.reply.send(Batched::Alone);
             }
         }
+    }
+}
+
+/// Whether a connection whose statement failed with `e` is kept for the next batch: after
+/// the database refused the statement's data (a constraint, a value out of range: SQLSTATE
+/// classes 22 and 23) or an argument could not be encoded (nothing was sent), it is as good
+/// as before. After anything else (the server ended the session, with a FATAL error; the
+/// connection broke) it is dropped, and the next batch takes a checked one.
+fn keeps_connection(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Encode(_) => true,
+        sqlx::Error::Database(e) => e
+            .code()
+            .is_some_and(|code| code.starts_with("22") || code.starts_with("23")),
+        _ => false,
     }
 }
 
@@ -354,6 +370,56 @@ mod tests {
             BatchStatement::new(&[Arg::Array(Array::Int(vec![]))], |t| t.join("")).is_none(),
             "an array of arrays"
         );
+    }
+
+    /// A refusal of a statement's data keeps the writer's connection; the server ending the
+    /// session (a FATAL error, which sqlx also reports as a database error) or a broken
+    /// connection drops it.
+    #[test]
+    fn only_a_refusal_of_the_data_keeps_the_connection() {
+        #[derive(Debug)]
+        struct Refused(&'static str);
+        impl std::fmt::Display for Refused {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "SQLSTATE {}", self.0)
+            }
+        }
+        impl std::error::Error for Refused {}
+        impl sqlx::error::DatabaseError for Refused {
+            fn message(&self) -> &str {
+                "refused"
+            }
+            fn code(&self) -> Option<std::borrow::Cow<'_, str>> {
+                Some(self.0.into())
+            }
+            fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+                self
+            }
+            fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+                self
+            }
+            fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+                self
+            }
+            fn kind(&self) -> sqlx::error::ErrorKind {
+                sqlx::error::ErrorKind::Other
+            }
+        }
+        let database = |code| sqlx::Error::Database(Box::new(Refused(code)));
+        for kept in ["23505", "23514", "22008"] {
+            assert!(keeps_connection(&database(kept)), "{kept}");
+        }
+        assert!(keeps_connection(&sqlx::Error::Encode(
+            "a time out of range".into()
+        )));
+        // 57P01: terminated by an administrator or a server shutdown; 08006: connection
+        // failure; 53300: too many connections.
+        for dropped in ["57P01", "57P02", "08006", "53300", "XX000"] {
+            assert!(!keeps_connection(&database(dropped)), "{dropped}");
+        }
+        let broken = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(!keeps_connection(&sqlx::Error::Io(broken)));
+        assert!(!keeps_connection(&sqlx::Error::PoolTimedOut));
     }
 
     /// A writer that panics gives its slot back and sends the queued requests to write
