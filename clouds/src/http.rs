@@ -261,6 +261,9 @@ impl ApiClient {
                 Ok(resp) => {
                     let status = resp.status();
                     let headers = resp.headers().clone();
+                    if let Some((limit, remaining)) = reported_budget(&headers) {
+                        self.limiter.report(limit, remaining);
+                    }
                     let body = resp.bytes().await.map(|b| b.to_vec());
                     let body = match body {
                         Ok(b) => b,
@@ -396,6 +399,17 @@ impl ApiClient {
             .unwrap_or(Duration::from_secs(1))
             .min(self.policy.max_retry_after)
     }
+}
+
+/// `RateLimit-Limit` and `RateLimit-Remaining`, when the answer carries both as numbers.
+fn reported_budget(headers: &HeaderMap) -> Option<(u64, u64)> {
+    let number = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some((number("ratelimit-limit")?, number("ratelimit-remaining")?))
 }
 
 /// The full-jitter pause before attempt `attempt` (1-based): a random duration below a

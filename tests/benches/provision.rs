@@ -115,7 +115,7 @@ fn token_in(user_data: &str) -> Option<String> {
 }
 
 async fn run(backend: &str, database_url: Option<String>) {
-    let (fake, app, _tmp) = fake_app::start(database_url).await;
+    let (fake, app, _tmp) = fake_app::start(None, database_url).await;
     let channel = app.channel().await;
     let client = app.provisioner_client().await;
     let health = HealthClient::new(channel.clone());

@@ -1,5 +1,5 @@
-//! A control plane on the Hetzner fake (its servers never leave `initializing`, and it
-//! limits no rate), with the bench's Hetzner token stored as the credential.
+//! A control plane on the Hetzner fake (its servers never leave `initializing`), with the
+//! bench's Hetzner token stored as the credential.
 use std::time::Duration;
 
 use levelrail_credentials::model::{CredentialInput, ProviderId};
@@ -11,15 +11,17 @@ use crate::harness;
 /// The Hetzner token the fake accepts.
 pub(crate) const TOKEN: &str = "benchtoken00000000000000000000000000000000000000000000000000000000";
 
-/// The fake, the control plane on `database_url` (SQLite in its data directory when
-/// `None`), and the data directory.
+/// The fake, limiting the project to `per_hour` requests an hour (refilling evenly, as
+/// Hetzner does) or not at all, the control plane on `database_url` (SQLite in its data
+/// directory when `None`), and the data directory.
 pub(crate) async fn start(
+    per_hour: Option<u32>,
     database_url: Option<String>,
 ) -> (FakeHetznerHandle, harness::TestApp, tempfile::TempDir) {
     let fake = FakeHetzner::start(FakeHetznerConfig {
         token: TOKEN.into(),
         state_step: Duration::from_secs(3600),
-        rate_limit: None,
+        rate_limit: per_hour,
         ..Default::default()
     })
     .await

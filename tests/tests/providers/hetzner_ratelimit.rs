@@ -1,6 +1,7 @@
-//! The client's limiter against the fake's own 3,600/h bucket, both on the paused tokio
-//! clock: a sustained workload is never throttled, and after a 429 the next request waits
-//! at least `Retry-After`.
+//! The client's limiter against the fake's own bucket (3,600/h unless the project's limit
+//! was changed), both on the paused tokio clock: a sustained workload is never throttled,
+//! a project's own limit, reported in `RateLimit-Limit`, is followed, and after a 429 the
+//! next request waits at least `Retry-After`.
 use std::time::Duration;
 
 use levelrail_clouds::CloudProvider as _;
@@ -31,6 +32,41 @@ async fn a_sustained_workload_of_5000_calls_stays_under_3600_per_hour_without_a_
         elapsed >= Duration::from_secs(1350) && elapsed < Duration::from_secs(1500),
         "{elapsed:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_client_follows_a_project_limit_other_than_the_default() {
+    // Lowered to 60 an hour: 60 at once, then one a minute, and never a 429.
+    let fake = start_fake(|c| c.rate_limit = Some(60)).await;
+    let hetzner = client(&fake, TOKEN);
+    let start = Instant::now();
+    for _ in 0..62 {
+        hetzner.list_regions().await.expect("regions");
+    }
+    let elapsed = start.elapsed();
+    let log = fake.request_log();
+    assert_eq!(log.iter().filter(|r| r.status == Some(429)).count(), 0);
+    assert!(
+        elapsed >= Duration::from_secs(119) && elapsed < Duration::from_secs(125),
+        "{elapsed:?}"
+    );
+
+    // Raised to 36,000 an hour: 4,000 calls, more than the default burst, go at once.
+    let fake = start_fake(|c| c.rate_limit = Some(36_000)).await;
+    let hetzner = client(&fake, TOKEN);
+    let start = Instant::now();
+    for _ in 0..4000 {
+        hetzner.list_regions().await.expect("regions");
+    }
+    let elapsed = start.elapsed();
+    assert_eq!(
+        fake.request_log()
+            .iter()
+            .filter(|r| r.status == Some(429))
+            .count(),
+        0
+    );
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -69,8 +105,9 @@ async fn after_a_429_with_retry_after_7_the_next_request_waits_at_least_7_second
 #[tokio::test(start_paused = true)]
 async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_waits_for_the_reset()
 {
-    // Another tool shares the project: the client's own limiter cannot know.
-    let fake = start_fake(|c| c.rate_limit = Some((3.0, 1.0))).await;
+    // Another tool shares the project: a client without a limiter of its own cannot know.
+    // 60 an hour: one more a minute, within the client's retries.
+    let fake = start_fake(|c| c.rate_limit = Some(60)).await;
     let hetzner = levelrail_clouds::hetzner::HetznerProvider::new(
         &fake.base_url(),
         secrecy::SecretString::from(TOKEN.to_owned()),
@@ -79,7 +116,7 @@ async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_w
     )
     .expect("client");
 
-    for _ in 0..6 {
+    for _ in 0..63 {
         hetzner
             .list_regions()
             .await
@@ -94,12 +131,12 @@ async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_w
             .iter()
             .all(|r| r.response["error"]["code"] == "rate_limit_exceeded")
     );
-    assert_eq!(log.iter().filter(|r| r.status == Some(200)).count(), 6);
+    assert_eq!(log.iter().filter(|r| r.status == Some(200)).count(), 63);
 }
 
 #[tokio::test]
 async fn every_answer_carries_the_rate_limit_headers() {
-    let fake = start_fake(|c| c.rate_limit = Some((2.0, 0.001))).await;
+    let fake = start_fake(|c| c.rate_limit = Some(2)).await;
     let addr = fake
         .base_url()
         .trim_start_matches("http://")

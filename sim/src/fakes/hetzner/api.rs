@@ -59,12 +59,12 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
         });
         log.len() - 1
     };
-    let (allowed, headers) = match lock(&shared.bucket).as_mut() {
+    let (allowed, headers, limit) = match lock(&shared.bucket).as_mut() {
         Some(b) => {
             let (ok, h) = b.take();
-            (ok, Some(h))
+            (ok, Some(h), b.limit())
         }
-        None => (true, None),
+        None => (true, None, 0),
     };
     let query = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
         .map(|q| q.0)
@@ -80,7 +80,7 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
         Outcome::Answer(Reply::error(
             429,
             "rate_limit_exceeded",
-            "limit of 3600 requests per hour reached",
+            &format!("limit of {limit} requests per hour reached"),
         ))
     } else {
         match parsed {

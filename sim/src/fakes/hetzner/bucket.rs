@@ -13,13 +13,21 @@ pub(crate) struct Bucket {
 }
 
 impl Bucket {
-    pub(crate) fn new(capacity: f64, refill_per_sec: f64) -> Self {
+    /// A project limited to `limit` requests an hour, refilling evenly (one a second at
+    /// 3,600, as Hetzner's documentation says).
+    pub(crate) fn per_hour(limit: u32) -> Self {
+        let capacity = f64::from(limit);
         Self {
             capacity,
-            refill_per_sec,
+            refill_per_sec: capacity / 3600.0,
             tokens: capacity,
             last: Instant::now(),
         }
+    }
+
+    /// Requests per hour (what `RateLimit-Limit` reports).
+    pub(crate) fn limit(&self) -> u64 {
+        self.capacity as u64
     }
 
     /// Takes a token if there is one; returns whether it did and the header values.
@@ -41,7 +49,7 @@ impl Bucket {
             .map(|d| d.as_secs())
             .unwrap_or_default();
         let headers = [
-            ("ratelimit-limit", format!("{}", self.capacity as u64)),
+            ("ratelimit-limit", format!("{}", self.limit())),
             (
                 "ratelimit-remaining",
                 format!("{}", self.tokens.floor() as u64),

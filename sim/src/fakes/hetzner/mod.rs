@@ -2,8 +2,8 @@
 //! and JSON of `hcloud-openapi.json` (locations, server types with per-location prices,
 //! servers, SSH keys, firewalls, label selectors, paging, the error envelope), bearer auth,
 //! unique names, servers moving `initializing → starting → running` over time with a boot
-//! hook receiving the user-data, the project's 3,600/h rate limit with `RateLimit-*`
-//! headers, and every `Fault` of the `FaultPlan`.
+//! hook receiving the user-data, the project's rate limit (3,600/h unless configured) with
+//! `RateLimit-*` headers, and every `Fault` of the `FaultPlan`.
 //!
 //! ```ignore
 //! let fake = FakeHetzner::start(FakeHetznerConfig::default()).await?;
@@ -56,8 +56,9 @@ pub struct FakeHetznerConfig {
     pub boot_hook: Option<BootHook>,
     /// How long `initializing`, `starting` and `deleting` each last.
     pub state_step: Duration,
-    /// The project's bucket: (capacity, refill per second); `None`: no limit.
-    pub rate_limit: Option<(f64, f64)>,
+    /// The project's limit in requests per hour (3,600 unless Hetzner changed it), refilled
+    /// evenly as Hetzner does (one per second at 3,600); `None`: no limit.
+    pub rate_limit: Option<u32>,
     /// The largest `per_page` honoured (Hetzner: 50); lower it to test paging.
     pub max_per_page: u64,
     /// Locations with no capacity left: a server create there answers 412
@@ -73,7 +74,7 @@ impl Default for FakeHetznerConfig {
             read_only: false,
             boot_hook: None,
             state_step: Duration::from_secs(1),
-            rate_limit: Some((3600.0, 1.0)),
+            rate_limit: Some(3600),
             max_per_page: 50,
             full_regions: Vec::new(),
         }
@@ -174,11 +175,7 @@ impl FakeHetzner {
             faults: FaultPlan::default(),
             inventory: Mutex::default(),
             log: Mutex::default(),
-            bucket: Mutex::new(
-                config
-                    .rate_limit
-                    .map(|(capacity, refill)| Bucket::new(capacity, refill)),
-            ),
+            bucket: Mutex::new(config.rate_limit.map(Bucket::per_hour)),
             tasks: Mutex::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
