@@ -7,7 +7,8 @@
 //!   in the background (their servers never leave `initializing`, so their drivers keep
 //!   polling). The RPC only validates, checks the cached catalog and records the provision.
 //!
-//! Run with `cargo bench --workspace --bench provision`.
+//! Run with `cargo bench --workspace --bench provision` (`LEVELRAIL_BENCH_BACKEND=sqlite`
+//! or `=postgres` for one backend alone).
 use std::time::{Duration, Instant};
 
 use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
@@ -255,7 +256,16 @@ async fn fresh_postgres(base: &str) -> String {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    run("SQLite", None).await;
+    // `LEVELRAIL_BENCH_BACKEND=sqlite` or `=postgres` runs one backend alone (comparing two
+    // builds on one backend takes many runs on a noisy machine).
+    let only = std::env::var_os("LEVELRAIL_BENCH_BACKEND");
+    let wants = |backend: &str| only.as_ref().is_none_or(|o| o == backend);
+    if wants("sqlite") {
+        run("SQLite", None).await;
+    }
+    if !wants("postgres") {
+        return;
+    }
     match std::env::var_os("LEVELRAIL_TEST_POSTGRES_URL").and_then(|v| v.into_string().ok()) {
         Some(base) => {
             let url = fresh_postgres(&base).await;
