@@ -1,5 +1,6 @@
 //! The shared HTTP layer of the REST providers: bearer auth, timeouts, the per-credential
-//! rate limiter, `Retry-After` / `RateLimit-Reset` honoured (capped), full-jitter backoff on
+//! rate limiter (told the limit and count each answer reports in `RateLimit-Limit` /
+//! `RateLimit-Remaining`), `Retry-After` / `RateLimit-Reset` honoured (capped), full-jitter backoff on
 //! 5xx, timeouts and dropped connections for idempotent calls only, and classification of
 //! failures into `ProviderError` by the provider's own parser.
 use std::collections::HashMap;
@@ -237,6 +238,7 @@ impl ApiClient {
         loop {
             attempt += 1;
             self.limiter.acquire().await;
+            let sent = tokio::time::Instant::now();
             let mut req = self
                 .http
                 .request(method.clone(), &url)
@@ -261,8 +263,11 @@ impl ApiClient {
                 Ok(resp) => {
                     let status = resp.status();
                     let headers = resp.headers().clone();
-                    if let Some((limit, remaining)) = reported_budget(&headers) {
-                        self.limiter.report(limit, remaining);
+                    if let (Some(limit), Some(remaining)) = (
+                        header_u64(&headers, "ratelimit-limit"),
+                        header_u64(&headers, "ratelimit-remaining"),
+                    ) {
+                        self.limiter.report(sent, limit, remaining);
                     }
                     let body = resp.bytes().await.map(|b| b.to_vec());
                     let body = match body {
@@ -365,8 +370,10 @@ impl ApiClient {
         tokio::time::sleep(pause).await;
     }
 
-    /// `Retry-After` (seconds or HTTP date) or `RateLimit-Reset` (UNIX time), capped;
-    /// one second when the provider says nothing.
+    /// `Retry-After` (seconds or HTTP date); else, where the reported hourly limit is the
+    /// provider's only one (Hetzner), the time it takes to earn one request back; else
+    /// `RateLimit-Reset` (UNIX time: when the budget is whole again, far later than the
+    /// next request may go); capped; one second when the provider says nothing.
     fn retry_after(&self, headers: &HeaderMap) -> Duration {
         let now = SystemTime::now();
         let from_retry_after = headers
@@ -380,36 +387,30 @@ impl ApiClient {
                     .or_else(|| httpdate(v).and_then(|t| t.duration_since(now).ok()))
             });
         let from_reset = || {
-            headers
-                .get("ratelimit-reset")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .and_then(|ts| {
-                    let now_s = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
-                    // Some providers send seconds-until-reset, others a UNIX timestamp.
-                    Some(Duration::from_secs(if ts > 1_000_000_000 {
-                        ts.saturating_sub(now_s)
-                    } else {
-                        ts
-                    }))
-                })
+            header_u64(headers, "ratelimit-reset").and_then(|ts| {
+                let now_s = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
+                // Some providers send seconds-until-reset, others a UNIX timestamp.
+                Some(Duration::from_secs(if ts > 1_000_000_000 {
+                    ts.saturating_sub(now_s)
+                } else {
+                    ts
+                }))
+            })
         };
         from_retry_after
+            .or_else(|| self.limiter.next_request_in())
             .or_else(from_reset)
             .unwrap_or(Duration::from_secs(1))
             .min(self.policy.max_retry_after)
     }
 }
 
-/// `RateLimit-Limit` and `RateLimit-Remaining`, when the answer carries both as numbers.
-fn reported_budget(headers: &HeaderMap) -> Option<(u64, u64)> {
-    let number = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
-    Some((number("ratelimit-limit")?, number("ratelimit-remaining")?))
+/// Header `name` as a whole number, when the answer carries it as one.
+fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The full-jitter pause before attempt `attempt` (1-based): a random duration below a

@@ -1,5 +1,6 @@
 //! Client-side rate limiting: one limiter per credential, made of token buckets sized to the
-//! provider's published limits, plus a shared pause when the provider answers 429. Built on
+//! provider's published limits (and, where the provider reports it, to the limit and count
+//! its answers state), plus a shared pause when the provider answers 429. Built on
 //! `tokio::time`, so tests can run it on a paused (scaled) clock.
 use std::sync::Mutex;
 use std::time::Duration;
@@ -22,6 +23,16 @@ struct State {
     tokens: Vec<f64>,
     last: Instant,
     paused_until: Option<Instant>,
+    /// When the request whose answer last resized the reported bucket was sent: answers
+    /// to requests sent before it speak of the old limit.
+    resized_by: Option<Instant>,
+}
+
+/// The bucket a provider reports on, and its published size.
+#[derive(Debug, Clone, Copy)]
+struct Reported {
+    index: usize,
+    published: f64,
 }
 
 /// A limiter shared by every request made with one credential.
@@ -29,7 +40,7 @@ struct State {
 pub struct RateLimiter {
     /// The bucket the provider's `RateLimit-Limit` / `RateLimit-Remaining` headers describe
     /// (an hourly budget), if it sends them.
-    reported: Option<usize>,
+    reported: Option<Reported>,
     state: Mutex<State>,
 }
 
@@ -43,6 +54,7 @@ impl RateLimiter {
                 tokens: buckets.iter().map(|b| b.capacity).collect(),
                 last: Instant::now(),
                 paused_until: None,
+                resized_by: None,
             }),
         }
     }
@@ -77,34 +89,49 @@ impl RateLimiter {
     /// Marks bucket `index` as the hourly budget the provider reports in `RateLimit-Limit`
     /// and `RateLimit-Remaining`; see [`RateLimiter::report`].
     fn reported_hourly(mut self, index: usize) -> Self {
-        self.reported = Some(index);
+        let published = self.lock().buckets[index].capacity;
+        self.reported = Some(Reported { index, published });
         self
     }
 
-    /// What the provider's answer said of the hourly budget: `limit` requests per hour,
-    /// `remaining` left now. A limit other than the bucket's (a project whose limit was
-    /// raised or lowered) resizes the bucket and takes the provider's count; otherwise the
-    /// bucket keeps the lower of its own count and the provider's (other clients of the
-    /// same project spend the same budget). A limiter the provider reports nothing for
-    /// ignores it, as it does a limit below one.
-    pub fn report(&self, limit: u64, remaining: u64) {
-        let Some(i) = self.reported else { return };
-        if limit == 0 {
+    /// What the answer to a request sent at `sent` said of the hourly budget: `limit`
+    /// requests per hour, `remaining` left when the provider counted that request. The
+    /// provider has earned back since then at most what the time since `sent` refills, so
+    /// the bucket keeps at most that count (other clients of the same project spend the
+    /// same budget). A limit other than the bucket's (a project whose limit was raised or
+    /// lowered) resizes the bucket, and answers to requests sent before then are ignored.
+    /// A limit outside 1/100 to 100 times the published one is not believed (a proxy's or a
+    /// broken header: it would stall the client for an hour per request, or unpace it), nor
+    /// is anything a limiter without a reported bucket is told.
+    pub fn report(&self, sent: Instant, limit: u64, remaining: u64) {
+        let Some(Reported {
+            index: i,
+            published,
+        }) = self.reported
+        else {
+            return;
+        };
+        let (limit, remaining) = (limit as f64, remaining as f64);
+        if !(published / 100.0..=published * 100.0).contains(&limit) {
             return;
         }
-        let (limit, remaining) = (limit as f64, remaining as f64);
+        let now = Instant::now();
         let mut s = self.lock();
-        s.refill(Instant::now());
-        let b = &mut s.buckets[i];
-        if (b.capacity - limit).abs() >= 1.0 {
-            *b = Bucket {
+        if s.resized_by.is_some_and(|t| sent < t) {
+            return;
+        }
+        s.refill(now);
+        let age = now.saturating_duration_since(sent).as_secs_f64();
+        if (s.buckets[i].capacity - limit).abs() >= 1.0 {
+            s.buckets[i] = Bucket {
                 capacity: limit,
                 refill_per_sec: limit / 3600.0,
             };
-            s.tokens[i] = remaining.min(limit);
-        } else {
-            s.tokens[i] = s.tokens[i].min(remaining);
+            s.resized_by = Some(sent);
+            s.tokens[i] = f64::INFINITY;
         }
+        let earned = age * s.buckets[i].refill_per_sec;
+        s.tokens[i] = s.tokens[i].min(remaining + earned).min(limit);
     }
 
     /// No limit (tests of other behaviour).
@@ -123,10 +150,25 @@ impl RateLimiter {
         }
     }
 
+    /// How long until the next request may go, when the bucket the provider reports on is
+    /// the limiter's only one (its answers then say all there is to know of its limit).
+    pub fn next_request_in(&self) -> Option<Duration> {
+        let Reported { index, .. } = self.reported?;
+        let mut s = self.lock();
+        if s.buckets.len() != 1 {
+            return None;
+        }
+        s.refill(Instant::now());
+        let (b, t) = (s.buckets[index], s.tokens[index]);
+        // With a request in hand the limiter knows nothing the provider's refusal agrees with.
+        (t < 1.0).then(|| Duration::from_secs_f64((1.0 - t) / b.refill_per_sec))
+    }
+
     /// Makes every caller wait until `until` (a 429 answer: the provider's limit is shared
     /// by every request with this credential, also with other tools). The shortest-window
     /// bucket is drained so the burst does not resume at once; the longer windows keep
-    /// their tokens, so one 429 does not slow the client to the hourly rate for an hour.
+    /// their tokens (unless the answer reported fewer left: see [`RateLimiter::report`]),
+    /// so one 429 does not slow the client to the hourly rate for an hour.
     pub fn pause_until(&self, until: Instant) {
         let mut s = self.lock();
         if s.paused_until.is_none_or(|p| p < until) {
@@ -225,7 +267,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_reported_limit_resizes_the_hourly_bucket() {
         let l = RateLimiter::hetzner();
-        l.report(36_000, 35_999);
+        l.report(Instant::now(), 36_000, 35_999);
         let start = Instant::now();
         for _ in 0..20_000 {
             l.acquire().await;
@@ -235,7 +277,7 @@ mod tests {
             "a raised limit is a larger burst"
         );
         // Lowered again: the provider's count is taken, then its refill rate.
-        l.report(720, 1);
+        l.report(Instant::now(), 720, 1);
         l.acquire().await;
         let start = Instant::now();
         l.acquire().await;
@@ -247,10 +289,27 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn an_answer_to_a_request_sent_before_a_resize_is_ignored() {
+        let l = RateLimiter::hetzner();
+        let before = Instant::now();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        l.report(Instant::now(), 720, 0);
+        // Sent before the answer that resized, answered after it: the old limit, ignored.
+        l.report(before, 3600, 3599);
+        let start = Instant::now();
+        l.acquire().await;
+        let e = start.elapsed();
+        assert!(
+            e >= Duration::from_secs(4) && e < Duration::from_secs(6),
+            "still 720/h with none left: {e:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_lower_remaining_count_is_kept_and_a_higher_one_ignored() {
         let l = RateLimiter::hetzner();
         // Another client of the project spent most of the budget.
-        l.report(3600, 3);
+        l.report(Instant::now(), 3600, 3);
         let start = Instant::now();
         for _ in 0..3 {
             l.acquire().await;
@@ -262,7 +321,7 @@ mod tests {
             "the fourth waits for a refill"
         );
         // An answer counting more than the bucket holds (a stale one) gives nothing back.
-        l.report(3600, 3600);
+        l.report(Instant::now(), 3600, 3600);
         let start = Instant::now();
         l.acquire().await;
         assert!(
@@ -273,24 +332,49 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn reports_are_ignored_where_the_provider_sends_none_and_when_zero() {
-        for l in [
-            RateLimiter::new(&[Bucket {
-                capacity: 2.0,
-                refill_per_sec: 1.0,
-            }]),
-            RateLimiter::hetzner(),
-        ] {
-            l.report(0, 0);
+    async fn a_count_is_credited_with_what_refilled_while_its_answer_travelled() {
+        let l = RateLimiter::hetzner();
+        l.report(Instant::now(), 3600, 0);
+        l.acquire().await;
+        // Sent at once, answered 0.9 s later with none left: the provider has earned 0.9
+        // of a request back since, so the next one waits 0.1 s, not a whole second.
+        let sent = Instant::now();
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        l.report(sent, 3600, 0);
+        let start = Instant::now();
+        l.acquire().await;
+        let e = start.elapsed();
+        assert!(
+            e >= Duration::from_millis(90) && e < Duration::from_millis(200),
+            "{e:?}"
+        );
+        let next = l
+            .next_request_in()
+            .expect("Hetzner's reported limit is its only one");
+        assert!(
+            next > Duration::from_millis(990) && next <= Duration::from_secs(1),
+            "{next:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn limits_far_from_the_published_one_and_unreported_buckets_are_not_believed() {
+        for (limit, remaining) in [(0, 0), (1, 0), (35, 0), (360_001, 360_001)] {
+            let l = RateLimiter::hetzner();
+            l.report(Instant::now(), limit, remaining);
             let start = Instant::now();
+            for _ in 0..3600 {
+                l.acquire().await;
+            }
+            assert!(start.elapsed() < Duration::from_millis(10), "{limit}");
             l.acquire().await;
-            assert!(start.elapsed() < Duration::from_millis(10));
+            assert!(start.elapsed() >= Duration::from_millis(900), "{limit}");
         }
         let l = RateLimiter::new(&[Bucket {
             capacity: 2.0,
             refill_per_sec: 1.0,
         }]);
-        l.report(100_000, 100_000);
+        l.report(Instant::now(), 100_000, 100_000);
         let start = Instant::now();
         for _ in 0..3 {
             l.acquire().await;
@@ -299,6 +383,8 @@ mod tests {
             start.elapsed() >= Duration::from_secs(1),
             "its own bucket still applies"
         );
+        assert_eq!(l.next_request_in(), None);
+        assert_eq!(RateLimiter::digitalocean().next_request_in(), None);
     }
 
     #[tokio::test(start_paused = true)]

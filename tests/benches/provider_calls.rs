@@ -36,8 +36,8 @@ const BACK_OFF: Duration = Duration::from_secs(30);
 const CREATE_LIMIT: Duration = Duration::from_secs(300);
 const WINDOW: Duration = Duration::from_secs(60);
 
-/// Provider calls in one minute with `n` provisions booting, and the 429 answers among
-/// them.
+/// Provider calls in one minute with `n` provisions booting, and the 429 answers of the
+/// whole run.
 async fn calls_per_minute(n: usize) -> (usize, usize) {
     let (fake, app, _tmp) = fake_app::start(Some(PROJECT_LIMIT), None).await;
     let client = app.provisioner_client().await;
@@ -87,13 +87,17 @@ async fn calls_per_minute(n: usize) -> (usize, usize) {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     tokio::time::sleep(BACK_OFF).await;
+    let refused_before = refusals(&fake.request_log());
     fake.clear_request_log();
     tokio::time::sleep(WINDOW).await;
     let log = fake.request_log();
-    let refused = log.iter().filter(|r| r.status == Some(429)).count();
     app.stop().await;
     fake.shutdown();
-    (log.len(), refused)
+    (log.len(), refused_before + refusals(&log))
+}
+
+fn refusals(log: &[levelrail_sim::fakes::hetzner::LoggedRequest]) -> usize {
+    log.iter().filter(|r| r.status == Some(429)).count()
 }
 
 /// The provisions whose servers a logged request read: by the label selector of a list,
@@ -121,14 +125,19 @@ fn provision_of(server: &serde_json::Value) -> Option<String> {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let (one, _) = calls_per_minute(1).await;
+    let (one, refused_one) = calls_per_minute(1).await;
     let (many, refused) = calls_per_minute(MANY).await;
     let ratio = many as f64 / one.max(1) as f64;
+    // Both counts must see polling (a poller that stopped would make any ratio), and the
+    // client must have kept to the project's limit.
     report::figure(
         "provider calls/min, 1,000 in flight ÷ 1 in flight (Hetzner)",
-        format!("{many}/min at 1,000 ({refused} answered 429): ratio {ratio:.2}"),
+        format!(
+            "{many}/min at 1,000 ({} answered 429): ratio {ratio:.2}",
+            refused + refused_one
+        ),
         format!("1 in flight: {one}/min"),
         format!("≤ {RATIO_TARGET:.0}"),
-        ratio <= RATIO_TARGET,
+        one > 0 && many > 0 && refused + refused_one == 0 && ratio <= RATIO_TARGET,
     );
 }

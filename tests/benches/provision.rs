@@ -258,8 +258,16 @@ async fn fresh_postgres(base: &str) -> String {
 async fn main() {
     // `LEVELRAIL_BENCH_BACKEND=sqlite` or `=postgres` runs one backend alone (comparing two
     // builds on one backend takes many runs on a noisy machine).
-    let only = std::env::var_os("LEVELRAIL_BENCH_BACKEND");
-    let wants = |backend: &str| only.as_ref().is_none_or(|o| o == backend);
+    let only = std::env::var_os("LEVELRAIL_BENCH_BACKEND")
+        .map(|v| v.to_string_lossy().to_ascii_lowercase());
+    if let Some(o) = &only
+        && o != "sqlite"
+        && o != "postgres"
+    {
+        eprintln!("LEVELRAIL_BENCH_BACKEND must be sqlite or postgres, not {o:?}");
+        std::process::exit(2);
+    }
+    let wants = |backend: &str| only.as_deref().is_none_or(|o| o == backend);
     if wants("sqlite") {
         run("SQLite", None).await;
     }

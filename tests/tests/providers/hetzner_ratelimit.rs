@@ -70,6 +70,31 @@ async fn the_client_follows_a_project_limit_other_than_the_default() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn after_another_tool_spent_the_budget_a_429_waits_for_one_request_not_the_whole_reset() {
+    // 360 an hour, one every 10 s; another tool of the project spent them all.
+    let fake = start_fake(|c| c.rate_limit = Some(360)).await;
+    let other = unpaced_client(&fake);
+    for _ in 0..360 {
+        other.list_regions().await.expect("regions");
+    }
+    fake.clear_request_log();
+
+    let hetzner = client(&fake, TOKEN);
+    hetzner.list_regions().await.expect("regions after a wait");
+
+    // RateLimit-Reset says the budget is whole in an hour: the client waits for one
+    // request's worth instead, 10 s.
+    let log = fake.request_log();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!((log[0].status, log[1].status), (Some(429), Some(200)));
+    let waited = log[1].at - log[0].at;
+    assert!(
+        waited >= Duration::from_millis(9_500) && waited < Duration::from_secs(15),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn after_a_429_with_retry_after_7_the_next_request_waits_at_least_7_seconds() {
     let fake = start_fake(|_| {}).await;
     let hetzner = client(&fake, TOKEN);
@@ -103,18 +128,11 @@ async fn after_a_429_with_retry_after_7_the_next_request_waits_at_least_7_second
 }
 
 #[tokio::test(start_paused = true)]
-async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_waits_for_the_reset()
-{
+async fn when_the_projects_bucket_is_empty_the_fake_answers_429_and_the_client_waits_and_retries() {
     // Another tool shares the project: a client without a limiter of its own cannot know.
     // 60 an hour: one more a minute, within the client's retries.
     let fake = start_fake(|c| c.rate_limit = Some(60)).await;
-    let hetzner = levelrail_clouds::hetzner::HetznerProvider::new(
-        &fake.base_url(),
-        secrecy::SecretString::from(TOKEN.to_owned()),
-        std::sync::Arc::new(levelrail_clouds::ratelimit::RateLimiter::unlimited()),
-        crate::hetzner_support::fast_policy(),
-    )
-    .expect("client");
+    let hetzner = unpaced_client(&fake);
 
     for _ in 0..63 {
         hetzner
@@ -170,4 +188,17 @@ async fn every_answer_carries_the_rate_limit_headers() {
         assert!(head.contains("ratelimit-reset: "), "{head}");
     }
     assert!(heads[2].starts_with("http/1.1 429"), "{}", heads[2]);
+}
+
+/// A client of `fake` without a limiter of its own (another tool of the project).
+fn unpaced_client(
+    fake: &levelrail_sim::fakes::hetzner::FakeHetznerHandle,
+) -> levelrail_clouds::hetzner::HetznerProvider {
+    levelrail_clouds::hetzner::HetznerProvider::new(
+        &fake.base_url(),
+        secrecy::SecretString::from(TOKEN.to_owned()),
+        std::sync::Arc::new(levelrail_clouds::ratelimit::RateLimiter::unlimited()),
+        crate::hetzner_support::fast_policy(),
+    )
+    .expect("client")
 }

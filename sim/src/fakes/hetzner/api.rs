@@ -12,6 +12,7 @@ use axum::response::Response;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::bucket::Bucket;
 use super::wire::{Call, Reply, Shared};
 use super::{LoggedRequest, routes};
 use crate::fakes::Fault;
@@ -77,11 +78,7 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
     let outcome = if !full.starts_with("/v1/") {
         Outcome::Answer(Reply::error(404, "not_found", "not found"))
     } else if !allowed {
-        Outcome::Answer(Reply::error(
-            429,
-            "rate_limit_exceeded",
-            &format!("limit of {limit} requests per hour reached"),
-        ))
+        Outcome::Answer(rate_limited(limit))
     } else {
         match parsed {
             Err(()) => Outcome::Answer(Reply::error(
@@ -129,6 +126,15 @@ pub(crate) async fn entry(State(shared): State<Arc<Shared>>, req: Request) -> Re
     response
 }
 
+/// Hetzner's 429 answer when the project's `limit` (requests per hour) is spent.
+fn rate_limited(limit: u64) -> Reply {
+    Reply::error(
+        429,
+        "rate_limit_exceeded",
+        &format!("limit of {limit} requests per hour reached"),
+    )
+}
+
 /// Applies the fault plan, then handles the call.
 async fn serve(shared: &Arc<Shared>, call: Call, rel: &str) -> Outcome {
     let handle_in_task = |shared: Arc<Shared>, call: Call, delay: Duration| async move {
@@ -141,11 +147,8 @@ async fn serve(shared: &Arc<Shared>, call: Call, rel: &str) -> Outcome {
     };
     match shared.faults.take(&call.method, rel) {
         Some(Fault::RateLimited { retry_after_secs }) => {
-            let mut r = Reply::error(
-                429,
-                "rate_limit_exceeded",
-                "limit of 3600 requests per hour reached",
-            );
+            let limit = lock(&shared.bucket).as_ref().map_or(3600, Bucket::limit);
+            let mut r = rate_limited(limit);
             r.retry_after = Some(retry_after_secs);
             Outcome::Answer(r)
         }
