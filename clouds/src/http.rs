@@ -1,8 +1,8 @@
 //! The shared HTTP layer of the REST providers: bearer auth, timeouts, the per-credential
 //! rate limiter (told the limit and count each answer reports in `RateLimit-Limit` /
-//! `RateLimit-Remaining`), `Retry-After` / `RateLimit-Reset` honoured (capped), full-jitter backoff on
-//! 5xx, timeouts and dropped connections for idempotent calls only, and classification of
-//! failures into `ProviderError` by the provider's own parser.
+//! `RateLimit-Remaining`), `Retry-After` / `RateLimit-Reset` honoured (capped), full-jitter
+//! backoff on 5xx, timeouts and dropped connections for idempotent calls only, and
+//! classification of failures into `ProviderError` by the provider's own parser.
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -30,7 +30,8 @@ pub struct RetryPolicy {
     pub base_backoff: Duration,
     /// Largest backoff ceiling.
     pub max_backoff: Duration,
-    /// Largest wait taken from `Retry-After` / `RateLimit-Reset`.
+    /// Largest wait after a 429 (from `Retry-After`, the limit's own pace or
+    /// `RateLimit-Reset`).
     pub max_retry_after: Duration,
     /// Per-request timeout.
     pub timeout: Duration,
@@ -398,7 +399,7 @@ impl ApiClient {
             })
         };
         from_retry_after
-            .or_else(|| self.limiter.next_request_in())
+            .or_else(|| self.limiter.request_interval())
             .or_else(from_reset)
             .unwrap_or(Duration::from_secs(1))
             .min(self.policy.max_retry_after)

@@ -150,25 +150,24 @@ impl RateLimiter {
         }
     }
 
-    /// How long until the next request may go, when the bucket the provider reports on is
-    /// the limiter's only one (its answers then say all there is to know of its limit).
-    pub fn next_request_in(&self) -> Option<Duration> {
+    /// The time the provider takes to earn one request back (one second at 3,600 an hour),
+    /// when the bucket it reports on is the limiter's only one (its answers then say all
+    /// there is to know of its limit); `None` for other limiters. A refusal is waited out
+    /// this long from its answer: by then the provider has a request to give whenever it
+    /// counted the refused one.
+    pub fn request_interval(&self) -> Option<Duration> {
         let Reported { index, .. } = self.reported?;
-        let mut s = self.lock();
-        if s.buckets.len() != 1 {
-            return None;
-        }
-        s.refill(Instant::now());
-        let (b, t) = (s.buckets[index], s.tokens[index]);
-        // With a request in hand the limiter knows nothing the provider's refusal agrees with.
-        (t < 1.0).then(|| Duration::from_secs_f64((1.0 - t) / b.refill_per_sec))
+        let s = self.lock();
+        (s.buckets.len() == 1)
+            .then(|| Duration::from_secs_f64(1.0 / s.buckets[index].refill_per_sec))
     }
 
     /// Makes every caller wait until `until` (a 429 answer: the provider's limit is shared
     /// by every request with this credential, also with other tools). The shortest-window
-    /// bucket is drained so the burst does not resume at once; the longer windows keep
-    /// their tokens (unless the answer reported fewer left: see [`RateLimiter::report`]),
-    /// so one 429 does not slow the client to the hourly rate for an hour.
+    /// bucket is drained so the burst does not resume at once; where there are longer
+    /// windows (DigitalOcean's hour beside its minute), they keep their tokens unless the
+    /// answer reported fewer left (see [`RateLimiter::report`]), so one 429 does not slow
+    /// the client to the hourly rate for an hour.
     pub fn pause_until(&self, until: Instant) {
         let mut s = self.lock();
         if s.paused_until.is_none_or(|p| p < until) {
@@ -348,13 +347,7 @@ mod tests {
             e >= Duration::from_millis(90) && e < Duration::from_millis(200),
             "{e:?}"
         );
-        let next = l
-            .next_request_in()
-            .expect("Hetzner's reported limit is its only one");
-        assert!(
-            next > Duration::from_millis(990) && next <= Duration::from_secs(1),
-            "{next:?}"
-        );
+        assert_eq!(l.request_interval(), Some(Duration::from_secs(1)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -383,8 +376,20 @@ mod tests {
             start.elapsed() >= Duration::from_secs(1),
             "its own bucket still applies"
         );
-        assert_eq!(l.next_request_in(), None);
-        assert_eq!(RateLimiter::digitalocean().next_request_in(), None);
+        assert_eq!(l.request_interval(), None);
+        // DigitalOcean reports its hour, but also limits the minute: not its only limit.
+        let l = RateLimiter::digitalocean();
+        l.report(Instant::now(), 5000, 0);
+        assert_eq!(l.request_interval(), None);
+        let l = RateLimiter::hetzner();
+        l.report(Instant::now(), 36_000, 0);
+        let interval = l
+            .request_interval()
+            .expect("Hetzner's reported limit is its only one");
+        assert!(
+            interval.abs_diff(Duration::from_millis(100)) < Duration::from_micros(1),
+            "{interval:?}"
+        );
     }
 
     #[tokio::test(start_paused = true)]

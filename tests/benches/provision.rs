@@ -259,7 +259,8 @@ async fn main() {
     // `LEVELRAIL_BENCH_BACKEND=sqlite` or `=postgres` runs one backend alone (comparing two
     // builds on one backend takes many runs on a noisy machine).
     let only = std::env::var_os("LEVELRAIL_BENCH_BACKEND")
-        .map(|v| v.to_string_lossy().to_ascii_lowercase());
+        .map(|v| v.to_string_lossy().to_ascii_lowercase())
+        .filter(|v| !v.is_empty());
     if let Some(o) = &only
         && o != "sqlite"
         && o != "postgres"
