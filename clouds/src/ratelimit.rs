@@ -122,16 +122,19 @@ impl RateLimiter {
         }
         s.refill(now);
         let age = now.saturating_duration_since(sent).as_secs_f64();
-        if (s.buckets[i].capacity - limit).abs() >= 1.0 {
+        // A resized bucket holds what the provider says; otherwise no more than before.
+        let held = if (s.buckets[i].capacity - limit).abs() >= 1.0 {
             s.buckets[i] = Bucket {
                 capacity: limit,
                 refill_per_sec: limit / 3600.0,
             };
             s.resized_by = Some(sent);
-            s.tokens[i] = f64::INFINITY;
-        }
+            limit
+        } else {
+            s.tokens[i]
+        };
         let earned = age * s.buckets[i].refill_per_sec;
-        s.tokens[i] = s.tokens[i].min(remaining + earned).min(limit);
+        s.tokens[i] = held.min(remaining + earned).min(limit);
     }
 
     /// No limit (tests of other behaviour).

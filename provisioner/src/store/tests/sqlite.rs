@@ -1,5 +1,5 @@
 //! Tests of the SQLite backend: conformance, the raw file holds no secret, file mode,
-//! corrupt rows, migrations bookkeeping.
+//! corrupt rows, migrations bookkeeping, the node claims index.
 use std::sync::Arc;
 
 use crate::store::conformance;
@@ -66,6 +66,28 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
         "expected exactly the node, provision, agent-binary, docker-version, orphan, \
          any-provider, lease-epoch, replicas, audit, certificate-expiry and node-claims-index \
          migrations"
+    );
+}
+
+#[tokio::test]
+async fn a_node_deletion_finds_its_name_claim_by_the_node_claims_index() {
+    // Provision claims stay out of the holder index (migration 0011); the one statement
+    // that reads claims by holder must still find it rather than scan every claim.
+    let (store, _dir, _path) = sqlite_store().await;
+    let plan: Vec<String> = sqlx::query(
+        "EXPLAIN QUERY PLAN \
+         DELETE FROM name_claims WHERE holder_kind = 'node' AND holder_id = 'nod_x'",
+    )
+    .fetch_all(store.db().pool())
+    .await
+    .expect("plan")
+    .iter()
+    .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+    .collect();
+    assert!(
+        plan.iter()
+            .any(|d| d.contains("USING INDEX name_claims_node_idx")),
+        "{plan:?}"
     );
 }
 
