@@ -12,14 +12,16 @@ use crate::model::provision::{ProvisionId, ProvisionStatus, SagaLog, SagaStep, S
 use crate::model::{InstallStep, JoinTokenId, NodeId, NodeName, Role};
 use levelrail_types::ProviderId;
 
-/// The columns every provision query selects, in `read_provision`'s terms.
+/// The columns of the provisions table every provision query selects (with `created_at`
+/// and `updated_at`, and the lease's `lease_owner` and `lease_until` from
+/// `provision_leases`), in `read_provision`'s terms.
 macro_rules! provision_columns {
     () => {
         "id, provider, region, size, name, role, status, install_step, ip_address, node_id, \
          failed_phase, failure_reason, provider_error_code, provider_server_id, join_token_id, \
          sealed_join_token, request_id, keep_on_failure, cancel_requested, ssh_public_keys, \
          ssh_source_cidr, image, control_plane_addr, credential_id, saga_step, saga, stages, \
-         generation, lease_owner, lease_epoch"
+         generation, lease_epoch"
     };
 }
 pub(super) use provision_columns;
@@ -78,8 +80,8 @@ impl Encoded {
         ]
     }
 
-    /// Every column of `provision_columns!()` plus `lease_until, created_at, updated_at`,
-    /// in that order.
+    /// Every column of `provision_columns!()` plus `created_at, updated_at` (`$1`…`$31` of
+    /// an insert), then the lease: `lease_owner, lease_until` (`$32`, `$33`).
     pub(super) fn all_columns(&self, r: &ProvisionRecord) -> Vec<Arg> {
         let head = args![
             r.id.as_str(),
@@ -102,11 +104,11 @@ impl Encoded {
             self.saga.as_str(),
             self.stages.as_str(),
             self.generation,
-            r.lease_owner.as_deref(),
             self.lease_epoch,
-            r.lease_until,
             r.created_at,
             r.updated_at,
+            r.lease_owner.as_deref(),
+            r.lease_until,
         ];
         head.into_iter()
             .chain(Self::progress_columns(r))
@@ -115,8 +117,8 @@ impl Encoded {
     }
 
     /// The columns an update writes, in the order of the `UPDATE` statement: status …
-    /// updated_at (16 values), whether the new status is terminal, the id, and the
-    /// generation and lease epoch the row must still have.
+    /// updated_at (16 values), the id, and the generation and lease epoch the row must
+    /// still have.
     pub(super) fn update_columns(&self, r: &ProvisionRecord) -> Vec<Arg> {
         let tail = args![
             r.cancel_requested,
@@ -125,7 +127,6 @@ impl Encoded {
             self.stages.as_str(),
             self.generation,
             r.updated_at,
-            r.status.is_terminal(),
             r.id.as_str(),
             self.previous_generation(),
             self.lease_epoch,
@@ -170,8 +171,8 @@ fn stages(json: &str) -> Result<Vec<StageTiming>, StoreError> {
         .collect()
 }
 
-/// Decodes a provision row selected with `provision_columns!()` plus `lease_until`,
-/// `created_at` and `updated_at`.
+/// Decodes a provision row selected with `provision_columns!()` plus `lease_owner`,
+/// `lease_until`, `created_at` and `updated_at`.
 pub(super) fn read_provision(row: &Row) -> Result<ProvisionRecord, StoreError> {
     let text = |name: &str| row.text(name);
     let opt = |name: &str| row.opt_text(name);

@@ -25,23 +25,32 @@ use crate::store::claims::is_claim_conflict;
 use crate::store::codec::{corrupt, read_progress};
 use crate::store::nodes::{INSERT_JOIN_TOKEN, join_token_args};
 
-macro_rules! select_provisions {
-    ($tail:literal) => {
+/// Provisions with their leases (`provision_leases` holds a row for each provision in
+/// flight; none for a finished one).
+macro_rules! provisions_with_leases {
+    () => {
         concat!(
             "SELECT ",
             provision_columns!(),
-            ", lease_until, created_at, updated_at FROM provisions ",
-            $tail
+            ", lease_owner, lease_until, created_at, updated_at FROM provisions \
+             LEFT JOIN provision_leases ON provision_leases.provision_id = provisions.id "
         )
     };
 }
 
+macro_rules! select_provisions {
+    ($tail:literal) => {
+        concat!(provisions_with_leases!(), $tail)
+    };
+}
+
+/// The provision (`$1`…`$31` of [`Encoded::all_columns`]), without its lease.
 const INSERT: &str = concat!(
     "INSERT INTO provisions (",
     provision_columns!(),
-    ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+    ", created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
-     $29, $30, $31, $32, $33)"
+     $29, $30, $31)"
 );
 
 /// PostgreSQL: a lease asked for until `$until` from `$from` (the record's time), run
@@ -60,35 +69,42 @@ macro_rules! lease_on_database_clock {
     };
 }
 
-/// PostgreSQL: the name claim (`$44`), the provision (`$1`…`$33`) and its join token
-/// (`$34`…`$43`) in one statement, one round trip. A name already claimed claims nothing
-/// and so inserts nothing (`claimed` is 0); a repeated request id fails the whole statement.
+/// PostgreSQL: the name claim (`$44`), the provision (`$1`…`$31`), its lease (`$32`,
+/// `$33`; none for a finished provision) and its join token (`$34`…`$43`) in one statement,
+/// one round trip. A name already claimed claims nothing and so inserts nothing (`claimed`
+/// is 0); a repeated request id fails the whole statement.
 const INSERT_WITH_TOKEN_POSTGRES: &str = concat!(
     "WITH claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
      VALUES ($44, 'provision', $1) ON CONFLICT (name) DO NOTHING RETURNING holder_id), \
      provision AS (INSERT INTO provisions (",
     provision_columns!(),
-    ", lease_until, created_at, updated_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+    ", created_at, updated_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
-     $29, $30, ",
-    lease_on_database_clock!("$31", "$33"),
-    ", $32, $33 FROM claim RETURNING id, lease_until), \
+     $29, $30, $31 FROM claim RETURNING id), \
+     lease AS (INSERT INTO provision_leases (provision_id, lease_owner, lease_until) \
+     SELECT $1, $32, ",
+    lease_on_database_clock!("$33", "$31"),
+    " FROM provision WHERE $7 NOT IN ('ready', 'failed') RETURNING lease_until), \
      token AS (INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
      created_at, expires_at, used_at, used_by_node, revoked_at) \
      SELECT $34, $35, $36, $37, $38, $39, $40, $41, $42, $43 FROM provision RETURNING id) \
      SELECT (SELECT count(*) FROM claim) AS claimed, \
-     (SELECT lease_until FROM provision) AS lease_until"
+     (SELECT lease_until FROM lease) AS lease_until"
 );
 
-/// PostgreSQL, after [`INSERT`]: the lease of `$1` on the database's clock (see
-/// [`lease_on_database_clock`]).
-const LEASE_ON_DATABASE_CLOCK: &str = concat!(
-    "UPDATE provisions SET lease_until = ",
-    lease_on_database_clock!("$2", "$3"),
-    " WHERE id = $1 RETURNING lease_until"
+/// After [`INSERT`], the lease of the provision in flight `$1`: held by `$2` until `$3`.
+const INSERT_LEASE: &str = "INSERT INTO provision_leases (provision_id, lease_owner, lease_until) \
+     VALUES ($1, $2, $3) RETURNING lease_until";
+
+/// PostgreSQL: [`INSERT_LEASE`] until `$3` from `$4` (the record's time) on the database's
+/// clock (see [`lease_on_database_clock`]).
+const INSERT_LEASE_ON_DATABASE_CLOCK: &str = concat!(
+    "INSERT INTO provision_leases (provision_id, lease_owner, lease_until) VALUES ($1, $2, ",
+    lease_on_database_clock!("$3", "$4"),
+    ") RETURNING lease_until"
 );
 
-/// SQLite: the same three inserts as one batch of statements (one hand-off to the writer's
+/// SQLite: the same inserts as one batch of statements (one hand-off to the writer's
 /// thread), committed with the other requests queued meanwhile (group commit); the first
 /// to fail stops it, and its savepoint undoes what it did.
 const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
@@ -96,9 +112,11 @@ const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
      INSERT INTO name_claims (name, holder_kind, holder_id) VALUES ($44, 'provision', $1); \
      INSERT INTO provisions (",
     provision_columns!(),
-    ", lease_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+    ", created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
-     $29, $30, $31, $32, $33); \
+     $29, $30, $31); \
+     INSERT INTO provision_leases (provision_id, lease_owner, lease_until) \
+     SELECT $1, $32, $33 WHERE $7 NOT IN ('ready', 'failed'); \
      INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, created_at, \
      expires_at, used_at, used_by_node, revoked_at) \
      VALUES ($34, $35, $36, $37, $38, $39, $40, $41, $42, $43); \
@@ -113,10 +131,9 @@ const WAIT_VIEW: &str = concat!(
      (SELECT nodes.id FROM join_tokens JOIN nodes ON nodes.id = join_tokens.used_by_node \
       WHERE join_tokens.id = p.join_token_id) AS enrolled_node, \
      install_progress.step AS step, install_progress.reported_at AS reported_at, \
-     install_progress.error AS error FROM (SELECT ",
-    provision_columns!(),
-    ", lease_until, created_at, updated_at FROM provisions WHERE id = $1) AS p \
-     LEFT JOIN install_progress ON install_progress.provision_id = p.id"
+     install_progress.error AS error FROM (",
+    provisions_with_leases!(),
+    "WHERE id = $1) AS p LEFT JOIN install_progress ON install_progress.provision_id = p.id"
 );
 
 /// [`PROVISIONS_PER_READ`] provisions by id.
@@ -124,24 +141,37 @@ const GET_MANY: &str = select_provisions!(
     "WHERE id IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)"
 );
 
+/// A change of the provision `$17`, conditional on the generation (`$18`) and lease epoch
+/// (`$19`) it read; the answer has the lease as it stands.
 const UPDATE: &str = "UPDATE provisions SET status = $1, install_step = $2, ip_address = $3, \
      node_id = $4, failed_phase = $5, failure_reason = $6, provider_error_code = $7, \
      provider_server_id = $8, join_token_id = $9, sealed_join_token = $10, \
      cancel_requested = $11, saga_step = $12, saga = $13, stages = $14, generation = $15, \
-     updated_at = $16, lease_owner = CASE WHEN $17 THEN NULL ELSE lease_owner END, \
-     lease_until = CASE WHEN $17 THEN NULL ELSE lease_until END \
-     WHERE id = $18 AND generation = $19 AND lease_epoch = $20 \
-     RETURNING lease_owner, lease_until, lease_epoch";
+     updated_at = $16 WHERE id = $17 AND generation = $18 AND lease_epoch = $19 \
+     RETURNING lease_epoch, \
+     (SELECT lease_owner FROM provision_leases WHERE provision_id = provisions.id) AS lease_owner, \
+     (SELECT lease_until FROM provision_leases WHERE provision_id = provisions.id) AS lease_until";
 
-/// Renews `$2`'s live leases (at `$3`) on the provisions of the JSON array `$4` until `$1`.
+/// The provision in flight `$1`, and its fencing epoch; on PostgreSQL its row stays locked
+/// until the transaction ends, so a lease is taken or released by one transaction at a time
+/// and every write conditional on the epoch waits for it (the provision's row is always
+/// locked before its lease row, never after).
+const LOCK_IN_FLIGHT_POSTGRES: &str = "SELECT lease_epoch FROM provisions \
+     WHERE id = $1 AND status NOT IN ('ready', 'failed') FOR UPDATE";
+const LOCK_IN_FLIGHT_SQLITE: &str = "SELECT lease_epoch FROM provisions \
+     WHERE id = $1 AND status NOT IN ('ready', 'failed')";
+
+/// Renews `$2`'s live leases (at `$3`) on the provisions of the JSON array `$4` until `$1`:
+/// only lease rows change (a finished provision has none), and each answer row carries the
+/// provision's epoch.
 macro_rules! renew_leases {
     ($ids:literal) => {
         concat!(
-            "UPDATE provisions SET lease_until = $1 \
-             WHERE lease_owner = $2 AND lease_until >= $3 \
-             AND status NOT IN ('ready', 'failed') AND id IN (",
+            "UPDATE provision_leases SET lease_until = $1 \
+             WHERE lease_owner = $2 AND lease_until >= $3 AND provision_id IN (",
             $ids,
-            ") RETURNING id, lease_epoch"
+            ") RETURNING provision_id AS id, (SELECT lease_epoch FROM provisions \
+             WHERE provisions.id = provision_leases.provision_id) AS lease_epoch"
         )
     };
 }
@@ -233,13 +263,19 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         match claim {
             Err(e) if is_claim_conflict::<D>(&e) => {}
             Err(e) => return Err(e.into()),
-            Ok(_) => match tx.execute(INSERT, &enc.all_columns(&stored)).await {
+            Ok(_) => match tx.execute(INSERT, &enc.all_columns(&stored)[..31]).await {
                 Ok(_) => {
                     let mut stored = stored;
-                    if D::NOW.is_some() && stored.lease_until.is_some() {
-                        let lease =
-                            args![stored.id.as_str(), stored.lease_until, stored.updated_at];
-                        let row = tx.fetch_optional(LEASE_ON_DATABASE_CLOCK, &lease).await?;
+                    if !stored.status.is_terminal() {
+                        let (id, owner) = (stored.id.as_str(), stored.lease_owner.as_deref());
+                        let row = if D::NOW.is_some() {
+                            let lease = args![id, owner, stored.lease_until, stored.updated_at];
+                            tx.fetch_optional(INSERT_LEASE_ON_DATABASE_CLOCK, &lease)
+                                .await?
+                        } else {
+                            let lease = args![id, owner, stored.lease_until];
+                            tx.fetch_optional(INSERT_LEASE, &lease).await?
+                        };
                         stored.lease_until = match row {
                             Some(row) => row.opt_time("lease_until").map_err(StoreError::from)?,
                             None => None,
@@ -359,12 +395,19 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         let mut next = record.next_version()?;
         let enc = Encoded::of(&next)?;
         let columns = enc.update_columns(&next);
-        // Only a failure also releases the name: every other change is one statement, in a
-        // transaction of its own (one round trip).
-        let row = if next.status == ProvisionStatus::Failed {
+        // Only a finish also ends the lease (and a failure releases the name): every other
+        // change is one statement, in a transaction of its own (one round trip).
+        let row = if next.status.is_terminal() {
             let mut tx = self.db.write().await?;
             let row = tx.fetch_optional(UPDATE, &columns).await?;
             if row.is_some() {
+                tx.execute(
+                    "DELETE FROM provision_leases WHERE provision_id = $1",
+                    &args![next.id.as_str()],
+                )
+                .await?;
+            }
+            if row.is_some() && next.status == ProvisionStatus::Failed {
                 tx.execute(
                     "DELETE FROM name_claims WHERE name = $1 AND holder_kind = 'provision' \
                      AND holder_id = $2",
@@ -389,8 +432,10 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         };
         self.db
             .announce(CHANGES_CHANNEL, format!("{} {kind}", next.id));
-        next.lease_owner = row.opt_text("lease_owner")?;
-        next.lease_until = row.opt_time("lease_until")?;
+        // A finished provision holds no lease (its row was deleted after the answer's read).
+        let leased = !next.status.is_terminal();
+        next.lease_owner = row.opt_text("lease_owner")?.filter(|_| leased);
+        next.lease_until = row.opt_time("lease_until")?.filter(|_| leased);
         next.lease_epoch = lease_epoch(&row)?;
         // Immutable columns are as stored; the caller's record carries them unchanged.
         Ok(Some(next))
@@ -403,21 +448,52 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         now: OffsetDateTime,
         until: OffsetDateTime,
     ) -> Result<Option<u64>, StoreError> {
-        // A renewal of a live lease keeps the epoch; anything else is a new holder.
-        let row = self
-            .db
+        let mut tx = self.db.write().await?;
+        let Some(provision) = tx
+            .fetch_optional(lock_in_flight::<D>(), &args![id.as_str()])
+            .await?
+        else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let lease = tx
             .fetch_optional(
-                "UPDATE provisions SET lease_owner = $1, lease_until = $2, \
-                 lease_epoch = CASE WHEN lease_owner = $1 AND lease_until >= $4 \
-                      THEN lease_epoch ELSE lease_epoch + 1 END \
-                 WHERE id = $3 AND status NOT IN ('ready', 'failed') \
-                 AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < $4 \
-                      OR lease_owner = $1) \
-                 RETURNING lease_epoch",
-                &args![owner, until, id.as_str(), now],
+                "SELECT lease_owner, lease_until FROM provision_leases WHERE provision_id = $1",
+                &args![id.as_str()],
             )
             .await?;
-        row.as_ref().map(lease_epoch).transpose()
+        let (holder, until_now) = match &lease {
+            Some(row) => (row.opt_text("lease_owner")?, row.opt_time("lease_until")?),
+            None => (None, None),
+        };
+        let live = until_now.is_some_and(|t| t >= now);
+        if live && holder.as_deref().is_some_and(|h| h != owner) {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        tx.execute(
+            "INSERT INTO provision_leases (provision_id, lease_owner, lease_until) \
+             VALUES ($1, $2, $3) ON CONFLICT (provision_id) DO UPDATE \
+             SET lease_owner = excluded.lease_owner, lease_until = excluded.lease_until",
+            &args![id.as_str(), owner, until],
+        )
+        .await?;
+        // A renewal of a live lease keeps the epoch; anything else is a new holder.
+        let epoch = if live && holder.as_deref() == Some(owner) {
+            lease_epoch(&provision)?
+        } else {
+            let row = tx
+                .fetch_optional(
+                    "UPDATE provisions SET lease_epoch = lease_epoch + 1 WHERE id = $1 \
+                     RETURNING lease_epoch",
+                    &args![id.as_str()],
+                )
+                .await?
+                .ok_or_else(|| StoreError::Corrupt("a locked provision vanished".into()))?;
+            lease_epoch(&row)?
+        };
+        tx.commit().await?;
+        Ok(Some(epoch))
     }
 
     async fn renew_leases(
@@ -451,14 +527,29 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     }
 
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {
-        self.db
+        let mut tx = self.db.write().await?;
+        if tx
+            .fetch_optional(lock_in_flight::<D>(), &args![id.as_str()])
+            .await?
+            .is_none()
+        {
+            return Ok(tx.rollback().await?);
+        }
+        let released = tx
             .execute(
-                "UPDATE provisions SET lease_owner = NULL, lease_until = NULL, \
-                 lease_epoch = lease_epoch + 1 WHERE id = $1 AND lease_owner = $2",
+                "UPDATE provision_leases SET lease_owner = NULL, lease_until = NULL \
+                 WHERE provision_id = $1 AND lease_owner = $2",
                 &args![id.as_str(), owner],
             )
             .await?;
-        Ok(())
+        if released > 0 {
+            tx.execute(
+                "UPDATE provisions SET lease_epoch = lease_epoch + 1 WHERE id = $1",
+                &args![id.as_str()],
+            )
+            .await?;
+        }
+        Ok(tx.commit().await?)
     }
 
     async fn database_time(&self) -> Result<Option<OffsetDateTime>, StoreError> {
@@ -478,7 +569,8 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         let rows = self
             .db
             .fetch_all(
-                "SELECT id FROM provisions WHERE status NOT IN ('ready', 'failed') \
+                "SELECT id FROM provision_leases JOIN provisions ON provisions.id = \
+                 provision_leases.provision_id WHERE status NOT IN ('ready', 'failed') \
                  AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < $1) \
                  ORDER BY created_at",
                 &args![now],
@@ -502,6 +594,16 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             .await?;
         row.map(|r| claim_holder(&r.text("holder_kind")?, &r.text("holder_id")?))
             .transpose()
+    }
+}
+
+/// [`LOCK_IN_FLIGHT_POSTGRES`] in `D`'s dialect (SQLite's write transaction holds the
+/// whole database).
+fn lock_in_flight<D: Dialect>() -> &'static str {
+    if D::NAME == "postgres" {
+        LOCK_IN_FLIGHT_POSTGRES
+    } else {
+        LOCK_IN_FLIGHT_SQLITE
     }
 }
 
@@ -580,20 +682,25 @@ fn statement(types: &[&'static str]) -> String {
          claim AS (INSERT INTO name_claims (name, holder_kind, holder_id) \
          SELECT r.a44, 'provision', r.a1 FROM r ORDER BY r.a44 ON CONFLICT (name) DO NOTHING \
          RETURNING holder_id), \
-         provision AS (INSERT INTO provisions ({columns}, lease_until, created_at, updated_at) \
-         SELECT {provision}, CASE WHEN r.a31 IS NULL THEN NULL \
-         ELSE clock_timestamp() + (r.a31 - r.a33) END, r.a32, r.a33 \
-         FROM r JOIN claim ON claim.holder_id = r.a1 RETURNING id, lease_until), \
+         provision AS (INSERT INTO provisions ({columns}, created_at, updated_at) \
+         SELECT {provision}, r.a30, r.a31 \
+         FROM r JOIN claim ON claim.holder_id = r.a1 RETURNING id), \
+         lease AS (INSERT INTO provision_leases (provision_id, lease_owner, lease_until) \
+         SELECT r.a1, r.a32, CASE WHEN r.a33 IS NULL THEN NULL \
+         ELSE clock_timestamp() + (r.a33 - r.a31) END \
+         FROM r JOIN provision ON provision.id = r.a1 WHERE r.a7 NOT IN ('ready', 'failed') \
+         RETURNING provision_id, lease_until), \
          token AS (INSERT INTO join_tokens (id, secret_sha256, node_name, provision_id, role, \
          created_at, expires_at, used_at, used_by_node, revoked_at) \
          SELECT {token} FROM r JOIN provision ON provision.id = r.a1 RETURNING id) \
-         SELECT r.a1 AS id, provision.lease_until AS lease_until, \
+         SELECT r.a1 AS id, lease.lease_until AS lease_until, \
          CASE WHEN provision.id IS NULL THEN 0 ELSE 1 END AS inserted \
-         FROM r LEFT JOIN provision ON provision.id = r.a1",
+         FROM r LEFT JOIN provision ON provision.id = r.a1 \
+         LEFT JOIN lease ON lease.provision_id = r.a1",
         arrays = arrays.join(", "),
         names = names.join(", "),
         columns = provision_columns!(),
-        provision = cols(1..=30),
+        provision = cols(1..=29),
         token = cols(34..=43),
     )
 }

@@ -62,10 +62,10 @@ async fn migrations_are_tracked_in_the_provisioner_table_and_rerun_cleanly() {
         .expect("reopens");
 
     assert_eq!(
-        applied, 11,
+        applied, 12,
         "expected exactly the node, provision, agent-binary, docker-version, orphan, \
-         any-provider, lease-epoch, replicas, audit, certificate-expiry and node-claims-index \
-         migrations"
+         any-provider, lease-epoch, replicas, audit, certificate-expiry, node-claims-index \
+         and provision-leases migrations"
     );
 }
 

@@ -14,7 +14,7 @@ pub(in crate::store::provisions) const T0: OffsetDateTime =
 /// `T0` as stored.
 pub(super) const T0_STORED: OffsetDateTime = datetime!(2031-03-01 09:00:00.654321 UTC);
 /// The lease owner new records are created with.
-pub(super) const OWNER: &str = "replica-a";
+pub(in crate::store::provisions) const OWNER: &str = "replica-a";
 
 /// A valid node name.
 pub(super) fn name(s: &str) -> NodeName {

@@ -1,8 +1,11 @@
-//! The provision conformance suite on PostgreSQL.
+//! The provision conformance suite on PostgreSQL, group commit, and lease renewals.
 use std::sync::Arc;
 
+use crate::model::ports::ProvisionStore as _;
+use crate::model::stored_time;
 use crate::store::isolated::with_postgres_store;
 use crate::store::provisions::conformance;
+use crate::store::provisions::conformance::fixtures;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_store_passes_provision_conformance() {
@@ -26,6 +29,67 @@ async fn concurrent_provisions_are_written_in_batches() {
             assert!(
                 requests >= 46 && statements < requests,
                 "{statements} batch statements carried {requests} requests"
+            );
+        },
+    )
+    .await;
+}
+
+/// A renewal changes the lease row alone: the provision's row (its saga log, stages and
+/// sealed token) keeps its version (`xmin`, the transaction that wrote it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_renewal_writes_no_provision_row() {
+    with_postgres_store(
+        "a_lease_renewal_writes_no_provision_row",
+        |store| async move {
+            // Arrange
+            let r = fixtures::record("renewed", fixtures::T0);
+            store.insert_provision(&r).await.expect("insert");
+            // The lease as of the suite's clock (the insert's runs on the database's).
+            let epoch = store
+                .acquire_lease(
+                    &r.id,
+                    fixtures::OWNER,
+                    fixtures::T0,
+                    fixtures::T0 + time::Duration::minutes(1),
+                )
+                .await
+                .expect("acquire")
+                .expect("free");
+            let version = || {
+                sqlx::query_scalar::<_, String>("SELECT xmin::text FROM provisions WHERE id = $1")
+                    .bind(r.id.as_str())
+                    .fetch_one(store.db().pool())
+            };
+            let before = version().await.expect("version");
+            let until = fixtures::T0 + time::Duration::minutes(2);
+
+            // Act
+            let renewed = store
+                .renew_leases(
+                    fixtures::OWNER,
+                    std::slice::from_ref(&r.id),
+                    fixtures::T0,
+                    until,
+                )
+                .await
+                .expect("renew");
+
+            // Assert
+            assert_eq!(renewed, vec![(r.id.clone(), epoch)]);
+            assert_eq!(
+                version().await.expect("version"),
+                before,
+                "the provision row was written"
+            );
+            let read = store
+                .get_provision(&r.id)
+                .await
+                .expect("read")
+                .expect("kept");
+            assert_eq!(
+                read.lease_until,
+                Some(stored_time(until).expect("in range"))
             );
         },
     )

@@ -1,9 +1,12 @@
 //! The provision conformance suite on SQLite, and the claims migration of existing nodes.
 use std::sync::Arc;
 
+use time::macros::datetime;
+
 use crate::model::ports::StoreError;
 use crate::model::ports::{NodeStore as _, ProvisionStore as _};
-use crate::model::provision::ClaimHolder;
+use crate::model::provision::{ClaimHolder, ProvisionId};
+use crate::model::stored_time;
 use crate::store::SqliteStore;
 use crate::store::isolated::sqlite_store;
 use crate::store::provisions::conformance;
@@ -15,9 +18,9 @@ async fn sqlite_store_passes_provision_conformance() {
     conformance::run(Arc::new(store)).await;
 }
 
-#[tokio::test]
-async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
-    // Arrange: a database at migration 1 with one node, as an older release left it.
+/// A database file migrated up to migration `n` (as an older release left it): its
+/// directory, its address and a pool on it.
+async fn database_at_migration(n: i64) -> (tempfile::TempDir, String, sqlx::SqlitePool) {
     let dir = tempfile::tempdir().expect("temp dir");
     let dsn = format!("sqlite://{}", dir.path().join("old.db").display());
     let options: sqlx::sqlite::SqliteConnectOptions = dsn.parse().expect("dsn");
@@ -26,7 +29,14 @@ async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
         .expect("pool");
     let mut migrator = sqlx::migrate!("./migrations/sqlite");
     migrator.dangerous_set_table_name(crate::store::sql::MIGRATIONS.table);
-    migrator.run_to(1, &pool).await.expect("migration 1");
+    migrator.run_to(n, &pool).await.expect("migrations");
+    (dir, dsn, pool)
+}
+
+#[tokio::test]
+async fn nodes_enrolled_before_the_claims_migration_keep_their_names() {
+    // Arrange: a database at migration 1 with one node, as an older release left it.
+    let (_dir, dsn, pool) = database_at_migration(1).await;
     let node_id = crate::model::NodeId::generate();
     sqlx::query(
         "INSERT INTO nodes (id, name, agent_version, workload_kinds, enrolled_at, last_seen_at, \
@@ -78,4 +88,125 @@ async fn the_schema_takes_any_cloud_and_the_store_refuses_to_read_one_it_does_no
         Err(StoreError::Corrupt(m)) => assert!(m.contains("provider"), "{m}"),
         other => panic!("read as {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn leases_of_provisions_in_flight_survive_the_lease_table_migration() {
+    // Arrange: a database at migration 11 (leases on the provision rows) with a provision
+    // in flight leased to a replica of an older release, and a finished one.
+    let (_dir, dsn, pool) = database_at_migration(11).await;
+    let (in_flight, finished) = (ProvisionId::generate(), ProvisionId::generate());
+    let leases = [
+        (
+            &in_flight,
+            "old-in-flight",
+            "booting",
+            Some("replica-old"),
+            Some("2031-03-01T09:01:00.000000Z"),
+        ),
+        (&finished, "old-finished", "ready", None, None),
+    ];
+    for (id, name, status, owner, until) in leases {
+        sqlx::query(
+            "INSERT INTO provisions (id, provider, region, size, name, role, status, \
+             keep_on_failure, control_plane_addr, credential_id, saga_step, generation, \
+             lease_owner, lease_until, lease_epoch, created_at, updated_at) \
+             VALUES (?, 'hetzner', 'fsn1', 'cx22', ?, 'general', ?, 0, 'cp.example.com:9443', \
+             'cred_1', 'wait_running', 3, ?, ?, 2, '2031-03-01T09:00:00.000000Z', \
+             '2031-03-01T09:00:00.000000Z')",
+        )
+        .bind(id.as_str())
+        .bind(name)
+        .bind(status)
+        .bind(owner)
+        .bind(until)
+        .execute(&pool)
+        .await
+        .expect("old provision");
+    }
+    pool.close().await;
+
+    // Act
+    let store = SqliteStore::connect(&dsn)
+        .await
+        .expect("migrates to the current schema");
+
+    // Assert
+    let read = store
+        .get_provision(&in_flight)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(read.lease_owner.as_deref(), Some("replica-old"));
+    assert_eq!(read.lease_until, Some(datetime!(2031-03-01 09:01:00 UTC)));
+    assert_eq!(read.lease_epoch, 2);
+    let done = store
+        .get_provision(&finished)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!((done.lease_owner, done.lease_until), (None, None));
+    let (live, lapsed) = (
+        datetime!(2031-03-01 09:00:30 UTC),
+        datetime!(2031-03-01 09:02:00 UTC),
+    );
+    assert_eq!(store.list_resumable(live).await.expect("resumable"), vec![]);
+    assert_eq!(
+        store.list_resumable(lapsed).await.expect("resumable"),
+        vec![in_flight.clone()]
+    );
+    let renewed = store
+        .renew_leases(
+            "replica-old",
+            std::slice::from_ref(&in_flight),
+            live,
+            lapsed,
+        )
+        .await
+        .expect("renew");
+    assert_eq!(renewed, vec![(in_flight, 2)]);
+}
+
+/// A renewal changes the lease row alone: the provision's row (its saga log, stages and
+/// sealed token) is not written again every third of a lease.
+#[tokio::test]
+async fn a_lease_renewal_writes_no_provision_row() {
+    // Arrange: a leased provision, and a trigger that refuses any write of a provision row.
+    let (store, _dir, path) = sqlite_store().await;
+    let r = fixtures::record("renewed", fixtures::T0);
+    store.insert_provision(&r).await.expect("insert");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("pool");
+    sqlx::query(
+        "CREATE TRIGGER provisions_frozen BEFORE UPDATE ON provisions \
+         BEGIN SELECT RAISE(ABORT, 'a provision row was written'); END",
+    )
+    .execute(&pool)
+    .await
+    .expect("trigger");
+    let until = fixtures::T0 + time::Duration::minutes(2);
+
+    // Act
+    let renewed = store
+        .renew_leases(
+            fixtures::OWNER,
+            std::slice::from_ref(&r.id),
+            fixtures::T0,
+            until,
+        )
+        .await
+        .expect("the renewal writes the lease alone");
+
+    // Assert
+    assert_eq!(renewed, vec![(r.id.clone(), r.lease_epoch)]);
+    let read = store
+        .get_provision(&r.id)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(
+        read.lease_until,
+        Some(stored_time(until).expect("in range"))
+    );
 }
