@@ -5,7 +5,8 @@
 //! RELEASE grouped`: one that fails is rolled back to its savepoint alone and answered
 //! with its error, while the others commit. A group holds at most [`MAX_GROUP`]
 //! operations; there is no waiting for more: a group is what queued while the previous
-//! one ran.
+//! one ran. At most [`MAX_QUEUED`] operations wait for a group: past that an operation is
+//! refused at once as busy, never queued behind seconds of work.
 //!
 //! Operations of the same SQL go to SQLite's thread together, up to [`MAX_BATCH`] in one
 //! hand-off (the SQL repeated, each copy's parameters renumbered): a hand-off costs more
@@ -23,6 +24,11 @@ use crate::{Db, Dialect, Value};
 
 /// The most operations one transaction commits.
 pub(crate) const MAX_GROUP: usize = 64;
+
+/// The most operations waiting for a group (16 full groups, about a tenth of a second of
+/// provisions here). Past it an operation is refused at once with `PoolTimedOut`, as when
+/// no connection is free in time: the API answers `RESOURCE_EXHAUSTED`.
+pub(crate) const MAX_QUEUED: usize = 16 * MAX_GROUP;
 
 /// The most operations one hand-off to SQLite's thread carries. A group runs in batches of
 /// 16, 8, 4, 2 and 1, so at most five batch texts per grouped SQL are ever prepared and
@@ -61,11 +67,14 @@ impl GroupCommit {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues `op`; true when the caller must start a leader.
-    fn push(&self, op: Op) -> bool {
+    /// Queues `op`; true when the caller must start a leader. A full queue refuses it.
+    fn push(&self, op: Op) -> Result<bool, Op> {
         let mut q = self.lock();
+        if q.pending.len() >= MAX_QUEUED {
+            return Err(op);
+        }
         q.pending.push(op);
-        !std::mem::replace(&mut q.leading, true)
+        Ok(!std::mem::replace(&mut q.leading, true))
     }
 
     /// The next group; empty (and no leader any more) when nothing is queued.
@@ -105,8 +114,12 @@ impl<D: Dialect> Db<D> {
             return tx.commit().await;
         };
         let (done, answer) = oneshot::channel();
-        if group.push(Op { sql, args, done }) {
-            tokio::spawn(lead(self.clone(), group));
+        match group.push(Op { sql, args, done }) {
+            Ok(true) => {
+                tokio::spawn(lead(self.clone(), group));
+            }
+            Ok(false) => {}
+            Err(_) => return Err(sqlx::Error::PoolTimedOut),
         }
         answer
             .await

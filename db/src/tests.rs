@@ -448,6 +448,54 @@ async fn sqlite_group_commit_commits_each_operation_alone_or_not_at_all() {
     grouped_suite(db).await;
 }
 
+/// Past [`crate::group::MAX_QUEUED`] operations waiting for a group, an operation is
+/// refused at once as busy (`PoolTimedOut`: `RESOURCE_EXHAUSTED` at the API); every one
+/// that queued commits once the writer is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_group_commit_refuses_operations_past_its_queue_as_busy() {
+    // Arrange: the writer is taken, so the first group waits for it and the rest queue.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("queue.db");
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+    let held = db.write().await.expect("writer");
+    let total = crate::group::MAX_QUEUED + crate::group::MAX_GROUP + 8;
+
+    // Act
+    let ops: Vec<_> = (0..total)
+        .map(|n| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let args = args![format!("q-{n}"), format!("r-{n}"), format!("r-{n}")].to_vec();
+                db.write_grouped(GROUPED, args).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let answered_early: Vec<bool> = ops.iter().map(|op| op.is_finished()).collect();
+    drop(held);
+
+    // Assert: those answered while the writer was taken were refused, the rest committed.
+    let refused = answered_early.iter().filter(|early| **early).count();
+    assert!(refused >= 8, "{refused} of {total} refused");
+    for (op, early) in ops.into_iter().zip(answered_early) {
+        match op.await.expect("op") {
+            Err(sqlx::Error::PoolTimedOut) if early => {}
+            Ok(()) if !early => {}
+            other => panic!("answered early: {early}, with {other:?}"),
+        }
+    }
+    let rows = db
+        .fetch_optional("SELECT COUNT(*) AS n FROM items WHERE kind = 'g'", &[])
+        .await
+        .expect("count")
+        .expect("row")
+        .int("n")
+        .expect("n");
+    assert_eq!(usize::try_from(rows).expect("count"), 2 * (total - refused));
+}
+
 #[tokio::test]
 async fn sqlite_in_memory_grouped_writes_are_atomic_alone() {
     let crate::Opened::Sqlite(db) = crate::open("memory", &MIGRATIONS).await.expect("opens") else {

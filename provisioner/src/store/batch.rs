@@ -29,6 +29,10 @@ use tokio::sync::oneshot;
 const BATCH_BYTES: usize = 32 * 1024;
 /// Statements in flight at once (each on its own connection of the API's pool).
 const WRITERS: usize = 2;
+/// The most requests waiting for a batch (about a tenth of a second of provisions here):
+/// past it a request is refused at once as busy (`RESOURCE_EXHAUSTED`), never queued
+/// behind seconds of work.
+pub(crate) const MAX_QUEUED: usize = 1024;
 
 /// A batch statement and the PostgreSQL array types of its arguments, in order: `$n` is
 /// an array of type `types[n - 1]` holding every request's `n`th argument.
@@ -122,7 +126,8 @@ impl InsertBatcher {
 
     /// Queues the arguments `row` of `id` for `statement` (the same for every request of
     /// this batcher) and waits for its batch to commit; a request whose arguments do not
-    /// fit the statement writes alone. A writer is started when fewer than [`WRITERS`] run;
+    /// fit the statement writes alone, and one that finds [`MAX_QUEUED`] requests waiting
+    /// is refused as busy. A writer is started when fewer than [`WRITERS`] run;
     /// a writer stops once the queue is empty, so none outlives its work (or its runtime).
     pub(crate) async fn insert<D: Dialect>(
         self: &Arc<Self>,
@@ -144,6 +149,9 @@ impl InsertBatcher {
         };
         let start = {
             let mut state = self.lock();
+            if state.queue.len() >= MAX_QUEUED {
+                return Batched::Failed(StoreError::Busy);
+            }
             state.statement = Some(statement);
             state.queue.push_back(pending);
             let start = state.writers < WRITERS;
@@ -420,6 +428,52 @@ mod tests {
         let broken = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
         assert!(!keeps_connection(&sqlx::Error::Io(broken)));
         assert!(!keeps_connection(&sqlx::Error::PoolTimedOut));
+    }
+
+    /// A request that finds [`MAX_QUEUED`] requests waiting is refused at once as busy,
+    /// and the queue keeps what it held.
+    #[tokio::test]
+    async fn a_request_past_a_full_queue_is_refused_as_busy() {
+        // Arrange: both writers busy and the queue full.
+        let batcher = Arc::new(InsertBatcher::default());
+        {
+            let mut state = batcher.lock();
+            state.writers = WRITERS;
+            for n in 0..MAX_QUEUED {
+                state.queue.push_back(Pending {
+                    id: format!("npv_{n}"),
+                    row: vec![Arg::from("queued")],
+                    size: 12,
+                    reply: oneshot::channel().0,
+                });
+            }
+        }
+        static STATEMENT: std::sync::OnceLock<Option<BatchStatement>> = std::sync::OnceLock::new();
+        let statement = STATEMENT
+            .get_or_init(|| BatchStatement::new(&[Arg::from("a")], |t| t.join("")))
+            .as_ref()
+            .expect("text has an array");
+        let db = levelrail_db::Db::<levelrail_db::Sqlite>::connect(
+            "sqlite::memory:",
+            &crate::store::sql::MIGRATIONS,
+        )
+        .await
+        .expect("db");
+
+        // Act
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            batcher.insert(&db, statement, "npv_late".into(), vec![Arg::from("late")]),
+        )
+        .await
+        .expect("answered at once");
+
+        // Assert
+        assert!(
+            matches!(answer, Batched::Failed(StoreError::Busy)),
+            "{answer:?}"
+        );
+        assert_eq!(batcher.lock().queue.len(), MAX_QUEUED);
     }
 
     /// A writer that panics gives its slot back and sends the queued requests to write
