@@ -190,16 +190,37 @@ async fn a_name_held_by_a_provision_cannot_be_enrolled_by_another(store: &dyn Pr
     );
 }
 
+/// Fifty requests for one name, each alone (`insert_provision`) or each with its join token,
+/// as `Provision` writes (group commit on SQLite and PostgreSQL, where racers share batches).
 async fn one_of_fifty_concurrent_provisions_of_a_name_is_accepted(
     store: Arc<dyn ProvisionerStore>,
+) {
+    for (contested, with_token) in [("contested-provision", false), ("contested-grouped", true)] {
+        one_of_fifty_concurrent_writes_of_a_name_is_accepted(
+            Arc::clone(&store),
+            contested,
+            with_token,
+        )
+        .await;
+    }
+}
+
+async fn one_of_fifty_concurrent_writes_of_a_name_is_accepted(
+    store: Arc<dyn ProvisionerStore>,
+    contested: &'static str,
+    with_token: bool,
 ) {
     let mut racers = JoinSet::new();
     for _ in 0..RACERS {
         let store = Arc::clone(&store);
         racers.spawn(async move {
-            store
-                .insert_provision(&record("contested-provision", T0))
-                .await
+            let r = record(contested, T0);
+            if with_token {
+                let token = token(Some(&r.id));
+                store.insert_provision_with_token(&r, Some(&token)).await
+            } else {
+                store.insert_provision(&r).await
+            }
         });
     }
 
@@ -217,19 +238,29 @@ async fn one_of_fifty_concurrent_provisions_of_a_name_is_accepted(
     assert_eq!(
         (accepted.len(), taken),
         (1, RACERS - 1),
-        "concurrent provisions; others: {others:?}"
+        "concurrent provisions of {contested}; others: {others:?}"
     );
     let stored = store.list_provisions(200, None).await.expect("list");
-    let rows = stored
-        .iter()
-        .filter(|p| p.name == name("contested-provision"))
-        .count();
-    assert_eq!(rows, 1, "{rows} rows hold the contested name");
+    let rows = stored.iter().filter(|p| p.name == name(contested)).count();
+    assert_eq!(rows, 1, "{rows} rows hold the contested name {contested}");
     assert_eq!(
-        store
-            .name_claim(&name("contested-provision"))
-            .await
-            .expect("claim"),
+        store.name_claim(&name(contested)).await.expect("claim"),
         Some(ClaimHolder::Provision(accepted[0].id.clone()))
     );
+    if with_token {
+        let tokens = store.list_join_tokens().await.expect("tokens");
+        let bound: Vec<_> = tokens
+            .iter()
+            .filter(|t| {
+                stored.iter().any(|p| {
+                    p.name == name(contested) && t.provision_id.as_deref() == Some(p.id.as_str())
+                })
+            })
+            .collect();
+        assert_eq!(
+            bound.len(),
+            1,
+            "the refused requests left tokens: {bound:?}"
+        );
+    }
 }
