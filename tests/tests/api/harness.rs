@@ -430,6 +430,12 @@ impl ServerProcess {
         format!("http://{}", self.addr)
     }
 
+    /// Kills the process (`SIGKILL`: no shutdown of any kind) and waits for it.
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Stops the process with SIGTERM and waits for it.
     pub(crate) fn stop(mut self) -> std::io::Result<()> {
         let _ = Command::new("kill")

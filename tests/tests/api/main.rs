@@ -3,6 +3,7 @@ mod api_tokens;
 mod boot;
 mod canary;
 mod cli;
+mod crash;
 mod credentials_api;
 mod fallback;
 mod grant_expiry;
