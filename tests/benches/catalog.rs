@@ -1,6 +1,6 @@
 //! Catalog reads from the cache (p50/p99), and provider calls per provision lifecycle
 //! (create → running → delete) against the fake clouds. Run with
-//! `cargo bench -p levelrail-tests --bench catalog`.
+//! `cargo bench --workspace --bench catalog` (or `scripts/bench`).
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,10 @@ use levelrail_clouds::{CloudProvider, CreateServer, Ownership, ServerState};
 use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, FakeDigitalOceanConfig};
 use levelrail_sim::fakes::hetzner::{FakeHetzner, FakeHetznerConfig};
 use secrecy::SecretString;
+
+#[path = "support/report.rs"]
+#[allow(dead_code)]
+mod report;
 
 fn pct(sorted: &[Duration], q: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e6
@@ -34,11 +38,17 @@ async fn cached_reads(name: &str, client: &dyn CloudProvider, region: &str) {
         lat.push(t.elapsed());
     }
     lat.sort();
-    println!(
-        "{name:<13} catalog: first (miss) {:>8.0} µs; cached reads n=20000 p50={:.2} µs p99={:.2} µs",
-        miss.as_secs_f64() * 1e6,
-        pct(&lat, 0.5),
-        pct(&lat, 0.99)
+    report::info(
+        &format!("{name} catalog read from the cache (20,000 reads)"),
+        format!(
+            "p50 {:.2} µs, p99 {:.2} µs",
+            pct(&lat, 0.5),
+            pct(&lat, 0.99)
+        ),
+        format!(
+            "first read (a miss, from the fake): {:.0} µs",
+            miss.as_secs_f64() * 1e6
+        ),
     );
 }
 
@@ -72,6 +82,17 @@ async fn lifecycle(client: &dyn CloudProvider, region: &str, size: &str) -> Dura
     t.elapsed()
 }
 
+/// Provider calls of one server's lifecycle (the fake's own request log).
+fn lifecycle_figure(cloud: &str, calls: usize, took: Duration) {
+    report::info(
+        &format!(
+            "{cloud} provider calls per server lifecycle (create, poll at 2/s until running, delete)"
+        ),
+        format!("{calls} calls in {:.1} s", took.as_secs_f64()),
+        "—".into(),
+    );
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let hz = FakeHetzner::start(FakeHetznerConfig {
@@ -90,11 +111,7 @@ async fn main() {
     cached_reads("hetzner", &hclient, "fsn1").await;
     hz.clear_request_log();
     let took = lifecycle(&hclient, "fsn1", "cx22").await;
-    println!(
-        "hetzner       lifecycle: {} provider calls (create, poll at 2/s until running, delete) in {:.1} s",
-        hz.request_log().len(),
-        took.as_secs_f64()
-    );
+    lifecycle_figure("Hetzner", hz.request_log().len(), took);
 
     let dox = FakeDigitalOcean::start(FakeDigitalOceanConfig {
         state_step: Duration::from_millis(500),
@@ -112,9 +129,5 @@ async fn main() {
     cached_reads("digitalocean", &dclient, "nyc3").await;
     let before = dox.request_log().len();
     let took = lifecycle(&dclient, "nyc3", "s-1vcpu-1gb").await;
-    println!(
-        "digitalocean  lifecycle: {} provider calls (create, poll at 2/s until running, delete) in {:.1} s",
-        dox.request_log().len() - before,
-        took.as_secs_f64()
-    );
+    lifecycle_figure("DigitalOcean", dox.request_log().len() - before, took);
 }

@@ -1,6 +1,6 @@
 //! Latency of `SetCredential` (public listener) and `IssueAccess` (internal broker) at 1 and
 //! 32 concurrent clients, beside a no-op unary RPC (gRPC health `Check`) on the same server
-//! as the floor. Run with `cargo bench -p levelrail-tests --bench credentials`.
+//! as the floor. Run with `cargo bench --workspace --bench credentials` (or `scripts/bench`).
 use std::time::{Duration, Instant};
 
 use levelrail_credentials::grpc::BrokerService;
@@ -12,6 +12,9 @@ use levelrail_proto::credentials::v1::set_credential_request::Credential;
 #[path = "../tests/api/harness.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod harness;
+#[path = "support/report.rs"]
+#[allow(dead_code)]
+mod report;
 use harness::TestApp;
 use levelrail_sim::secrets::Canary;
 use tonic::transport::{Channel, Endpoint};
@@ -20,12 +23,9 @@ use tonic_health::pb::health_client::HealthClient;
 
 const PER_CLIENT: usize = 400;
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
-async fn measure<F, Fut>(name: &str, clients: usize, make: F)
+/// `clients` clients making [`PER_CLIENT`] calls each (after a warm-up): the latencies,
+/// sorted, and the calls per second.
+async fn measure<F, Fut>(clients: usize, make: F) -> (Vec<Duration>, f64)
 where
     F: Fn(usize) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
@@ -52,14 +52,17 @@ where
     for t in tasks {
         all.extend(t.await.expect("bench task"));
     }
-    let wall = started.elapsed();
+    let rate = all.len() as f64 / started.elapsed().as_secs_f64();
     all.sort();
-    println!(
-        "{name:<34} clients={clients:<3} n={:<6} p50={:>8.3} ms  p99={:>8.3} ms  throughput={:>8.0}/s",
-        all.len(),
-        percentile(&all, 0.50).as_secs_f64() * 1e3,
-        percentile(&all, 0.99).as_secs_f64() * 1e3,
-        all.len() as f64 / wall.as_secs_f64()
+    (all, rate)
+}
+
+/// A figure with its rate, next to the no-op's.
+fn figure(name: &str, clients: usize, (lat, rate): (Vec<Duration>, f64), floor: &str) {
+    report::info(
+        &format!("{name}, {clients} clients"),
+        format!("{}, {rate:.0}/s", report::p50_p99(&lat)),
+        floor.to_owned(),
     );
 }
 
@@ -102,7 +105,7 @@ async fn main() {
 
     for clients in [1usize, 32] {
         let ch = app.channel().await;
-        measure("no-op unary (health Check)", clients, move |_| {
+        let (noop, noop_rate) = measure(clients, move |_| {
             let mut c = HealthClient::new(ch.clone());
             async move {
                 c.check(HealthCheckRequest {
@@ -113,10 +116,11 @@ async fn main() {
             }
         })
         .await;
+        let floor = format!("no-op {}, {noop_rate:.0}/s", report::p50_p99(&noop));
 
         let client = app.credentials_client().await;
         let token = canary.digitalocean_token();
-        measure("SetCredential (digitalocean)", clients, move |_| {
+        let set = measure(clients, move |_| {
             let mut c = client.clone();
             let token = token.clone();
             async move {
@@ -129,9 +133,10 @@ async fn main() {
             }
         })
         .await;
+        figure("SetCredential (DigitalOcean token)", clients, set, &floor);
 
         let ch = broker_channel.clone();
-        measure("IssueAccess (hetzner, cached)", clients, move |_| {
+        let issue = measure(clients, move |_| {
             let mut c = CredentialBrokerClient::new(ch.clone());
             async move {
                 c.issue_access(bpb::IssueAccessRequest {
@@ -144,6 +149,12 @@ async fn main() {
             }
         })
         .await;
+        figure(
+            "IssueAccess (Hetzner, cached grant)",
+            clients,
+            issue,
+            &floor,
+        );
     }
     app.stop().await;
 }

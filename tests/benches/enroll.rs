@@ -1,6 +1,7 @@
 //! `Enroll` latency with 32 concurrent agents: each agent generates its key and CSR,
 //! connects over TLS pinned to the control-plane CA, and redeems its own join token (the
-//! agent's real enrollment code path). Run with `cargo bench -p levelrail-tests --bench enroll`.
+//! agent's real enrollment code path), beside a no-op RPC (health `Check`, 32 at once) in
+//! the same run. Run with `cargo bench --workspace --bench enroll` (or `scripts/bench`).
 use std::time::{Duration, Instant};
 
 use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
@@ -11,6 +12,9 @@ use secrecy::ExposeSecret as _;
 #[path = "../tests/api/harness.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod harness;
+#[path = "support/report.rs"]
+#[allow(dead_code)]
+mod report;
 
 const AGENTS: usize = 32;
 const ROUNDS: usize = 8;
@@ -57,14 +61,34 @@ async fn main() {
     }
     let wall = started.elapsed();
     all.sort();
-    let p = |q: f64| all[((all.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3;
-    println!(
-        "Enroll (agent path: keygen + CSR + pinned TLS + redeem + sign)  concurrent={AGENTS} n={}  p50={:.2} ms  p99={:.2} ms  max={:.2} ms  throughput={:.0}/s",
-        all.len(),
-        p(0.5),
-        p(0.99),
-        p(1.0),
-        all.len() as f64 / wall.as_secs_f64()
+    let mut floor = Vec::with_capacity(AGENTS * ROUNDS);
+    let health = tonic_health::pb::health_client::HealthClient::new(app.channel().await);
+    for _ in 0..ROUNDS {
+        let calls = (0..AGENTS).map(|_| {
+            let mut health = health.clone();
+            tokio::spawn(async move {
+                let t = Instant::now();
+                health
+                    .check(tonic_health::pb::HealthCheckRequest::default())
+                    .await
+                    .expect("check");
+                t.elapsed()
+            })
+        });
+        for call in calls.collect::<Vec<_>>() {
+            floor.push(call.await.expect("check"));
+        }
+    }
+    floor.sort();
+    report::info(
+        &format!("Enroll, {AGENTS} agents at once (keygen, CSR, pinned TLS, redeem, sign)"),
+        format!(
+            "{}, max {:.2} ms, {:.0}/s",
+            report::p50_p99(&all),
+            report::pct_ms(&all, 1.0),
+            all.len() as f64 / wall.as_secs_f64()
+        ),
+        format!("no-op {}", report::p50_p99(&floor)),
     );
     assert_eq!(
         app.nodes.list_nodes().await.expect("list").len(),

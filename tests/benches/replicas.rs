@@ -25,14 +25,13 @@ use tonic_health::pb::health_client::HealthClient;
 #[path = "../tests/api/harness.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod harness;
+#[path = "support/report.rs"]
+#[allow(dead_code)]
+mod report;
 
 const TOKEN: &str = "benchtoken00000000000000000000000000000000000000000000000000000000";
 /// Changes measured.
 const CHANGES: usize = 1000;
-
-fn pct(sorted: &[Duration], q: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
-}
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
@@ -196,19 +195,15 @@ async fn main() {
     }
     let wall = started.elapsed();
     delays.sort();
-    println!(
-        "no-op unary on B (health Check)      n={}  p50={:.2} ms  p99={:.2} ms",
-        floor.len(),
-        pct(&floor, 0.5),
-        pct(&floor, 0.99)
-    );
-    println!(
-        "change on A seen by a watcher on B   n={}  p50={:.2} ms  p99={:.2} ms  max={:.2} ms  ({:.1} s)",
-        delays.len(),
-        pct(&delays, 0.5),
-        pct(&delays, 0.99),
-        delays.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
-        wall.as_secs_f64()
+    report::info(
+        &format!("a change committed on replica A → a watcher on replica B ({CHANGES} changes)"),
+        format!(
+            "{}, max {:.2} ms ({:.1} s)",
+            report::p50_p99(&delays),
+            delays.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+            wall.as_secs_f64()
+        ),
+        format!("no-op on B {}", report::p50_p99(&floor)),
     );
     for app in apps {
         app.stop().await;
