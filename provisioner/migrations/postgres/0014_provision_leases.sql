@@ -16,6 +16,11 @@ CREATE TABLE provision_leases (
     lease_until  TIMESTAMPTZ
 ) WITH (fillfactor = 50);
 
+-- No replica of an earlier release may insert a provision between the copy and the drop
+-- (it would be left without a lease row, and never resumed): the table is locked until the
+-- migration commits.
+LOCK TABLE provisions IN EXCLUSIVE MODE;
+
 INSERT INTO provision_leases (provision_id, lease_owner, lease_until)
     SELECT id, lease_owner, lease_until FROM provisions WHERE status NOT IN ('ready', 'failed');
 

@@ -161,6 +161,14 @@ const LOCK_IN_FLIGHT_POSTGRES: &str = "SELECT lease_epoch FROM provisions \
 const LOCK_IN_FLIGHT_SQLITE: &str = "SELECT lease_epoch FROM provisions \
      WHERE id = $1 AND status NOT IN ('ready', 'failed')";
 
+/// The lease of `$1`, locked on PostgreSQL until the transaction ends (after its
+/// provision's row: see [`LOCK_IN_FLIGHT_POSTGRES`]), so a renewal cannot commit between
+/// the read and the write that decides on it.
+const LEASE_FOR_UPDATE_POSTGRES: &str =
+    "SELECT lease_owner, lease_until FROM provision_leases WHERE provision_id = $1 FOR UPDATE";
+const LEASE_FOR_UPDATE_SQLITE: &str =
+    "SELECT lease_owner, lease_until FROM provision_leases WHERE provision_id = $1";
+
 /// Renews `$2`'s live leases (at `$3`) on the provisions of the JSON array `$4` until `$1`:
 /// only lease rows change (a finished provision has none), and each answer row carries the
 /// provision's epoch.
@@ -456,12 +464,12 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
             tx.rollback().await?;
             return Ok(None);
         };
-        let lease = tx
-            .fetch_optional(
-                "SELECT lease_owner, lease_until FROM provision_leases WHERE provision_id = $1",
-                &args![id.as_str()],
-            )
-            .await?;
+        let lease_sql = if D::NAME == "postgres" {
+            LEASE_FOR_UPDATE_POSTGRES
+        } else {
+            LEASE_FOR_UPDATE_SQLITE
+        };
+        let lease = tx.fetch_optional(lease_sql, &args![id.as_str()]).await?;
         let (holder, until_now) = match &lease {
             Some(row) => (row.opt_text("lease_owner")?, row.opt_time("lease_until")?),
             None => (None, None),

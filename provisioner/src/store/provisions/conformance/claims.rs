@@ -211,10 +211,12 @@ async fn one_of_fifty_concurrent_writes_of_a_name_is_accepted(
     with_token: bool,
 ) {
     let mut racers = JoinSet::new();
+    let mut ids = Vec::with_capacity(RACERS);
     for _ in 0..RACERS {
         let store = Arc::clone(&store);
+        let r = record(contested, T0);
+        ids.push(r.id.to_string());
         racers.spawn(async move {
-            let r = record(contested, T0);
             if with_token {
                 let token = token(Some(&r.id));
                 store.insert_provision_with_token(&r, Some(&token)).await
@@ -240,7 +242,7 @@ async fn one_of_fifty_concurrent_writes_of_a_name_is_accepted(
         (1, RACERS - 1),
         "concurrent provisions of {contested}; others: {others:?}"
     );
-    let stored = store.list_provisions(200, None).await.expect("list");
+    let stored = store.list_provisions(1000, None).await.expect("list");
     let rows = stored.iter().filter(|p| p.name == name(contested)).count();
     assert_eq!(rows, 1, "{rows} rows hold the contested name {contested}");
     assert_eq!(
@@ -251,16 +253,16 @@ async fn one_of_fifty_concurrent_writes_of_a_name_is_accepted(
         let tokens = store.list_join_tokens().await.expect("tokens");
         let bound: Vec<_> = tokens
             .iter()
-            .filter(|t| {
-                stored.iter().any(|p| {
-                    p.name == name(contested) && t.provision_id.as_deref() == Some(p.id.as_str())
-                })
-            })
+            .filter(|t| t.provision_id.as_ref().is_some_and(|p| ids.contains(p)))
             .collect();
         assert_eq!(
             bound.len(),
             1,
             "the refused requests left tokens: {bound:?}"
+        );
+        assert_eq!(
+            bound[0].provision_id.as_deref(),
+            Some(accepted[0].id.as_str())
         );
     }
 }
