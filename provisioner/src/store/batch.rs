@@ -453,12 +453,15 @@ mod tests {
             .get_or_init(|| BatchStatement::new(&[Arg::from("a")], |t| t.join("")))
             .as_ref()
             .expect("text has an array");
-        let db = levelrail_db::Db::<levelrail_db::Sqlite>::connect(
-            "sqlite::memory:",
-            &crate::store::sql::MIGRATIONS,
-        )
-        .await
-        .expect("db");
+        // A database with no tables: nothing reaches it.
+        let none = levelrail_db::Migrations {
+            table: "_levelrail_batch_test_migrations",
+            sqlite: || sqlx::migrate::Migrator::DEFAULT,
+            postgres: || sqlx::migrate::Migrator::DEFAULT,
+        };
+        let db = levelrail_db::Db::<levelrail_db::Sqlite>::connect("sqlite::memory:", &none)
+            .await
+            .expect("db");
 
         // Act
         let answer = tokio::time::timeout(
