@@ -60,7 +60,7 @@ where
 /// A figure with its rate, next to the no-op's.
 fn figure(name: &str, clients: usize, (lat, rate): (Vec<Duration>, f64), floor: &str) {
     report::info(
-        &format!("{name}, {clients} clients"),
+        &format!("{name}, {clients} at once"),
         format!("{}, {rate:.0}/s", report::p50_p99(&lat)),
         floor.to_owned(),
     );
