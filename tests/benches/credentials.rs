@@ -1,6 +1,6 @@
 //! Latency of `SetCredential` (public listener) and `IssueAccess` (internal broker) at 1 and
-//! 32 concurrent clients, beside a no-op unary RPC (gRPC health `Check`) on the same server
-//! as the floor. Run with `cargo bench --workspace --bench credentials` (or `scripts/bench`).
+//! 32 concurrent clients, beside a no-op unary RPC (gRPC health `Check` on the public
+//! listener, the same process) as the floor. Run with `cargo bench --workspace --bench credentials` (or `scripts/bench`).
 use std::time::{Duration, Instant};
 
 use levelrail_credentials::grpc::BrokerService;

@@ -27,10 +27,10 @@ async fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let app = harness::TestApp::spawn(tmp.path()).await;
     let addr = ControlPlaneAddr::parse(&app.agent_addr.to_string()).expect("addr");
-    let mut all = Vec::new();
-    let started = Instant::now();
+    // Every agent's join token, minted before the clock starts.
+    let mut rounds = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
-        let mut tasks = Vec::new();
+        let mut enrollments = Vec::with_capacity(AGENTS);
         for i in 0..AGENTS {
             let name = format!("bench-{round}-{i}");
             let (_, token) = app
@@ -44,12 +44,20 @@ async fn main() {
                 .await
                 .expect("token");
             let token = JoinToken::parse(token.expose_secret()).expect("token parses");
-            let enrollment = Enrollment {
+            enrollments.push(Enrollment {
                 addr: addr.clone(),
                 pin: token.fingerprint(),
                 token,
                 node_name: name,
-            };
+            });
+        }
+        rounds.push(enrollments);
+    }
+    let mut all = Vec::new();
+    let started = Instant::now();
+    for enrollments in rounds {
+        let mut tasks = Vec::new();
+        for enrollment in enrollments {
             tasks.push(tokio::spawn(async move {
                 let t = Instant::now();
                 levelrail_agent::enroll::enroll(&enrollment, Duration::from_secs(30))

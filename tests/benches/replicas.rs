@@ -7,7 +7,7 @@
 //! stream delivering it: `NOTIFY`, B's `LISTEN` connection, B's read of the row, its
 //! publish, the gRPC stream. Beside it, a no-op RPC on B, in the same run.
 //! Needs `LEVELRAIL_TEST_POSTGRES_URL`. Run with
-//! `cargo bench -p levelrail-tests --bench replicas`.
+//! `cargo bench --workspace --bench replicas` (or `scripts/bench`).
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;

@@ -1,5 +1,5 @@
 //! One line per figure, which `scripts/bench` gathers into its table:
-//! `FIGURE<TAB>figure<TAB>measured<TAB>floor<TAB>target<TAB>pass|fail`.
+//! `FIGURE<TAB>figure<TAB>measured<TAB>floor<TAB>target<TAB>pass|fail|—` (`—`: no target).
 use std::time::Duration;
 
 /// Prints a figure, its floor measured in the same run, its target and the verdict.

@@ -66,7 +66,7 @@ async fn provisions_acknowledged_before_a_sigkill_survive_it_and_are_driven_agai
                         let p = answer.into_inner().provision.expect("provision");
                         acked.lock().expect("acked").push((p.id, name));
                     }
-                    // The server is gone (or refused: the wait below names it).
+                    // The server is gone (or refused: checked below).
                     Err(status) => return status,
                 }
             }
@@ -75,9 +75,14 @@ async fn provisions_acknowledged_before_a_sigkill_survive_it_and_are_driven_agai
     }
     let started = Instant::now();
     while acked.lock().expect("acked").len() < BEFORE_KILL {
+        if let Some(done) = clients.iter_mut().find(|c| c.is_finished()) {
+            let status = done.await.expect("client");
+            panic!("a Provision failed before the kill: {status:?}");
+        }
         assert!(
-            started.elapsed() < Duration::from_secs(60) && clients.iter().all(|c| !c.is_finished()),
-            "provisions stopped before the kill; see the log beside {}",
+            started.elapsed() < Duration::from_secs(60),
+            "{} provisions in 60 s; see the log beside {}",
+            acked.lock().expect("acked").len(),
             data_dir.display()
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -86,23 +91,44 @@ async fn provisions_acknowledged_before_a_sigkill_survive_it_and_are_driven_agai
     // Act: SIGKILL with requests in flight, then a restart on the same data directory.
     server.kill();
     for c in clients {
-        c.await.expect("client");
+        let status = c.await.expect("client");
+        assert!(
+            matches!(
+                status.code(),
+                tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+            ),
+            "a call ended otherwise than by the kill: {status:?}"
+        );
     }
     let acked = acked.lock().expect("acked").clone();
     let server = ServerProcess::start(&data_dir, "info", &FLAGS);
     let mut client = client(&server).await;
 
-    // Assert: every acknowledged provision is there, and moves past `creating`.
+    // Assert: every acknowledged provision is there; those the kill left in `creating`
+    // (their creates not sent or not recorded) move on, none to `failed`.
+    let mut left_creating = Vec::new();
     for (id, name) in &acked {
         let p = get(&mut client, id)
             .await
             .unwrap_or_else(|e| panic!("acknowledged provision {name} lost: {e}"));
         assert_eq!(&p.name, name);
+        if p.status == ppb::ProvisionStatus::Creating as i32 {
+            left_creating.push((id, name));
+        }
     }
+    assert!(
+        !left_creating.is_empty(),
+        "the kill came after every acknowledged create: nothing to resume"
+    );
     let deadline = Instant::now() + Duration::from_secs(90);
-    for (id, name) in &acked {
+    for (id, name) in left_creating {
         loop {
             let p = get(&mut client, id).await.expect("get");
+            assert_ne!(
+                p.status,
+                ppb::ProvisionStatus::Failed as i32,
+                "{name} failed after the restart: {p:?}"
+            );
             if p.status != ppb::ProvisionStatus::Creating as i32 {
                 break;
             }

@@ -373,7 +373,12 @@ impl ServerProcess {
             .parse()
             .expect("address");
         let log_path = data_dir.with_extension("log");
-        let log = std::fs::File::create(&log_path).expect("log file");
+        // Appended to: a restart (the crash test's) keeps the log of the run before it.
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .expect("log file");
         let stdout_log = log.try_clone().expect("log file");
         let first_start = !data_dir.join("admin.token").exists();
         let mut child = Command::new(bin("levelrail"))
