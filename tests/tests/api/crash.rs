@@ -7,18 +7,15 @@ use std::time::{Duration, Instant};
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_proto::provisioner::v1 as ppb;
 use levelrail_proto::provisioner::v1::provisioner_service_client::ProvisionerServiceClient;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
-use crate::harness::{Bearer, ServerProcess};
+use crate::harness::{Bearer, ProvisionerClient as Client, ServerProcess};
 
 /// Clients calling `Provision` back to back.
 const CLIENTS: usize = 8;
 /// Provisions acknowledged before the kill.
 const BEFORE_KILL: usize = 24;
 const FLAGS: [&str; 5] = ["--demo", "--lease-ttl", "2s", "--token-rate-limit", "0"];
-
-type Client = ProvisionerServiceClient<InterceptedService<Channel, Bearer>>;
 
 async fn client(server: &ServerProcess) -> Client {
     let channel = Endpoint::from_shared(server.url())

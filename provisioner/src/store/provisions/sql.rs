@@ -458,17 +458,16 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     ) -> Result<Option<u64>, StoreError> {
         let mut tx = self.db.write().await?;
         let Some(provision) = tx
-            .fetch_optional(lock_in_flight::<D>(), &args![id.as_str()])
+            .fetch_optional(
+                in_dialect::<D>(LOCK_IN_FLIGHT_POSTGRES, LOCK_IN_FLIGHT_SQLITE),
+                &args![id.as_str()],
+            )
             .await?
         else {
             tx.rollback().await?;
             return Ok(None);
         };
-        let lease_sql = if D::NAME == "postgres" {
-            LEASE_FOR_UPDATE_POSTGRES
-        } else {
-            LEASE_FOR_UPDATE_SQLITE
-        };
+        let lease_sql = in_dialect::<D>(LEASE_FOR_UPDATE_POSTGRES, LEASE_FOR_UPDATE_SQLITE);
         let lease = tx.fetch_optional(lease_sql, &args![id.as_str()]).await?;
         let (holder, until_now) = match &lease {
             Some(row) => (row.opt_text("lease_owner")?, row.opt_time("lease_until")?),
@@ -516,11 +515,7 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
         }
         let list = serde_json::to_string(&ids.iter().map(ProvisionId::as_str).collect::<Vec<_>>())
             .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let sql = if D::NAME == "postgres" {
-            RENEW_LEASES_POSTGRES
-        } else {
-            RENEW_LEASES_SQLITE
-        };
+        let sql = in_dialect::<D>(RENEW_LEASES_POSTGRES, RENEW_LEASES_SQLITE);
         let rows = self
             .db
             .fetch_all(sql, &args![until, owner, now, list])
@@ -537,7 +532,10 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     async fn release_lease(&self, id: &ProvisionId, owner: &str) -> Result<(), StoreError> {
         let mut tx = self.db.write().await?;
         if tx
-            .fetch_optional(lock_in_flight::<D>(), &args![id.as_str()])
+            .fetch_optional(
+                in_dialect::<D>(LOCK_IN_FLIGHT_POSTGRES, LOCK_IN_FLIGHT_SQLITE),
+                &args![id.as_str()],
+            )
             .await?
             .is_none()
         {
@@ -605,13 +603,13 @@ impl<D: Dialect> ProvisionStore for SqlStore<D> {
     }
 }
 
-/// [`LOCK_IN_FLIGHT_POSTGRES`] in `D`'s dialect (SQLite's write transaction holds the
-/// whole database).
-fn lock_in_flight<D: Dialect>() -> &'static str {
+/// The statement for `D`: `postgres` on PostgreSQL, `sqlite` on SQLite (whose write
+/// transaction holds the whole database, so it needs no row locks).
+fn in_dialect<D: Dialect>(postgres: &'static str, sqlite: &'static str) -> &'static str {
     if D::NAME == "postgres" {
-        LOCK_IN_FLIGHT_POSTGRES
+        postgres
     } else {
-        LOCK_IN_FLIGHT_SQLITE
+        sqlite
     }
 }
 

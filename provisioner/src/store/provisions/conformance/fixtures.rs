@@ -48,6 +48,25 @@ pub(in crate::store::provisions) fn record(node_name: &str, at: OffsetDateTime) 
     )
 }
 
+/// Renews `OWNER`'s lease of `id` (at `T0`) for two minutes and checks the renewal answered
+/// with `epoch` and the stored lease moved (the backends' own lease tests).
+#[cfg(test)]
+pub(in crate::store::provisions) async fn renew_for_two_minutes(
+    store: &dyn crate::model::ports::ProvisionStore,
+    id: &ProvisionId,
+    epoch: u64,
+) {
+    let until = T0 + Duration::minutes(2);
+    let renewed = store
+        .renew_leases(OWNER, std::slice::from_ref(id), T0, until)
+        .await
+        .expect("the renewal writes");
+    assert_eq!(renewed, vec![(id.clone(), epoch)]);
+    let read = store.get_provision(id).await.expect("read").expect("kept");
+    let until = crate::model::stored_time(until).expect("in range");
+    assert_eq!(read.lease_until, Some(until));
+}
+
 /// An unused token bound to `provision` (when given), valid for an hour from `T0`.
 pub(super) fn token(provision: Option<&ProvisionId>) -> JoinTokenRecord {
     JoinTokenRecord {
