@@ -24,9 +24,9 @@ use levelrail_clouds::registry::{LeasedClient, ProviderRegistry};
 use levelrail_clouds::{CloudProvider, ErrorKind, PollTarget, ProviderError, ServerInfo};
 use levelrail_types::ProviderId;
 
-/// Servers a round reads one call each, on a cloud that cannot read several in one call
-/// (DigitalOcean, Azure): a few, so a fleet is still seen every few rounds, while the calls
-/// per minute stay bounded.
+/// Servers a round reads one call each: on a cloud that cannot read several in one call
+/// (Azure), and among a batch's targets that its answer did not show. A few, so a fleet is
+/// still seen every few rounds, while the calls per minute stay bounded.
 const READS_ALONE_PER_ROUND: usize = 4;
 
 /// What the last poll of a server found.
@@ -230,7 +230,8 @@ async fn run(poller: Arc<Poller>, cx: PollContext) {
                     targets
                         .iter()
                         .map(|t| t.server_id.as_str())
-                        .zip(observations),
+                        .zip(observations)
+                        .filter_map(|(id, o)| Some((id, o?))),
                 );
                 asked
             }
@@ -340,16 +341,18 @@ async fn leased(
 /// One round: `targets` read in one call (`poll_servers`) where the cloud reads them
 /// together, else each alone (`get_server`), with one fresh grant when the provider
 /// refuses the held one. A target a batch did not find is read alone, which tells a server
-/// that is gone from one the list did not show yet. Reads alone stop at the first
-/// transient failure (a rate limit among them): the rest of the round hears that failure.
-/// Returns each target's observation, in order, and the pause the provider asked for.
+/// that is gone from one the list did not show yet. At most `READS_ALONE_PER_ROUND` are
+/// read alone; the others get no observation this round, so they come first in the next.
+/// Reads alone stop at the first transient failure (a rate limit among them): the rest of
+/// the round hears that failure. Returns each target's observation (`None`: not read), in
+/// order, and the pause the provider asked for.
 async fn round(
     cx: &PollContext,
     provider: ProviderId,
     held: &mut Option<LeasedClient>,
     client: Arc<dyn CloudProvider>,
     targets: &[PollTarget],
-) -> (Vec<Observation>, Option<Duration>) {
+) -> (Vec<Option<Observation>>, Option<Duration>) {
     let mut calls = Calls {
         cx,
         provider,
@@ -360,24 +363,28 @@ async fn round(
     let found = if calls.client.poll_group(&targets[0].server_id).is_some() {
         match calls.batch(targets).await {
             Ok(found) => found,
-            Err(e) => return (vec![e.clone(); targets.len()], e.retry_after()),
+            Err(e) => return (vec![Some(e.clone()); targets.len()], e.retry_after()),
         }
     } else {
         Vec::new()
     };
     let mut out = Vec::with_capacity(targets.len());
     let mut halted: Option<Observation> = None;
+    let mut alone = 0;
     for t in targets {
         if let Some(info) = found.iter().find(|s| s.id == t.server_id) {
-            out.push(Observation::Seen(info.clone()));
+            out.push(Some(Observation::Seen(info.clone())));
         } else if let Some(h) = &halted {
-            out.push(h.clone());
+            out.push(Some(h.clone()));
+        } else if alone == READS_ALONE_PER_ROUND {
+            out.push(None);
         } else {
+            alone += 1;
             let observed = calls.alone(&t.server_id).await;
             if matches!(&observed, Observation::Failed(_)) {
                 halted = Some(observed.clone());
             }
-            out.push(observed);
+            out.push(Some(observed));
         }
     }
     let asked = halted.and_then(|h| h.retry_after());

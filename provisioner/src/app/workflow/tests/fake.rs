@@ -47,6 +47,8 @@ struct State {
     running_after_polls: u32,
     /// Servers one `poll_servers` call reads (1: the cloud has no such call).
     poll_batch: usize,
+    /// `poll_servers` finds none of the servers (`get_server` still reads them).
+    batch_finds_none: bool,
     create_delay: Duration,
     /// Creates in flight now, and the most ever in flight at once.
     creating: (usize, usize),
@@ -74,6 +76,7 @@ impl Default for FakeProvider {
             faults: Vec::new(),
             running_after_polls: 2,
             poll_batch: 1,
+            batch_finds_none: false,
             create_delay: Duration::ZERO,
             creating: (0, 0),
             refused_grants: 0,
@@ -222,6 +225,12 @@ impl FakeProvider {
     /// One `poll_servers` call reads up to `batch` servers (by their provisions' labels).
     pub(crate) fn set_poll_batch(&self, batch: usize) {
         self.lock().poll_batch = batch;
+    }
+
+    /// `poll_servers` finds none of the servers from now on, as a list that does not show
+    /// them (a tag they lack); `get_server` still reads each.
+    pub(crate) fn set_batch_finds_none(&self) {
+        self.lock().batch_finds_none = true;
     }
 
     /// Every server polled so far, with how often: (provision, polls).
@@ -471,6 +480,9 @@ impl CloudProvider for FakeProvider {
         }
         let mut st = self.lock();
         assert!(targets.len() <= st.poll_batch, "a batch over poll_batch");
+        if st.batch_finds_none {
+            return Ok(Vec::new());
+        }
         let running_after = st.running_after_polls;
         let mut out = Vec::new();
         for (id, s) in st.servers.iter_mut().filter(|(_, s)| {

@@ -75,6 +75,43 @@ async fn a_server_a_batch_does_not_find_is_read_alone_then_fails_its_provision()
 }
 
 #[tokio::test(start_paused = true)]
+async fn servers_a_batch_does_not_find_are_read_alone_a_few_per_round() {
+    // Arrange: 10 servers booting, which the batch call never shows.
+    let h = Harness::new();
+    h.fake.set_running_after(u32::MAX);
+    h.fake.set_poll_batch(50);
+    h.fake.set_batch_finds_none();
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        ids.push(h.provision(&format!("node-{i}")).await.id);
+    }
+    for id in &ids {
+        h.wait_for(id, |p| p.status == ProvisionStatus::Booting)
+            .await;
+    }
+
+    // Act
+    tokio::time::sleep(Duration::from_secs(60)).await;
+
+    // Assert: each round read at most 4 alone, and every server was read.
+    let (rounds, alone) = (h.fake.calls("poll_servers"), h.fake.calls("get_server"));
+    assert!(
+        rounds >= 3 && alone <= 4 * rounds,
+        "{alone} reads alone in {rounds} rounds"
+    );
+    let polls = h.fake.polls();
+    assert_eq!(polls.len(), 10);
+    assert!(
+        polls.iter().all(|(_, n)| *n >= 1),
+        "a server never read: {polls:?}"
+    );
+    for id in &ids {
+        let p = h.provisioner.get_provision(id).await.expect("read");
+        assert_eq!(p.status, ProvisionStatus::Booting, "{id}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_burst_is_accepted_at_once_and_creates_take_turns() {
     let tuning = WorkflowTuning {
         creates_per_cloud: 3,
