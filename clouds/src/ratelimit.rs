@@ -2,6 +2,7 @@
 //! provider's published limits (and, where the provider reports it, to the limit and count
 //! its answers state), plus a shared pause when the provider answers 429. Built on
 //! `tokio::time`, so tests can run it on a paused (scaled) clock.
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -26,7 +27,15 @@ struct State {
     /// When the request whose answer last resized the reported bucket was sent: answers
     /// to requests sent before it speak of the old limit.
     resized_by: Option<Instant>,
+    /// When each recent token was taken (oldest first), where the provider reports a count:
+    /// an answer's count does not include this client's requests sent after it.
+    taken: VecDeque<Instant>,
 }
+
+/// How long a token's taking is remembered: longer than any request waits for its answer.
+const TAKEN_KEPT: Duration = Duration::from_secs(120);
+/// The most takings remembered (a burst of a resized bucket could be far larger).
+const TAKEN_MAX: usize = 10_000;
 
 /// The bucket a provider reports on, and its published size.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +64,7 @@ impl RateLimiter {
                 last: Instant::now(),
                 paused_until: None,
                 resized_by: None,
+                taken: VecDeque::new(),
             }),
         }
     }
@@ -96,9 +106,10 @@ impl RateLimiter {
 
     /// What the answer to a request sent at `sent` said of the hourly budget: `limit`
     /// requests per hour, `remaining` left when the provider counted that request. The
-    /// provider has earned back since then at most what the time since `sent` refills, so
-    /// the bucket keeps at most that count (other clients of the same project spend the
-    /// same budget). A limit other than the bucket's (a project whose limit was raised or
+    /// provider has earned back since then at most what the time since `sent` refills, and
+    /// this client's requests sent after it (their tokens taken, some still in flight) are
+    /// not in that count yet, so the bucket keeps at most the count, plus what refilled,
+    /// less those requests (other clients of the same project spend the same budget). A limit other than the bucket's (a project whose limit was raised or
     /// lowered) resizes the bucket, and answers to requests sent before then are ignored.
     /// A limit outside 1/100 to 100 times the published one is not believed (a proxy's or a
     /// broken header: it would stall the client for an hour per request, or unpace it), nor
@@ -134,7 +145,11 @@ impl RateLimiter {
             s.tokens[i]
         };
         let earned = age * s.buckets[i].refill_per_sec;
-        s.tokens[i] = held.min(remaining + earned).min(limit);
+        // Taken in order, so the ones after `sent` are the tail.
+        let sent_since = (s.taken.len() - s.taken.partition_point(|t| *t <= sent)) as f64;
+        s.tokens[i] = held
+            .min((remaining + earned - sent_since).max(0.0))
+            .min(limit);
     }
 
     /// No limit (tests of other behaviour).
@@ -202,6 +217,16 @@ impl RateLimiter {
         }
         for t in &mut s.tokens {
             *t -= 1.0;
+        }
+        if self.reported.is_some() {
+            while s.taken.len() >= TAKEN_MAX
+                || s.taken
+                    .front()
+                    .is_some_and(|t| now.duration_since(*t) > TAKEN_KEPT)
+            {
+                s.taken.pop_front();
+            }
+            s.taken.push_back(now);
         }
         None
     }
@@ -351,6 +376,30 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(l.request_interval(), Some(Duration::from_secs(1)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_count_does_not_include_the_requests_sent_after_the_one_it_answers() {
+        let l = RateLimiter::hetzner();
+        // Sent, then 5 more sent while its answer travels; it says 10 were left.
+        let sent = Instant::now();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        for _ in 0..5 {
+            l.acquire().await;
+        }
+        l.report(sent, 3600, 10);
+        // The provider has counted those 5 by now, or will: 5 are left, not 10.
+        let start = Instant::now();
+        for _ in 0..5 {
+            l.acquire().await;
+        }
+        assert!(start.elapsed() < Duration::from_millis(10));
+        l.acquire().await;
+        assert!(
+            start.elapsed() >= Duration::from_millis(900),
+            "the sixth waits for a refill: {:?}",
+            start.elapsed()
+        );
     }
 
     #[tokio::test(start_paused = true)]
