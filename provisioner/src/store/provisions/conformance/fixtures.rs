@@ -67,6 +67,49 @@ pub(in crate::store::provisions) async fn renew_for_two_minutes(
     assert_eq!(read.lease_until, Some(until));
 }
 
+/// The lease an older release left on a provision in flight, in its provisions row, for
+/// the lease table migration tests: holder, until when, epoch.
+#[cfg(test)]
+pub(in crate::store::provisions) const OLD_LEASE: (&str, OffsetDateTime, u64) =
+    ("replica-old", datetime!(2031-03-01 09:01:00 UTC), 2);
+
+/// Checks a store migrated to the lease table from a database where `in_flight` held
+/// `OLD_LEASE` and `finished` was ready: the lease survived (read with the provision,
+/// resumable once lapsed, renewable by its holder) and the finished one has none.
+#[cfg(test)]
+pub(in crate::store::provisions) async fn check_migrated_leases(
+    store: &dyn crate::model::ports::ProvisionStore,
+    in_flight: &ProvisionId,
+    finished: &ProvisionId,
+) {
+    let (owner, until, epoch) = OLD_LEASE;
+    let read = store
+        .get_provision(in_flight)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(read.lease_owner.as_deref(), Some(owner));
+    assert_eq!(read.lease_until, Some(until));
+    assert_eq!(read.lease_epoch, epoch);
+    let done = store
+        .get_provision(finished)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!((done.lease_owner, done.lease_until), (None, None));
+    let (live, lapsed) = (until - Duration::seconds(30), until + Duration::minutes(1));
+    assert_eq!(store.list_resumable(live).await.expect("resumable"), vec![]);
+    assert_eq!(
+        store.list_resumable(lapsed).await.expect("resumable"),
+        vec![in_flight.clone()]
+    );
+    let renewed = store
+        .renew_leases(owner, std::slice::from_ref(in_flight), live, lapsed)
+        .await
+        .expect("renew");
+    assert_eq!(renewed, vec![(in_flight.clone(), epoch)]);
+}
+
 /// An unused token bound to `provision` (when given), valid for an hour from `T0`.
 pub(super) fn token(provision: Option<&ProvisionId>) -> JoinTokenRecord {
     JoinTokenRecord {

@@ -1,8 +1,6 @@
 //! The provision conformance suite on SQLite, and the claims migration of existing nodes.
 use std::sync::Arc;
 
-use time::macros::datetime;
-
 use crate::model::ports::StoreError;
 use crate::model::ports::{NodeStore as _, ProvisionStore as _};
 use crate::model::provision::{ClaimHolder, ProvisionId};
@@ -95,13 +93,15 @@ async fn leases_of_provisions_in_flight_survive_the_lease_table_migration() {
     // in flight leased to a replica of an older release, and a finished one.
     let (_dir, dsn, pool) = database_at_migration(11).await;
     let (in_flight, finished) = (ProvisionId::generate(), ProvisionId::generate());
+    let (owner, until, epoch) = fixtures::OLD_LEASE;
+    let until = levelrail_db::format_timestamp(until).expect("in range");
     let leases = [
         (
             &in_flight,
             "old-in-flight",
             "booting",
-            Some("replica-old"),
-            Some("2031-03-01T09:01:00.000000Z"),
+            Some(owner),
+            Some(until.as_str()),
         ),
         (&finished, "old-finished", "ready", None, None),
     ];
@@ -111,7 +111,7 @@ async fn leases_of_provisions_in_flight_survive_the_lease_table_migration() {
              keep_on_failure, control_plane_addr, credential_id, saga_step, generation, \
              lease_owner, lease_until, lease_epoch, created_at, updated_at) \
              VALUES (?, 'hetzner', 'fsn1', 'cx22', ?, 'general', ?, 0, 'cp.example.com:9443', \
-             'cred_1', 'wait_running', 3, ?, ?, 2, '2031-03-01T09:00:00.000000Z', \
+             'cred_1', 'wait_running', 3, ?, ?, ?, '2031-03-01T09:00:00.000000Z', \
              '2031-03-01T09:00:00.000000Z')",
         )
         .bind(id.as_str())
@@ -119,6 +119,7 @@ async fn leases_of_provisions_in_flight_survive_the_lease_table_migration() {
         .bind(status)
         .bind(owner)
         .bind(until)
+        .bind(i64::try_from(epoch).expect("small"))
         .execute(&pool)
         .await
         .expect("old provision");
@@ -131,39 +132,7 @@ async fn leases_of_provisions_in_flight_survive_the_lease_table_migration() {
         .expect("migrates to the current schema");
 
     // Assert
-    let read = store
-        .get_provision(&in_flight)
-        .await
-        .expect("read")
-        .expect("kept");
-    assert_eq!(read.lease_owner.as_deref(), Some("replica-old"));
-    assert_eq!(read.lease_until, Some(datetime!(2031-03-01 09:01:00 UTC)));
-    assert_eq!(read.lease_epoch, 2);
-    let done = store
-        .get_provision(&finished)
-        .await
-        .expect("read")
-        .expect("kept");
-    assert_eq!((done.lease_owner, done.lease_until), (None, None));
-    let (live, lapsed) = (
-        datetime!(2031-03-01 09:00:30 UTC),
-        datetime!(2031-03-01 09:02:00 UTC),
-    );
-    assert_eq!(store.list_resumable(live).await.expect("resumable"), vec![]);
-    assert_eq!(
-        store.list_resumable(lapsed).await.expect("resumable"),
-        vec![in_flight.clone()]
-    );
-    let renewed = store
-        .renew_leases(
-            "replica-old",
-            std::slice::from_ref(&in_flight),
-            live,
-            lapsed,
-        )
-        .await
-        .expect("renew");
-    assert_eq!(renewed, vec![(in_flight, 2)]);
+    fixtures::check_migrated_leases(&store, &in_flight, &finished).await;
 }
 
 /// A renewal changes the lease row alone: the provision's row (its saga log, stages and
