@@ -255,7 +255,8 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
     }
     /// Reads `targets` (at most `poll_batch`, all of one `poll_group`) in one API call where
     /// the cloud has one: a list filtered by the control plane's and the provisions' labels,
-    /// or by instance ids. A target absent from the answer was not found by that call.
+    /// by instance ids, or by a tag the servers carry while they boot (every page of it).
+    /// A target absent from the answer was not found by that call.
     /// The default reads each target with `get_server`.
     async fn poll_servers(
         &self,

@@ -218,6 +218,15 @@ impl OpenApi {
             .collect())
     }
 
+    /// The `description` of the operation of `method` on `path` (concrete or template).
+    pub fn description(&self, method: &str, path: &str) -> Result<&str, String> {
+        let (op, _, _, _) = self.operation(method, path)?;
+        Ok(op
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default())
+    }
+
     /// The template (key of `paths`) a concrete path matches, preferring literal segments.
     pub fn match_path(&self, path: &str) -> Option<&str> {
         let path = path.split('?').next().unwrap_or_default();

@@ -13,7 +13,7 @@ use super::errors::classify;
 use super::wire::{
     Account, AccountEnvelope, CreateDroplet, CreateFirewall, CreateSshKey, CreateTag, Droplet,
     DropletEnvelope, Firewall, FirewallEnvelope, FirewallTags, Region, Size, SshKey,
-    SshKeyEnvelope,
+    SshKeyEnvelope, TagResources, TaggedResource,
 };
 use crate::http::{ApiClient, ApiResponse, RetryPolicy};
 use crate::ratelimit::RateLimiter;
@@ -200,6 +200,29 @@ impl Api {
             Err(e) if matches!(e.status, Some(400 | 404 | 422)) => Ok(true),
             Err(e) => Err(e),
         }
+    }
+
+    /// Takes `tag` off the droplets `ids` in one call (`DELETE /v2/tags/{tag}/resources`,
+    /// scopes `tag:delete` and `droplet:update`); repeating it is harmless.
+    pub(super) async fn untag_droplets(&self, tag: &str, ids: &[u64]) -> Result<(), ProviderError> {
+        let body = to_json(&TagResources {
+            resources: ids
+                .iter()
+                .map(|id| TaggedResource {
+                    resource_id: id.to_string(),
+                    resource_type: "droplet",
+                })
+                .collect(),
+        })?;
+        self.http
+            .send(
+                Method::DELETE,
+                &format!("/tags/{tag}/resources"),
+                Some(&body),
+                true,
+            )
+            .await?;
+        Ok(())
     }
 
     pub(super) async fn delete_tag(&self, name: &str) -> Result<(), ProviderError> {

@@ -28,6 +28,7 @@ pub(super) async fn create_droplet(
     let provision = req.ownership.provision_id.as_str();
     let provision_tag = names::provision_tag(provision)?;
     let control_plane_tag = names::control_plane_tag(&req.ownership.control_plane)?;
+    let booting_tag = names::booting_tag(&req.ownership.control_plane)?;
     if let Some(cidr) = &req.ssh_source_cidr {
         check_cidr(cidr)?;
     }
@@ -60,6 +61,7 @@ pub(super) async fn create_droplet(
                     OWNER_TAG.to_owned(),
                     control_plane_tag,
                     provision_tag.clone(),
+                    booting_tag,
                 ],
                 user_data: &req.user_data,
             };

@@ -3,18 +3,19 @@
 //! inbound rule, operator SSH keys, status mapping, cleanup and a probe that names each token
 //! scope provisioning needs and the token lacks.
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use levelrail_types::PermissionCheck;
 use secrecy::SecretString;
-use tracing::instrument;
+use tracing::{debug, instrument, warn};
 
 use super::cloud::{Cloud, Endpoint, bearer_spec};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
 use super::{
-    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, Price, Pricing,
-    ProviderError, ProviderId, Reason, Region, ServerInfo, ServerState, Size,
+    CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, Price,
+    Pricing, ProviderError, ProviderId, Reason, Region, ServerInfo, ServerState, Size,
 };
 
 mod cleanup;
@@ -54,6 +55,16 @@ pub(crate) static CLOUD: Cloud = Cloud {
         )
     },
 };
+/// The most droplets one poll round reads: more than an account's droplet limit usually
+/// allows (DigitalOcean's default is tens).
+const POLL_BATCH: usize = 1_000;
+/// Droplets one untag call names (the API documents no limit; one page's worth).
+const UNTAG_CHUNK: usize = 200;
+/// A droplet still carrying the booting tag this long after its create is no waiting
+/// provision's (a provision's deadline comes first, by default 20 minutes): whoever polls it
+/// takes the tag off, so a droplet whose driver went away is not listed by every poll after.
+const STALE_BOOTING: time::Duration = time::Duration::hours(1);
+
 /// The image used when a create does not name one.
 pub const DEFAULT_IMAGE: &str = "ubuntu-24-04-x64";
 
@@ -62,9 +73,31 @@ pub const DEFAULT_IMAGE: &str = "ubuntu-24-04-x64";
 pub struct DigitalOceanProvider {
     api: Api,
     policy: RetryPolicy,
+    /// The token may not take the booting tag off droplets (no `droplet:update`): the
+    /// booting tag's list would grow with the fleet, so servers are read one at a time.
+    untag_refused: AtomicBool,
 }
 
 impl DigitalOceanProvider {
+    /// Takes `tag` off `droplets`, a page's worth per call, until a call fails.
+    async fn untag(&self, tag: &str, droplets: &[u64]) {
+        for chunk in droplets.chunks(UNTAG_CHUNK) {
+            match self.api.untag_droplets(tag, chunk).await {
+                Ok(()) => debug!(droplets = chunk.len(), "booting tag taken off"),
+                Err(e) if e.status == Some(403) => {
+                    if !self.untag_refused.swap(true, Ordering::Relaxed) {
+                        warn!(error = %e, "the token may not take the booting tag off droplets (it lacks droplet:update or tag:delete): booting droplets are read one at a time from now on");
+                    }
+                    return;
+                }
+                Err(e) => {
+                    warn!(droplets = chunk.len(), error = %e, "could not take the booting tag off droplets; a later poll will");
+                    return;
+                }
+            }
+        }
+    }
+
     /// A client of the API at `base_url` (`DEFAULT_BASE_URL` in production) using `token`,
     /// sharing `limiter` with every other client of the same token
     /// (`RateLimiter::digitalocean()`).
@@ -75,7 +108,11 @@ impl DigitalOceanProvider {
         policy: RetryPolicy,
     ) -> Result<Self, ProviderError> {
         let api = Api::new(base_url, token, limiter, policy.clone())?;
-        Ok(Self { api, policy })
+        Ok(Self {
+            api,
+            policy,
+            untag_refused: AtomicBool::new(false),
+        })
     }
 }
 
@@ -139,6 +176,48 @@ impl CloudProvider for DigitalOceanProvider {
         Ok(server_info(self.api.droplet(id).await?))
     }
 
+    /// Every droplet still booting is read in one round: DigitalOcean lists droplets by one
+    /// tag only, so the poll lists the control plane's booting tag, not chosen droplets.
+    fn poll_batch(&self) -> usize {
+        POLL_BATCH
+    }
+
+    /// One group while the token may untag droplets; none (each server read alone) once
+    /// it was refused.
+    fn poll_group(&self, _server_id: &str) -> Option<String> {
+        (!self.untag_refused.load(Ordering::Relaxed)).then(String::new)
+    }
+
+    /// Lists the droplets tagged `levelrail-booting-<control plane>` (every page, 200 a page),
+    /// then takes that tag off the targets whose polling this answer ends (running with a
+    /// public address, or off) and off any droplet created over `STALE_BOOTING` ago, so the
+    /// list holds the droplets still booting, not the fleet. Only this poll's targets: a
+    /// droplet another replica polls stays listed for its next round. A target absent from
+    /// the list (its tag already off, or a droplet created before the tag existed) is not
+    /// found by this call.
+    ///
+    /// An untag that fails fails no poll: the droplets stay listed and a later poll takes
+    /// the tag off. One the token is not allowed to make (no `droplet:update`) ends bulk
+    /// polling for this client: its servers are then read one at a time.
+    async fn poll_servers(
+        &self,
+        control_plane: &str,
+        targets: &[PollTarget],
+    ) -> Result<Vec<ServerInfo>, ProviderError> {
+        let tag = names::booting_tag(control_plane)?;
+        let droplets = self.api.droplets_tagged(&tag).await?;
+        let now = time::OffsetDateTime::now_utc();
+        let done: Vec<u64> = droplets
+            .iter()
+            .filter(|d| done_booting(d, targets, now))
+            .map(|d| d.id)
+            .collect();
+        if !self.untag_refused.load(Ordering::Relaxed) {
+            self.untag(&tag, &done).await;
+        }
+        Ok(droplets.into_iter().map(server_info).collect())
+    }
+
     #[instrument(skip_all, fields(droplet = server.unwrap_or("-"), provision = %ownership.provision_id))]
     async fn delete_provision_resources(
         &self,
@@ -165,14 +244,15 @@ impl CloudProvider for DigitalOceanProvider {
             Err(e) if e.status == Some(403) => None,
             Err(e) => return Err(e),
         };
-        let missing = scopes::missing_scopes(&self.api, account.is_some()).await?;
-        Ok(report(account.as_ref(), &missing))
+        let scopes = scopes::check_scopes(&self.api, account.is_some()).await?;
+        Ok(report(account.as_ref(), &scopes))
     }
 }
 
 /// The probe's verdict: the account (unknown without `account:read`), whether it is locked,
-/// and each scope the token lacks.
-fn report(account: Option<&wire::Account>, missing: &[&str]) -> CapabilityReport {
+/// each scope the token lacks and each one not checked yet (reported as not granted).
+fn report(account: Option<&wire::Account>, scopes: &scopes::Scopes) -> CapabilityReport {
+    let missing = &scopes.missing;
     let owner = match account {
         Some(a) => match &a.team {
             Some(team) if !team.name.is_empty() => format!("team {} ({})", team.name, team.uuid),
@@ -189,18 +269,53 @@ fn report(account: Option<&wire::Account>, missing: &[&str]) -> CapabilityReport
             REQUIRED_SCOPES.len()
         )
     } else {
+        let unchecked = if scopes.unchecked.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} checked once those are granted)",
+                scopes.unchecked.join(", ")
+            )
+        };
         format!(
-            "DigitalOcean account {owner}: the token lacks {} of the scopes provisioning uses: {}; create a token with full access, or with custom scopes including these",
+            "DigitalOcean account {owner}: the token lacks {} of the scopes provisioning uses: {}{unchecked}; create a token with full access, or with custom scopes including these",
             missing.len(),
             missing.join(", ")
         )
     };
+    let not_granted: Vec<&str> = missing.iter().chain(&scopes.unchecked).copied().collect();
     CapabilityReport {
         can_write: missing.is_empty() && !locked,
         account: owner,
         message,
-        permissions: PermissionCheck::of(REQUIRED_SCOPES, missing),
+        permissions: PermissionCheck::of(REQUIRED_SCOPES, &not_granted),
     }
+}
+
+/// Whether a poll of `targets` at `now` takes the booting tag off `d`: a target the poll
+/// finds running with an address (its driver needs nothing more) or off (it fails), or any
+/// droplet created over `STALE_BOOTING` ago.
+fn done_booting(d: &wire::Droplet, targets: &[PollTarget], now: time::OffsetDateTime) -> bool {
+    let polled_out = match d.status.as_str() {
+        "active" => public_ipv4(d).is_some(),
+        "off" | "archive" => true,
+        _ => false,
+    };
+    let target = || targets.iter().any(|t| t.server_id == d.id.to_string());
+    let created = time::OffsetDateTime::parse(
+        &d.created_at,
+        &time::format_description::well_known::Rfc3339,
+    );
+    (polled_out && target()) || created.is_ok_and(|t| now - t > STALE_BOOTING)
+}
+
+/// The droplet's first public IPv4.
+fn public_ipv4(d: &wire::Droplet) -> Option<&str> {
+    d.networks
+        .v4
+        .iter()
+        .find(|n| n.kind == "public")
+        .map(|n| n.ip_address.as_str())
 }
 
 /// A droplet as a `ServerInfo`: `new` → pending, `active` → running, `off` / `archive` →
@@ -213,12 +328,7 @@ fn server_info(d: wire::Droplet) -> ServerInfo {
     };
     ServerInfo {
         id: d.id.to_string(),
-        ipv4: d
-            .networks
-            .v4
-            .iter()
-            .find(|n| n.kind == "public")
-            .map(|n| n.ip_address.clone()),
+        ipv4: public_ipv4(&d).map(str::to_owned),
         provision_id: names::provision_from_tags(&d.tags),
         name: d.name,
         state,
@@ -257,5 +367,44 @@ mod tests {
         assert_eq!(info.ipv4.as_deref(), Some("203.0.113.9"));
         assert_eq!(info.provision_id.as_deref(), Some("npv_7"));
         assert_eq!(info.id, "42");
+    }
+
+    #[test]
+    fn the_booting_tag_comes_off_targets_done_booting_and_droplets_booting_for_an_hour() {
+        let now = time::macros::datetime!(2031-03-01 12:00:00 UTC);
+        let target = [PollTarget {
+            server_id: "42".into(),
+            provision_id: "npv_7".into(),
+        }];
+        let at = |status: &str, created_at: &str, no_address: bool| {
+            let mut d = droplet(status);
+            d.created_at = created_at.into();
+            if no_address {
+                d.networks.v4.clear();
+            }
+            d
+        };
+        let recent = "2031-03-01T11:55:00Z";
+        let old = "2031-03-01T10:59:59Z";
+        for (d, targets, want) in [
+            (at("active", recent, false), &target[..], true),
+            (at("off", recent, false), &target[..], true),
+            (at("archive", recent, false), &target[..], true),
+            (at("active", recent, true), &target[..], false),
+            (at("new", recent, false), &target[..], false),
+            // Another replica's droplet stays listed for that replica's next round.
+            (at("active", recent, false), &[][..], false),
+            (at("new", old, true), &[][..], true),
+            (at("new", "", true), &[][..], false),
+        ] {
+            assert_eq!(
+                done_booting(&d, targets, now),
+                want,
+                "{} created {:?}, {} targets",
+                d.status,
+                d.created_at,
+                targets.len()
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@ use crate::{ErrorKind, ProviderError, ProviderId};
 /// Every droplet Levelrail creates carries this tag.
 pub(super) const OWNER_TAG: &str = "levelrail";
 const CONTROL_PLANE_PREFIX: &str = "levelrail-cp-";
+const BOOTING_PREFIX: &str = "levelrail-booting-";
 const PROVISION_PREFIX: &str = "levelrail-provision-";
 const MAX_TAG_LEN: usize = 255;
 
@@ -18,6 +19,13 @@ pub(super) fn provision_tag(provision_id: &str) -> Result<String, ProviderError>
 /// `levelrail-cp-<control plane>`.
 pub(super) fn control_plane_tag(control_plane: &str) -> Result<String, ProviderError> {
     tag(CONTROL_PLANE_PREFIX, control_plane, "control plane id")
+}
+
+/// `levelrail-booting-<control plane>`: a droplet carries it from its create until a poll
+/// finds it running with an address; the poller lists this tag alone, so a round reads the
+/// droplets still booting, not the fleet.
+pub(super) fn booting_tag(control_plane: &str) -> Result<String, ProviderError> {
+    tag(BOOTING_PREFIX, control_plane, "control plane id")
 }
 
 /// The provision id carried by a droplet's tags, when it has ours.
@@ -93,6 +101,8 @@ mod tests {
             control_plane_tag("cp-1:eu").unwrap(),
             "levelrail-cp-cp-1:eu"
         );
+        assert_eq!(booting_tag("cp-1:eu").unwrap(), "levelrail-booting-cp-1:eu");
+        assert!(booting_tag("cp 1").is_err());
         assert!(provision_tag("").is_err());
         assert!(provision_tag("a b").is_err_and(|e| e.kind == ErrorKind::InvalidRequest));
         assert!(provision_tag(&"x".repeat(240)).is_err());

@@ -1,6 +1,7 @@
 //! The token scopes the client's calls need, and the probe that proves each one without
 //! creating anything. Reads are proven by listing one item; creates and updates by a `POST`
-//! whose body is empty on purpose, and deletes by a `DELETE` of an id that cannot exist:
+//! whose body is empty on purpose, deletes by a `DELETE` of an id that cannot exist, and
+//! untagging by a `DELETE` of a droplet from a tag that cannot exist:
 //! DigitalOcean checks the token's scope first, so such a call answers 403 without the scope
 //! and 400, 404 or 422 with it. A missing scope is named, not summed up as "read-only".
 use reqwest::Method;
@@ -10,9 +11,10 @@ use super::client::Api;
 use crate::ProviderError;
 
 /// Every scope the client's calls need (each operation's `security` entry in DigitalOcean's
-/// OpenAPI description; `tests/tests/providers/digitalocean_scopes.rs` derives this list from
-/// the calls the client makes, and holds the README's list to it).
-pub const REQUIRED_SCOPES: [&str; 15] = [
+/// OpenAPI description, and `droplet:update`, which its description adds for untagging a
+/// droplet; `tests/tests/providers/digitalocean_scopes.rs` derives this list from the calls
+/// the client makes, and holds the README's list to it).
+pub const REQUIRED_SCOPES: [&str; 16] = [
     "account:read",
     "regions:read",
     "sizes:read",
@@ -28,6 +30,7 @@ pub const REQUIRED_SCOPES: [&str; 15] = [
     "ssh_key:delete",
     "tag:create",
     "tag:delete",
+    "droplet:update",
 ];
 
 /// A firewall no firewall is (DigitalOcean's ids are random UUIDs), and its tags.
@@ -37,10 +40,14 @@ const NO_FIREWALL_TAGS: &str = "/firewalls/00000000-0000-0000-0000-000000000000/
 const PROBE_TAG: &str = "levelrail write probe";
 /// The tag of that name.
 const NO_TAG: &str = "/tags/levelrail%20write%20probe";
+/// Untagging resources of that tag.
+const NO_TAG_RESOURCES: &str = "/tags/levelrail%20write%20probe/resources";
 /// Droplet ids are sequential from 1 (the spec's minimum) and far below 2^53 - 1, the
 /// largest id JSON carries exactly; SSH key ids are sequential from 1 too.
 const NO_DROPLET: &str = "/droplets/9007199254740991";
 const NO_SSH_KEY: &str = "/account/keys/0";
+/// The id of `NO_DROPLET`.
+const NO_DROPLET_ID: &str = "9007199254740991";
 
 /// One probing call: the scope it proves, the scopes it also needs (proven earlier), and
 /// the request.
@@ -68,7 +75,7 @@ fn empty() -> Value {
 
 /// The checks, one per scope of `REQUIRED_SCOPES` but `account:read` (the probe's first
 /// call, `GET /v2/account`, proves it).
-fn checks() -> [Check; 14] {
+fn checks() -> [Check; 15] {
     let post = |scope, path, body: fn() -> Value| Check {
         body: Some(body),
         ..check(scope, Method::POST, path)
@@ -95,30 +102,45 @@ fn checks() -> [Check; 14] {
         check("ssh_key:delete", Method::DELETE, NO_SSH_KEY),
         post("tag:create", "/tags", || json!({ "name": PROBE_TAG })),
         check("tag:delete", Method::DELETE, NO_TAG),
+        // Untagging a droplet needs `droplet:update` besides `tag:delete`.
+        Check {
+            also_needs: &["tag:delete"],
+            body: Some(
+                || json!({ "resources": [{ "resource_id": NO_DROPLET_ID, "resource_type": "droplet" }] }),
+            ),
+            ..check("droplet:update", Method::DELETE, NO_TAG_RESOURCES)
+        },
     ]
 }
 
-/// The scopes of `REQUIRED_SCOPES` the token lacks, in that order. `account_read` says
-/// whether `GET /v2/account` was allowed. A check whose other scopes are missing is skipped
-/// (its 403 would not say which scope is lacking); those show up once the others are granted.
-pub(super) async fn missing_scopes(
-    api: &Api,
-    account_read: bool,
-) -> Result<Vec<&'static str>, ProviderError> {
-    let mut missing = Vec::new();
+/// What the probe found of `REQUIRED_SCOPES`, each list in that order.
+#[derive(Debug, Default)]
+pub(super) struct Scopes {
+    /// The scopes the token lacks.
+    pub(super) missing: Vec<&'static str>,
+    /// The scopes not checked because a check needs one of `missing` too (its 403 would not
+    /// say which scope is lacking); they are checked once the others are granted.
+    pub(super) unchecked: Vec<&'static str>,
+}
+
+/// Which of `REQUIRED_SCOPES` the token lacks. `account_read` says whether
+/// `GET /v2/account` was allowed.
+pub(super) async fn check_scopes(api: &Api, account_read: bool) -> Result<Scopes, ProviderError> {
+    let mut found = Scopes::default();
     if !account_read {
-        missing.push("account:read");
+        found.missing.push("account:read");
     }
     for c in checks() {
-        if c.also_needs.iter().any(|s| missing.contains(s)) {
+        if c.also_needs.iter().any(|s| found.missing.contains(s)) {
+            found.unchecked.push(c.scope);
             continue;
         }
         let body = c.body.map(|b| b());
         if !api.scope_granted(c.method, c.path, body.as_ref()).await? {
-            missing.push(c.scope);
+            found.missing.push(c.scope);
         }
     }
-    Ok(missing)
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -133,7 +155,14 @@ mod tests {
         for c in checks() {
             let targets_nothing = c.method == Method::GET
                 || (c.method == Method::POST && c.body.is_some())
-                || [NO_DROPLET, NO_FIREWALL, NO_SSH_KEY, NO_TAG].contains(&c.path);
+                || [
+                    NO_DROPLET,
+                    NO_FIREWALL,
+                    NO_SSH_KEY,
+                    NO_TAG,
+                    NO_TAG_RESOURCES,
+                ]
+                .contains(&c.path);
             assert!(targets_nothing, "{} {}", c.method, c.path);
         }
     }

@@ -31,6 +31,9 @@ pub(super) struct Droplet {
     pub(super) id: u64,
     pub(super) name: String,
     pub(super) status: String,
+    /// When it was created (RFC 3339); empty when absent.
+    #[serde(default)]
+    pub(super) created_at: String,
     #[serde(default)]
     pub(super) networks: Networks,
     #[serde(default)]
@@ -184,6 +187,19 @@ pub(super) struct CreateSshKey<'a> {
 #[derive(Debug, Serialize)]
 pub(super) struct CreateTag<'a> {
     pub(super) name: &'a str,
+}
+
+/// DELETE /v2/tags/{tag}/resources body: the resources the tag comes off.
+#[derive(Debug, Serialize)]
+pub(super) struct TagResources {
+    pub(super) resources: Vec<TaggedResource>,
+}
+
+/// One resource of `TagResources`.
+#[derive(Debug, Serialize)]
+pub(super) struct TaggedResource {
+    pub(super) resource_id: String,
+    pub(super) resource_type: &'static str,
 }
 
 /// POST /v2/firewalls/{id}/tags body.

@@ -1,4 +1,4 @@
-//! Contract: a whole provision lifecycle (probe, catalog, create, status, list, delete, and
+//! Contract: a whole provision lifecycle (probe, catalog, create, status, poll, list, delete, and
 //! the error answers on the way) between the DigitalOcean client and its fake, with every
 //! request body the client sent and every answer the fake gave checked against DigitalOcean's
 //! own OpenAPI description (`tests/specs/digitalocean-public.v2.bundled.json`). On a paused
@@ -22,7 +22,7 @@
 //!   validator ignores headers (`ratelimit-*`, `Retry-After`), which other tests check.
 use std::time::Duration;
 
-use levelrail_clouds::{CloudProvider, ErrorKind};
+use levelrail_clouds::{CloudProvider, ErrorKind, PollTarget};
 use levelrail_sim::fakes::Fault;
 use levelrail_sim::fakes::digitalocean::LoggedRequest;
 use levelrail_sim::openapi::digitalocean;
@@ -75,6 +75,18 @@ async fn every_request_and_answer_of_a_provision_lifecycle_matches_the_digitaloc
             .expect("get")
             .ipv4
             .is_some()
+    );
+    let target = PollTarget {
+        server_id: created.id.clone(),
+        provision_id: "npv_contract".into(),
+    };
+    let polled = do_
+        .poll_servers("cp-test", std::slice::from_ref(&target))
+        .await
+        .expect("poll");
+    assert!(
+        polled.len() == 1 && polled[0].ipv4.is_some(),
+        "the poll reads the running droplet (and untags it): {polled:?}"
     );
     assert_eq!(do_.list_servers("cp-test").await.expect("list").len(), 1);
     let mut no_capacity = create_request("npv_nocap");
@@ -165,6 +177,7 @@ async fn every_request_and_answer_of_a_provision_lifecycle_matches_the_digitaloc
         ("DELETE", "/v2/account/keys/"),
         ("DELETE", "/v2/droplets/"),
         ("DELETE", "/v2/tags/"),
+        ("DELETE", "/v2/tags/levelrail-booting-cp-test/resources"),
     ] {
         assert!(
             log.iter()

@@ -3,7 +3,7 @@
 //! control plane and the capability probe.
 use std::time::Duration;
 
-use levelrail_clouds::{CloudProvider, ErrorKind, ServerState};
+use levelrail_clouds::{CloudProvider, ErrorKind, PollTarget, ServerState};
 use levelrail_sim::fakes::Fault;
 
 use crate::digitalocean_support::{
@@ -73,7 +73,8 @@ async fn create_tags_the_droplet_uploads_the_operator_key_and_attaches_a_firewal
         [
             "levelrail",
             "levelrail-cp-cp-test",
-            "levelrail-provision-npv_fw"
+            "levelrail-provision-npv_fw",
+            "levelrail-booting-cp-test"
         ]
     );
     assert_eq!(
@@ -317,6 +318,121 @@ async fn list_servers_returns_the_droplets_of_this_control_plane_only() {
         (listed[0].id.as_str(), listed[0].provision_id.as_deref()),
         (ours.id.as_str(), Some("npv_a"))
     );
+}
+
+#[tokio::test]
+async fn a_poll_lists_the_booting_tag_and_takes_it_off_the_droplets_running_with_an_address() {
+    // Arrange: two droplets of this control plane polled, one not (another replica's), and
+    // one of another control plane; each is new for 5 s.
+    let fake = start_fake(|c| c.state_step = Duration::from_secs(5)).await;
+    let do_ = client(&fake, TOKEN);
+    let mut targets = Vec::new();
+    for provision in ["npv_pa", "npv_pb"] {
+        let created = do_
+            .create_server(&create_request(provision))
+            .await
+            .expect("create");
+        targets.push(PollTarget {
+            server_id: created.id,
+            provision_id: provision.into(),
+        });
+    }
+    let mut other = create_request("npv_pc");
+    other.ownership.control_plane = "cp-other".into();
+    do_.create_server(&other).await.expect("create c");
+    let not_polled = do_
+        .create_server(&create_request("npv_pd"))
+        .await
+        .expect("create d");
+    let before = fake.request_log().len();
+
+    // Act: a poll while they are new, one once they run, one after.
+    let booting = do_.poll_servers("cp-test", &targets).await.expect("poll");
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    let running = do_.poll_servers("cp-test", &targets).await.expect("poll");
+    let after = do_.poll_servers("cp-test", &targets).await.expect("poll");
+
+    // Assert
+    let ids = |servers: &[levelrail_clouds::ServerInfo]| {
+        let mut ids: Vec<String> = servers.iter().map(|s| s.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    let mut wanted: Vec<String> = targets.iter().map(|t| t.server_id.clone()).collect();
+    wanted.sort();
+    let mut listed = wanted.clone();
+    listed.push(not_polled.id.clone());
+    listed.sort();
+    assert_eq!(
+        ids(&booting),
+        listed,
+        "the booting droplets of this control plane"
+    );
+    assert!(booting.iter().all(|s| s.state == ServerState::Pending));
+    assert_eq!(ids(&running), listed);
+    assert!(
+        running
+            .iter()
+            .all(|s| s.state == ServerState::Running && s.ipv4.is_some()),
+        "{running:?}"
+    );
+    assert_eq!(
+        ids(&after),
+        std::slice::from_ref(&not_polled.id),
+        "the polled ones untagged once running, the other left for its own poller"
+    );
+    let calls: Vec<(String, String, String)> = fake.request_log()[before..]
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone(), r.query.clone()))
+        .collect();
+    let list = (
+        "GET".to_owned(),
+        "/v2/droplets".to_owned(),
+        "tag_name=levelrail-booting-cp-test&per_page=200".to_owned(),
+    );
+    let untag = (
+        "DELETE".to_owned(),
+        "/v2/tags/levelrail-booting-cp-test/resources".to_owned(),
+        String::new(),
+    );
+    assert_eq!(
+        calls,
+        [list.clone(), list.clone(), untag, list],
+        "one list call per poll, one untag for all that booted"
+    );
+    let untagged = fake
+        .request_log()
+        .into_iter()
+        .find(|r| r.method == "DELETE")
+        .expect("untagged");
+    assert_eq!(untagged.status, Some(204));
+    let mut resources: Vec<(String, String)> = untagged.body["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| {
+            (
+                r["resource_id"].as_str().unwrap_or_default().to_owned(),
+                r["resource_type"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    resources.sort();
+    let droplet = |id: &String| (id.clone(), "droplet".to_owned());
+    assert_eq!(resources, wanted.iter().map(droplet).collect::<Vec<_>>());
+    for d in fake.droplets() {
+        let polled = wanted.contains(&d.id.to_string());
+        assert_eq!(
+            d.tags.iter().any(|t| t.starts_with("levelrail-booting-")),
+            !polled,
+            "only the polled droplets lost their booting tag: {:?}",
+            d.tags
+        );
+        assert!(
+            d.tags.iter().any(|t| t.starts_with("levelrail-provision-"))
+                && d.tags.iter().any(|t| t.starts_with("levelrail-cp-"))
+        );
+    }
 }
 
 #[tokio::test]

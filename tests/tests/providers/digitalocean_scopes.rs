@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use levelrail_clouds::CloudProvider as _;
 use levelrail_clouds::digitalocean::REQUIRED_SCOPES;
-use levelrail_sim::fakes::digitalocean::{FakeDigitalOcean, ROUTE_SCOPES};
+use levelrail_clouds::{CloudProvider as _, PollTarget, ServerState};
+use levelrail_sim::fakes::digitalocean::{DESCRIBED_SCOPES, FakeDigitalOcean, ROUTE_SCOPES};
 use levelrail_sim::openapi::digitalocean;
 
 use crate::digitalocean_support::{
@@ -21,6 +21,9 @@ const SCOPED_TOKEN: &str =
 /// The documented scopes but `firewall:create` and `tag:delete`.
 const SHORT_TOKEN: &str =
     "dop_v1_short_1c3e5b7d9f1a3c5e7b9d1f3a8a6c4e2f0b1d3f5a7c9e1b3d5e7a9c1e3b5d7f9a";
+/// The documented scopes but `droplet:update`.
+const NO_UPDATE_TOKEN: &str =
+    "dop_v1_noupdate_7b9d1f3a8a6c4e2f0b1d3f5a7c9e1b3d5e7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e";
 
 fn owned(scopes: &[&str]) -> Vec<String> {
     scopes.iter().map(|s| (*s).to_owned()).collect()
@@ -34,9 +37,15 @@ async fn scoped_fake() -> FakeDigitalOcean {
             .copied()
             .filter(|s| !["firewall:create", "tag:delete"].contains(s))
             .collect();
+        let no_update: Vec<&str> = REQUIRED_SCOPES
+            .iter()
+            .copied()
+            .filter(|s| *s != "droplet:update")
+            .collect();
         c.scoped_tokens = vec![
             (SCOPED_TOKEN.into(), owned(&REQUIRED_SCOPES)),
             (SHORT_TOKEN.into(), owned(&short)),
+            (NO_UPDATE_TOKEN.into(), owned(&no_update)),
         ];
     })
     .await
@@ -56,6 +65,7 @@ async fn the_required_scopes_are_the_spec_scopes_of_every_call_the_client_makes(
     do_.list_sizes("nyc3").await.expect("sizes");
     let created = do_.create_server(&req).await.expect("create");
     do_.get_server(&created.id).await.expect("get");
+    poll_until_running(&do_, &created.id, "npv_scopes").await;
     do_.list_servers("cp-test").await.expect("list");
     do_.delete_provision_resources(Some(&created.id), &ownership("npv_scopes"))
         .await
@@ -69,7 +79,19 @@ async fn the_required_scopes_are_the_spec_scopes_of_every_call_the_client_makes(
             .security_scopes(&r.method, &r.path)
             .unwrap_or_else(|e| panic!("{} {}: {e}", r.method, r.path));
         used.extend(scopes);
+        let template = spec.match_path(&r.path).expect("in the spec");
+        for (method, described, scopes) in DESCRIBED_SCOPES {
+            if method == r.method && described == template {
+                used.extend(owned(scopes));
+            }
+        }
     }
+    assert!(
+        fake.request_log().iter().any(|r| r.method == "DELETE"
+            && r.path.ends_with("/resources")
+            && r.status == Some(204)),
+        "the poll that saw the droplet running untagged it"
+    );
     let listed: BTreeSet<String> = owned(&REQUIRED_SCOPES).into_iter().collect();
     assert_eq!(
         used,
@@ -87,6 +109,96 @@ fn the_fake_checks_the_spec_scopes_of_every_route() {
         let want = spec.security_scopes(method, template).expect("in the spec");
         assert_eq!(want, owned(scopes), "{method} {template}");
     }
+}
+
+#[test]
+fn the_scopes_the_fake_adds_to_a_security_entry_are_in_the_operations_description() {
+    let spec = digitalocean();
+    for (method, template, scopes) in DESCRIBED_SCOPES {
+        let description = spec.description(method, template).expect("in the spec");
+        for scope in scopes {
+            assert!(
+                description.contains(&format!("`{scope}`")),
+                "{method} {template}: {scope} is not in {description:?}"
+            );
+        }
+    }
+}
+
+/// Polls `server` until a poll finds it running (the poll that does takes its booting tag
+/// off).
+async fn poll_until_running(
+    do_: &levelrail_clouds::digitalocean::DigitalOceanProvider,
+    server: &str,
+    provision: &str,
+) {
+    let target = PollTarget {
+        server_id: server.to_owned(),
+        provision_id: provision.to_owned(),
+    };
+    for _ in 0..100 {
+        let polled = do_
+            .poll_servers("cp-test", std::slice::from_ref(&target))
+            .await
+            .expect("poll");
+        if polled
+            .iter()
+            .any(|s| s.id == server && s.state == ServerState::Running)
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the droplet never ran");
+}
+
+#[tokio::test]
+async fn without_droplet_update_the_probe_names_it_and_droplets_are_read_one_at_a_time() {
+    // Arrange
+    let fake = scoped_fake().await;
+    let do_ = client(&fake, NO_UPDATE_TOKEN);
+    let created = do_
+        .create_server(&create_request("npv_noupdate"))
+        .await
+        .expect("create");
+
+    // Act
+    let report = do_.probe().await.expect("probe");
+    poll_until_running(&do_, &created.id, "npv_noupdate").await;
+
+    // Assert
+    assert!(!report.can_write, "{}", report.message);
+    assert!(
+        report.message.contains("lacks 1 of the scopes")
+            && report.message.contains("droplet:update"),
+        "{}",
+        report.message
+    );
+    let refused: Vec<String> = fake
+        .request_log()
+        .into_iter()
+        .filter(|r| r.method == "DELETE" && r.status == Some(403))
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "/v2/tags/levelrail%20write%20probe/resources",
+            "/v2/tags/levelrail-booting-cp-test/resources"
+        ],
+        "the probe's untag and the poll's were refused"
+    );
+    let droplet = fake.droplets().into_iter().next().expect("the droplet");
+    assert!(
+        droplet
+            .tags
+            .contains(&"levelrail-booting-cp-test".to_owned()),
+        "the refused untag left the tag: {:?}",
+        droplet.tags
+    );
+    // From then on the poller reads this client's droplets one at a time, not by a tag
+    // whose list would keep every droplet.
+    assert_eq!(do_.poll_group(&created.id), None);
 }
 
 #[test]
@@ -143,6 +255,23 @@ async fn a_missing_scope_is_named_by_the_probe_which_creates_nothing() {
         "{}",
         read_only.message
     );
+    // Untagging is checked once tag:delete is granted: until then it is named as not
+    // checked, and not listed as granted.
+    for report in [&short, &read_only] {
+        assert!(
+            report
+                .message
+                .contains("(droplet:update checked once those are granted)"),
+            "{}",
+            report.message
+        );
+        let update = report
+            .permissions
+            .iter()
+            .find(|p| p.name == "droplet:update")
+            .expect("listed");
+        assert!(!update.granted);
+    }
     assert!(
         fake.droplets().is_empty()
             && fake.firewalls().is_empty()

@@ -1,6 +1,7 @@
 //! The account: GET /v2/account, SSH keys (`/v2/account/keys`: one key per key material,
 //! addressed by id or MD5 fingerprint) and tags (`/v2/tags`: created on demand, invalid
-//! names refused with 400 and DigitalOcean's `error_with_root_causes` body).
+//! names refused with 400 and DigitalOcean's `error_with_root_causes` body; taken off
+//! droplets with `DELETE /v2/tags/{tag}/resources`).
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -172,6 +173,59 @@ pub(super) async fn delete_tag(
     }
     for f in &mut inv.firewalls {
         f.tags.retain(|t| *t != name);
+    }
+    no_content()
+}
+
+/// The `resource_type`s of DigitalOcean's untag body.
+const RESOURCE_TYPES: [&str; 4] = ["droplet", "image", "volume", "volume_snapshot"];
+
+/// DELETE /v2/tags/{tag_id}/resources: the tag comes off each resource of `resources`
+/// (each a string `resource_id` and a `resource_type`), 204. An unknown tag is 404, and so
+/// is a resource the account does not have (the fake keeps no images or volumes); then
+/// nothing comes off. A resource that does not carry the tag is left as it is.
+pub(super) async fn untag_resources(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let Some(resources) = parse_body(&body)
+        .as_ref()
+        .and_then(|b| b.get("resources"))
+        .and_then(Value::as_array)
+        .cloned()
+    else {
+        return bad_body();
+    };
+    let mut ids = Vec::with_capacity(resources.len());
+    for r in &resources {
+        let id = r.get("resource_id").and_then(Value::as_str);
+        let kind = r.get("resource_type").and_then(Value::as_str);
+        match (id, kind) {
+            (Some(id), Some(kind)) if RESOURCE_TYPES.contains(&kind) => ids.push((id, kind)),
+            _ => {
+                return unprocessable(&format!(
+                    "each resource needs a resource_id and a resource_type of {}",
+                    RESOURCE_TYPES.join(", ")
+                ));
+            }
+        }
+    }
+    let mut inv = shared.inventory();
+    if !inv.tags.contains(&name) {
+        return not_found();
+    }
+    let mut droplets = Vec::with_capacity(ids.len());
+    for (id, kind) in ids {
+        match id.parse::<u64>() {
+            Ok(id) if kind == "droplet" && inv.droplets.contains_key(&id) => droplets.push(id),
+            _ => return not_found(),
+        }
+    }
+    for id in droplets {
+        if let Some(d) = inv.droplets.get_mut(&id) {
+            d.tags.retain(|t| *t != name);
+        }
     }
     no_content()
 }

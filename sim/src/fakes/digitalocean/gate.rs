@@ -118,8 +118,8 @@ pub(super) async fn gate(State(shared): State<Arc<Shared>>, req: Request, next: 
         }
     };
     // The scope is checked before the body is read or the resource looked up.
-    let needed = scopes::required(req.method().as_str(), req.uri().path()).unwrap_or_default();
-    if !access.allows(needed) {
+    let needed = scopes::required(req.method().as_str(), req.uri().path());
+    if !access.allows(&needed) {
         let mut resp = error(
             StatusCode::FORBIDDEN,
             "forbidden",

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -36,7 +36,7 @@ mod state;
 pub(crate) use demo::start_demo;
 
 pub use limits::RateLimits;
-pub use scopes::ROUTE_SCOPES;
+pub use scopes::{DESCRIBED_SCOPES, ROUTE_SCOPES};
 pub use state::{FakeDroplet, FakeFirewall, FakeSshKey, LoggedRequest};
 
 use scopes::Access;
@@ -289,6 +289,7 @@ fn router(shared: Arc<Shared>) -> Router {
             "/v2/tags/{tag}",
             get(account::get_tag).delete(account::delete_tag),
         )
+        .route("/v2/tags/{tag}/resources", delete(account::untag_resources))
         .fallback(|| async { state::not_found() })
         .layer(from_fn_with_state(Arc::clone(&shared), gate::gate))
         .layer(from_fn_with_state(Arc::clone(&shared), gate::record))
