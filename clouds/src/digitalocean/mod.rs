@@ -2,6 +2,7 @@
 //! creation (a unique provision tag listed before any create), a cloud firewall with no
 //! inbound rule, operator SSH keys, status mapping, cleanup and a probe that names each token
 //! scope provisioning needs and the token lacks.
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -207,9 +208,10 @@ impl CloudProvider for DigitalOceanProvider {
         let tag = names::booting_tag(control_plane)?;
         let droplets = self.api.droplets_tagged(&tag).await?;
         let now = time::OffsetDateTime::now_utc();
+        let targets: HashSet<&str> = targets.iter().map(|t| t.server_id.as_str()).collect();
         let done: Vec<u64> = droplets
             .iter()
-            .filter(|d| done_booting(d, targets, now))
+            .filter(|d| done_booting(d, &targets, now))
             .map(|d| d.id)
             .collect();
         if !self.untag_refused.load(Ordering::Relaxed) {
@@ -295,13 +297,13 @@ fn report(account: Option<&wire::Account>, scopes: &scopes::Scopes) -> Capabilit
 /// Whether a poll of `targets` at `now` takes the booting tag off `d`: a target the poll
 /// finds running with an address (its driver needs nothing more) or off (it fails), or any
 /// droplet created over `STALE_BOOTING` ago.
-fn done_booting(d: &wire::Droplet, targets: &[PollTarget], now: time::OffsetDateTime) -> bool {
+fn done_booting(d: &wire::Droplet, targets: &HashSet<&str>, now: time::OffsetDateTime) -> bool {
     let polled_out = match d.status.as_str() {
         "active" => public_ipv4(d).is_some(),
         "off" | "archive" => true,
         _ => false,
     };
-    let target = || targets.iter().any(|t| t.server_id == d.id.to_string());
+    let target = || targets.contains(d.id.to_string().as_str());
     let created = time::OffsetDateTime::parse(
         &d.created_at,
         &time::format_description::well_known::Rfc3339,
@@ -372,10 +374,8 @@ mod tests {
     #[test]
     fn the_booting_tag_comes_off_targets_done_booting_and_droplets_booting_for_an_hour() {
         let now = time::macros::datetime!(2031-03-01 12:00:00 UTC);
-        let target = [PollTarget {
-            server_id: "42".into(),
-            provision_id: "npv_7".into(),
-        }];
+        let target = HashSet::from(["42"]);
+        let none = HashSet::new();
         let at = |status: &str, created_at: &str, no_address: bool| {
             let mut d = droplet(status);
             d.created_at = created_at.into();
@@ -387,15 +387,15 @@ mod tests {
         let recent = "2031-03-01T11:55:00Z";
         let old = "2031-03-01T10:59:59Z";
         for (d, targets, want) in [
-            (at("active", recent, false), &target[..], true),
-            (at("off", recent, false), &target[..], true),
-            (at("archive", recent, false), &target[..], true),
-            (at("active", recent, true), &target[..], false),
-            (at("new", recent, false), &target[..], false),
+            (at("active", recent, false), &target, true),
+            (at("off", recent, false), &target, true),
+            (at("archive", recent, false), &target, true),
+            (at("active", recent, true), &target, false),
+            (at("new", recent, false), &target, false),
             // Another replica's droplet stays listed for that replica's next round.
-            (at("active", recent, false), &[][..], false),
-            (at("new", old, true), &[][..], true),
-            (at("new", "", true), &[][..], false),
+            (at("active", recent, false), &none, false),
+            (at("new", old, true), &none, true),
+            (at("new", "", true), &none, false),
         ] {
             assert_eq!(
                 done_booting(&d, targets, now),
