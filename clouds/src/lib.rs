@@ -244,19 +244,22 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
         ownership: &Ownership,
     ) -> Result<(), ProviderError>;
     /// How many servers one [`Self::poll_servers`] call reads. 1 for a cloud with no call
-    /// that reads several chosen servers at once.
+    /// that reads several servers at once.
     fn poll_batch(&self) -> usize {
         1
     }
     /// The group a server is polled in: the servers of one `poll_servers` call share it
-    /// (the AWS region, the GCP zone). `None` where `poll_batch` is 1.
+    /// (the AWS region, the GCP zone). `None`: the server is read alone (`get_server`), as
+    /// where `poll_batch` is 1 or the cloud's list cannot be used (DigitalOcean without
+    /// the scope to untag).
     fn poll_group(&self, _server_id: &str) -> Option<String> {
         None
     }
     /// Reads `targets` (at most `poll_batch`, all of one `poll_group`) in one API call where
     /// the cloud has one: a list filtered by the control plane's and the provisions' labels,
-    /// by instance ids, or by a tag the servers carry while they boot (every page of it).
-    /// A target absent from the answer was not found by that call.
+    /// or by instance ids. DigitalOcean lists a tag the droplets carry while they boot
+    /// (every page, then an untag): its answer may hold servers besides the targets. A
+    /// target absent from the answer was not found by that call.
     /// The default reads each target with `get_server`.
     async fn poll_servers(
         &self,

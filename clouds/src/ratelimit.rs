@@ -109,8 +109,9 @@ impl RateLimiter {
     /// provider has earned back since then at most what the time since `sent` refills, and
     /// this client's requests sent after it (their tokens taken, some still in flight) are
     /// not in that count yet, so the bucket keeps at most the count, plus what refilled,
-    /// less those requests (other clients of the same project spend the same budget). A limit other than the bucket's (a project whose limit was raised or
-    /// lowered) resizes the bucket, and answers to requests sent before then are ignored.
+    /// less those requests, and no less than none (other clients of the same project spend
+    /// the same budget). A limit other than the bucket's (a project whose limit was raised
+    /// or lowered) resizes the bucket, and answers to requests sent before then are ignored.
     /// A limit outside 1/100 to 100 times the published one is not believed (a proxy's or a
     /// broken header: it would stall the client for an hour per request, or unpace it), nor
     /// is anything a limiter without a reported bucket is told.
@@ -160,7 +161,7 @@ impl RateLimiter {
     /// Waits until a request may be sent, then takes a token from every bucket.
     pub async fn acquire(&self) {
         loop {
-            let wait = self.try_take(Instant::now());
+            let wait = self.try_take();
             match wait {
                 None => return,
                 Some(d) => tokio::time::sleep(d).await,
@@ -197,8 +198,10 @@ impl RateLimiter {
     }
 
     /// `None` when a token was taken; otherwise how long to wait before trying again.
-    fn try_take(&self, now: Instant) -> Option<Duration> {
+    fn try_take(&self) -> Option<Duration> {
         let mut s = self.lock();
+        // Read under the lock, so the takings are recorded in order.
+        let now = Instant::now();
         if let Some(p) = s.paused_until {
             if now < p {
                 return Some(p - now);
@@ -399,6 +402,26 @@ mod tests {
             start.elapsed() >= Duration::from_millis(900),
             "the sixth waits for a refill: {:?}",
             start.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_count_below_the_requests_sent_since_leaves_none_not_a_debt() {
+        let l = RateLimiter::hetzner();
+        let sent = Instant::now();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        for _ in 0..5 {
+            l.acquire().await;
+        }
+        // None left, and the provider already counted the 5 sent since (they arrived
+        // first): the bucket holds none, not minus 5.
+        l.report(sent, 3600, 0);
+        let start = Instant::now();
+        l.acquire().await;
+        let e = start.elapsed();
+        assert!(
+            e < Duration::from_millis(1100),
+            "waited {e:?}, a debt of 5 s"
         );
     }
 

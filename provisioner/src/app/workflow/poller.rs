@@ -360,7 +360,7 @@ async fn round(
         client,
         refreshed: false,
     };
-    let found = if calls.client.poll_group(&targets[0].server_id).is_some() {
+    let answer = if calls.client.poll_group(&targets[0].server_id).is_some() {
         match calls.batch(targets).await {
             Ok(found) => found,
             Err(e) => return (vec![Some(e.clone()); targets.len()], e.retry_after()),
@@ -368,12 +368,13 @@ async fn round(
     } else {
         Vec::new()
     };
+    let found: HashMap<&str, &ServerInfo> = answer.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut out = Vec::with_capacity(targets.len());
     let mut halted: Option<Observation> = None;
     let mut alone = 0;
     for t in targets {
-        if let Some(info) = found.iter().find(|s| s.id == t.server_id) {
-            out.push(Some(Observation::Seen(info.clone())));
+        if let Some(info) = found.get(t.server_id.as_str()) {
+            out.push(Some(Observation::Seen((*info).clone())));
         } else if let Some(h) = &halted {
             out.push(Some(h.clone()));
         } else if alone == READS_ALONE_PER_ROUND {
