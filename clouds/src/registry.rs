@@ -1,7 +1,7 @@
 //! Building provider clients on demand: an access grant from the credentials broker, the
-//! endpoint (overridable per provider), and one rate limiter per credential shared by every
-//! client built for it.
-use std::collections::HashMap;
+//! endpoint (overridable per provider), and one rate limiter and one `Learned` per
+//! credential shared by every client built for it.
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -188,8 +188,40 @@ pub struct ClientParts<'a> {
     pub context: &'a GrantContext,
     /// The credential's shared limiter.
     pub limiter: Arc<RateLimiter>,
+    /// What earlier clients of the credential learned about it.
+    pub learned: Arc<Learned>,
     /// Retries and timeouts.
     pub policy: RetryPolicy,
+}
+
+/// A credential's limiter and what its clients learned, shared by its clients.
+type PerCredential = (Arc<RateLimiter>, Arc<Learned>);
+
+/// What the clients of one credential learned about it that a later client of the same
+/// credential must know: calls the provider refused it (DigitalOcean's untag, without the
+/// `droplet:update` scope). Kept beside the credential's limiter, so it lasts as long as
+/// the credential; a new credential starts afresh.
+#[derive(Debug, Default)]
+pub struct Learned {
+    refused: Mutex<BTreeSet<&'static str>>,
+}
+
+impl Learned {
+    /// Records that the provider refused `call`; `true` the first time.
+    pub fn refuse(&self, call: &'static str) -> bool {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(call)
+    }
+
+    /// Whether the provider refused `call` to a client of this credential.
+    pub fn refused(&self, call: &str) -> bool {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(call)
+    }
 }
 
 /// Builds a client (one constructor per provider kind).
@@ -222,7 +254,8 @@ impl std::fmt::Debug for ProviderSpec {
 #[derive(Debug, Default)]
 pub struct Clients {
     specs: HashMap<ProviderId, ProviderSpec>,
-    limiters: Mutex<HashMap<(ProviderId, String), Arc<RateLimiter>>>,
+    /// Per credential: its limiter and what its clients learned.
+    limiters: Mutex<HashMap<(ProviderId, String), PerCredential>>,
     policy: RetryPolicy,
 }
 
@@ -251,10 +284,10 @@ impl Clients {
         grant: &Grant,
     ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
-        let limiter = {
+        let (limiter, learned) = {
             let mut map = self.limiters.lock().unwrap_or_else(|e| e.into_inner());
             map.entry((id, grant.credential_id.clone()))
-                .or_insert_with(|| Arc::new((spec.limiter)()))
+                .or_insert_with(|| (Arc::new((spec.limiter)()), Arc::default()))
                 .clone()
         };
         (spec.construct)(ClientParts {
@@ -262,6 +295,7 @@ impl Clients {
             access: grant.access.clone(),
             context: &grant.context,
             limiter,
+            learned,
             policy: self.policy.clone(),
         })
         .map_err(RegistryError::Provider)

@@ -4,16 +4,16 @@
 //! scope provisioning needs and the token lacks.
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use levelrail_types::PermissionCheck;
 use secrecy::SecretString;
 use tracing::{debug, instrument, warn};
 
-use super::cloud::{Cloud, Endpoint, bearer_spec};
+use super::cloud::{Cloud, Endpoint};
 use super::http::RetryPolicy;
 use super::ratelimit::RateLimiter;
+use super::registry::{ClientParts, Learned, ProviderSpec};
 use super::{
     CapabilityReport, CloudProvider, CreateServer, ErrorKind, Ownership, PollTarget, Price,
     Pricing, ProviderError, ProviderId, Reason, Region, ServerInfo, ServerState, Size,
@@ -48,14 +48,25 @@ pub(crate) static CLOUD: Cloud = Cloud {
     }],
     reason: |_| Reason::Unspecified,
     spec: |settings| {
-        bearer_spec(
-            ProviderId::DigitalOcean,
-            settings,
-            DigitalOceanProvider::new,
-            RateLimiter::digitalocean,
-        )
+        let id = ProviderId::DigitalOcean;
+        ProviderSpec {
+            base_url: settings.url(id, "api").unwrap_or_default(),
+            construct: Arc::new(move |p: ClientParts<'_>| {
+                let client = DigitalOceanProvider::new(
+                    p.base_url,
+                    p.access.bearer(id)?,
+                    p.limiter,
+                    p.policy,
+                )?
+                .sharing(p.learned);
+                Ok(Arc::new(client) as Arc<dyn CloudProvider>)
+            }),
+            limiter: RateLimiter::digitalocean,
+        }
     },
 };
+/// What `Learned` records when the token may not untag droplets.
+const UNTAG: &str = "digitalocean untag";
 /// The most droplets one poll round reads: more than an account's droplet limit usually
 /// allows (DigitalOcean's default is tens).
 const POLL_BATCH: usize = 1_000;
@@ -74,9 +85,9 @@ pub const DEFAULT_IMAGE: &str = "ubuntu-24-04-x64";
 pub struct DigitalOceanProvider {
     api: Api,
     policy: RetryPolicy,
-    /// The token may not take the booting tag off droplets (no `droplet:update`): the
-    /// booting tag's list would grow with the fleet, so servers are read one at a time.
-    untag_refused: AtomicBool,
+    /// What this token's clients learned; `UNTAG` refused (no `droplet:update`): the booting
+    /// tag's list would grow with the fleet, so servers are read one at a time.
+    learned: Arc<Learned>,
 }
 
 impl DigitalOceanProvider {
@@ -86,8 +97,8 @@ impl DigitalOceanProvider {
             match self.api.untag_droplets(tag, chunk).await {
                 Ok(()) => debug!(droplets = chunk.len(), "booting tag taken off"),
                 Err(e) if e.status == Some(403) => {
-                    if !self.untag_refused.swap(true, Ordering::Relaxed) {
-                        warn!(error = %e, "the token may not take the booting tag off droplets (it lacks droplet:update or tag:delete): booting droplets are read one at a time from now on");
+                    if self.learned.refuse(UNTAG) {
+                        warn!(error = %e, "the token may not take the booting tag off droplets (it lacks droplet:update or tag:delete): booting droplets are read one at a time from now on, until the credential is replaced");
                     }
                     return;
                 }
@@ -112,8 +123,14 @@ impl DigitalOceanProvider {
         Ok(Self {
             api,
             policy,
-            untag_refused: AtomicBool::new(false),
+            learned: Arc::default(),
         })
+    }
+
+    /// This client, sharing what `learned` records with the other clients of its token.
+    pub fn sharing(mut self, learned: Arc<Learned>) -> Self {
+        self.learned = learned;
+        self
     }
 }
 
@@ -184,9 +201,9 @@ impl CloudProvider for DigitalOceanProvider {
     }
 
     /// One group while the token may untag droplets; none (each server read alone) once
-    /// it was refused.
+    /// it was refused to a client of the token.
     fn poll_group(&self, _server_id: &str) -> Option<String> {
-        (!self.untag_refused.load(Ordering::Relaxed)).then(String::new)
+        (!self.learned.refused(UNTAG)).then(String::new)
     }
 
     /// Lists the droplets tagged `levelrail-booting-<control plane>` (every page, 200 a page),
@@ -199,7 +216,7 @@ impl CloudProvider for DigitalOceanProvider {
     ///
     /// An untag that fails fails no poll: the droplets stay listed and a later poll takes
     /// the tag off. One the token is not allowed to make (no `droplet:update`) ends bulk
-    /// polling for this client: its servers are then read one at a time.
+    /// polling for every client of the token: its servers are then read one at a time.
     async fn poll_servers(
         &self,
         control_plane: &str,
@@ -214,7 +231,7 @@ impl CloudProvider for DigitalOceanProvider {
             .filter(|d| done_booting(d, &targets, now))
             .map(|d| d.id)
             .collect();
-        if !self.untag_refused.load(Ordering::Relaxed) {
+        if !self.learned.refused(UNTAG) {
             self.untag(&tag, &done).await;
         }
         Ok(droplets.into_iter().map(server_info).collect())

@@ -7,9 +7,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use levelrail_clouds::digitalocean::REQUIRED_SCOPES;
-use levelrail_clouds::{CloudProvider as _, PollTarget, ServerState};
+use levelrail_clouds::registry::{Access, Grant, GrantContext};
+use levelrail_clouds::{CloudProvider as _, PollTarget, ProviderId, ServerState};
 use levelrail_sim::fakes::digitalocean::{DESCRIBED_SCOPES, FakeDigitalOcean, ROUTE_SCOPES};
 use levelrail_sim::openapi::digitalocean;
+use secrecy::SecretString;
 
 use crate::digitalocean_support::{
     READ_ONLY_TOKEN, TOKEN, client, create_request, ownership, start_fake,
@@ -128,7 +130,7 @@ fn the_scopes_the_fake_adds_to_a_security_entry_are_in_the_operations_descriptio
 /// Polls `server` until a poll finds it running (the poll that does takes its booting tag
 /// off).
 async fn poll_until_running(
-    do_: &levelrail_clouds::digitalocean::DigitalOceanProvider,
+    do_: &dyn levelrail_clouds::CloudProvider,
     server: &str,
     provision: &str,
 ) {
@@ -199,6 +201,49 @@ async fn without_droplet_update_the_probe_names_it_and_droplets_are_read_one_at_
     // From then on the poller reads this client's droplets one at a time, not by a tag
     // whose list would keep every droplet.
     assert_eq!(do_.poll_group(&created.id), None);
+}
+
+#[tokio::test]
+async fn a_refused_untag_is_remembered_for_the_credential_not_for_others() {
+    // Arrange: clients built as the control plane builds them, per credential.
+    let fake = scoped_fake().await;
+    let mut settings = levelrail_clouds::cloud::Settings::default();
+    settings
+        .set_url(ProviderId::DigitalOcean, "api", fake.base_url())
+        .expect("a declared endpoint");
+    let clients = levelrail_clouds::clients(&settings);
+    let grant = |credential: &str, token: &str| Grant {
+        credential_id: credential.into(),
+        access: Access::Bearer(SecretString::from(token.to_owned())),
+        context: GrantContext::default(),
+        expires_at: None,
+    };
+    let build = |credential: &str, token: &str| {
+        clients
+            .build(ProviderId::DigitalOcean, &grant(credential, token))
+            .expect("a client")
+    };
+    let first = build("cred-no-update", NO_UPDATE_TOKEN);
+    let created = first
+        .create_server(&create_request("npv_learned"))
+        .await
+        .expect("create");
+
+    // Act: the first client's poll is refused its untag.
+    poll_until_running(first.as_ref(), &created.id, "npv_learned").await;
+
+    // Assert: the next client of that credential reads one at a time from the start (a
+    // poller builds a new client each time it starts); another credential's client lists.
+    let again = build("cred-no-update", NO_UPDATE_TOKEN);
+    assert_eq!(again.poll_group(&created.id), None);
+    let other = build("cred-full", SCOPED_TOKEN);
+    assert_eq!(other.poll_group(&created.id), Some(String::new()));
+    let untags = fake
+        .request_log()
+        .into_iter()
+        .filter(|r| r.method == "DELETE" && r.path.ends_with("/resources"))
+        .count();
+    assert_eq!(untags, 1, "one refused untag");
 }
 
 #[test]
