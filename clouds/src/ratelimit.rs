@@ -381,15 +381,22 @@ mod tests {
         assert_eq!(l.request_interval(), Some(Duration::from_secs(1)));
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_count_does_not_include_the_requests_sent_after_the_one_it_answers() {
-        let l = RateLimiter::hetzner();
-        // Sent, then 5 more sent while its answer travels; it says 10 were left.
+    /// A request sent now, then 5 more sent 1 ms later while its answer travels: when the
+    /// first was sent.
+    async fn sent_then_five_more(l: &RateLimiter) -> Instant {
         let sent = Instant::now();
         tokio::time::sleep(Duration::from_millis(1)).await;
         for _ in 0..5 {
             l.acquire().await;
         }
+        sent
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_count_does_not_include_the_requests_sent_after_the_one_it_answers() {
+        let l = RateLimiter::hetzner();
+        // Its answer says 10 were left.
+        let sent = sent_then_five_more(&l).await;
         l.report(sent, 3600, 10);
         // The provider has counted those 5 by now, or will: 5 are left, not 10.
         let start = Instant::now();
@@ -408,11 +415,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_count_below_the_requests_sent_since_leaves_none_not_a_debt() {
         let l = RateLimiter::hetzner();
-        let sent = Instant::now();
-        tokio::time::sleep(Duration::from_millis(1)).await;
-        for _ in 0..5 {
-            l.acquire().await;
-        }
+        let sent = sent_then_five_more(&l).await;
         // None left, and the provider already counted the 5 sent since (they arrived
         // first): the bucket holds none, not minus 5.
         l.report(sent, 3600, 0);

@@ -255,7 +255,7 @@ impl std::fmt::Debug for ProviderSpec {
 pub struct Clients {
     specs: HashMap<ProviderId, ProviderSpec>,
     /// Per credential: its limiter and what its clients learned.
-    limiters: Mutex<HashMap<(ProviderId, String), PerCredential>>,
+    per_credential: Mutex<HashMap<(ProviderId, String), PerCredential>>,
     policy: RetryPolicy,
 }
 
@@ -285,7 +285,10 @@ impl Clients {
     ) -> Result<Arc<dyn CloudProvider>, RegistryError> {
         let spec = self.specs.get(&id).ok_or(RegistryError::Unsupported(id))?;
         let (limiter, learned) = {
-            let mut map = self.limiters.lock().unwrap_or_else(|e| e.into_inner());
+            let mut map = self
+                .per_credential
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             map.entry((id, grant.credential_id.clone()))
                 .or_insert_with(|| (Arc::new((spec.limiter)()), Arc::default()))
                 .clone()
