@@ -87,8 +87,7 @@ async fn calls_per_minute(n: usize) -> (usize, usize) {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     tokio::time::sleep(BACK_OFF).await;
-    let refused_before = refusals(&fake.request_log());
-    fake.clear_request_log();
+    let refused_before = refusals(&fake.take_request_log());
     tokio::time::sleep(WINDOW).await;
     let log = fake.request_log();
     app.stop().await;

@@ -269,6 +269,12 @@ impl FakeHetznerHandle {
         lock(&self.shared.log).clone()
     }
 
+    /// The requests received so far, forgotten in the same step: none can arrive between
+    /// reading the log and clearing it.
+    pub fn take_request_log(&self) -> Vec<LoggedRequest> {
+        std::mem::take(&mut *lock(&self.shared.log))
+    }
+
     /// Forgets the requests received so far.
     pub fn clear_request_log(&self) {
         lock(&self.shared.log).clear();
