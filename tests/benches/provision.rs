@@ -124,7 +124,8 @@ fn token_in(user_data: &str) -> Option<String> {
 }
 
 async fn run(backend: &str, database_url: Option<String>) {
-    let (fake, app, _tmp) = fake_app::start(None, database_url.clone()).await;
+    let on_sqlite = database_url.is_none();
+    let (fake, app, _tmp) = fake_app::start(None, database_url).await;
     let channel = app.channel().await;
     let client = app.provisioner_client().await;
     let health = HealthClient::new(channel.clone());
@@ -243,7 +244,7 @@ async fn run(backend: &str, database_url: Option<String>) {
     // than the latencies.
     let per_call = |cpu: Duration| cpu.as_secs_f64() * 1e6 / n;
     let total = per_call(after.0.saturating_sub(before.0));
-    let (name, measured) = if database_url.is_none() {
+    let (name, measured) = if on_sqlite {
         let sqlite = per_call(after.1.saturating_sub(before.1));
         (
             format!("CPU per Provision, whole process ({backend})"),

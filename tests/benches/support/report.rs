@@ -47,13 +47,11 @@ pub(crate) fn cpu_time(prefix: &str) -> (Duration, Duration) {
     /// parenthesised name (which may hold spaces) as 12th and 13th.
     fn ticks(stat: &str) -> u64 {
         let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-        let f: Vec<u64> = rest
-            .split_whitespace()
+        rest.split_whitespace()
             .skip(11)
             .take(2)
-            .filter_map(|v| v.parse().ok())
-            .collect();
-        f.iter().sum()
+            .filter_map(|v| v.parse::<u64>().ok())
+            .sum()
     }
     const TICK: Duration = Duration::from_millis(10);
     let all = std::fs::read_to_string("/proc/self/stat").map_or(0, |s| ticks(&s));
