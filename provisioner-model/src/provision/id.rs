@@ -1,4 +1,4 @@
-//! Provision ids: `npv_` followed by 32 lowercase hex digits (a random UUID).
+//! Provision ids: `npv_` followed by 32 lowercase hex digits (a time-ordered UUID).
 use std::fmt;
 
 use crate::FieldError;
@@ -12,11 +12,15 @@ pub const PROVISION_ID_PREFIX: &str = "npv_";
 pub struct ProvisionId(String);
 
 impl ProvisionId {
-    /// A fresh random id.
+    /// A fresh id: a version 7 UUID, whose first 48 bits are the time in milliseconds
+    /// and whose other 74 are random (or, within one millisecond, counted from a random
+    /// start). New provisions' ids sort after older ones, so the indexes keyed by them take
+    /// each one at their end: a group commit of 64 provisions changes a page or two of
+    /// each, where random ids changed one page per provision in every such index.
     pub fn generate() -> Self {
         ProvisionId(format!(
             "{PROVISION_ID_PREFIX}{}",
-            uuid::Uuid::new_v4().simple()
+            uuid::Uuid::now_v7().simple()
         ))
     }
 
@@ -64,6 +68,12 @@ mod tests {
         let a = ProvisionId::generate();
         assert_ne!(a, ProvisionId::generate());
         assert_eq!(ProvisionId::parse(a.as_str()).expect("parses"), a);
+    }
+
+    #[test]
+    fn generated_ids_sort_in_the_order_they_were_made() {
+        let ids: Vec<ProvisionId> = (0..1000).map(|_| ProvisionId::generate()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
     }
 
     #[test]
