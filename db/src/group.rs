@@ -10,9 +10,10 @@
 //!
 //! Operations of the same SQL go to SQLite's thread together, up to [`MAX_BATCH`] in one
 //! hand-off (the SQL repeated, each copy's parameters renumbered): a hand-off costs more
-//! than the inserts it carries. Each batch has a savepoint of its own: when one fails, that
-//! batch alone is undone and run again one operation at a time, so that the one that fails
-//! is found and undone alone while the rest of the group commits. An operation whose caller went away is still committed (the caller's request
+//! than the inserts it carries. Each batch has a savepoint of its own, and its copies none
+//! (a savepoint per copy only cost SQLite time): when one fails, that batch
+//! alone is undone and run again one operation at a time, each in its own savepoint, so
+//! that the one that fails is found and undone alone while the rest of the group commits. An operation whose caller went away is still committed (the caller's request
 //! then has no answer; a provision inserted so is resumed by the recovery pass once its
 //! lease lapses).
 use std::collections::HashMap;
@@ -231,9 +232,17 @@ fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     texts.entry((sql, params, n)).or_insert_with(|| {
-        // One copy per line: no copy can comment out the next.
+        // Without their own savepoints (the batch's undoes them all when one fails, and
+        // each is then run alone, in its own). One copy per line: no copy can comment out
+        // the next.
+        let body = sql
+            .strip_prefix(GROUP_SAVEPOINT)
+            .and_then(|s| s.trim_end().strip_suffix(GROUP_RELEASE))
+            .unwrap_or(sql)
+            .trim()
+            .trim_end_matches(';');
         let copies: String = (0..n)
-            .map(|k| renumbered(sql, k * params) + ";\n")
+            .map(|k| renumbered(body, k * params) + ";\n")
             .collect();
         let text = format!("SAVEPOINT batch;\n{copies}RELEASE batch;\n");
         Box::leak(text.into_boxed_str())
@@ -269,9 +278,12 @@ mod tests {
             "INSERT INTO t VALUES ($13, $24, 'x', $14)"
         );
         assert_eq!(
-            batch_sql("SAVEPOINT grouped; SELECT $1, $2; RELEASE grouped", 2, 2),
-            "SAVEPOINT batch;\nSAVEPOINT grouped; SELECT $1, $2; RELEASE grouped;\n\
-             SAVEPOINT grouped; SELECT $3, $4; RELEASE grouped;\nRELEASE batch;\n"
+            batch_sql(
+                "SAVEPOINT grouped; SELECT $1; SELECT $2; RELEASE grouped",
+                2,
+                2
+            ),
+            "SAVEPOINT batch;\nSELECT $1; SELECT $2;\nSELECT $3; SELECT $4;\nRELEASE batch;\n"
         );
     }
 }
