@@ -14,8 +14,11 @@ use tracing::{info, warn};
 /// Events written in one statement.
 const PER_BATCH: usize = 256;
 /// How long the writer gathers events once one arrived: the log costs the database a
-/// statement per window at most, never one per call.
-const WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
+/// statement per window at most, never one per call. Short, so that a busy API's events
+/// go in many small statements (about 70 events each at 7,000 calls/s) between its own
+/// writes: with 100 ms, every tenth of a second the writer stopped for three statements
+/// of 256 events, and the API's requests waiting behind them made its p99.
+const WINDOW: std::time::Duration = std::time::Duration::from_millis(10);
 /// Events waiting at most; past it the oldest are dropped, with a warning.
 const QUEUED_AT_MOST: usize = 100_000;
 
@@ -38,8 +41,10 @@ struct Queue {
 }
 
 impl AuditLog {
-    /// A log written to `store` (within a Tokio runtime).
+    /// A log written to `store` (within a Tokio runtime), as background work: at a SQLite
+    /// file's one writer, the API's requests go first.
     pub fn start(store: Arc<dyn AuditStore>) -> Self {
+        let store = store.background().unwrap_or(store);
         let queue = Arc::new(Queue::default());
         let task = tokio::spawn(write_all(Arc::clone(&store), Arc::clone(&queue)));
         AuditLog {

@@ -1,5 +1,6 @@
 //! The audit log's storage port.
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
@@ -18,4 +19,10 @@ pub trait AuditStore: Send + Sync + Debug {
         limit: u32,
         before: Option<&str>,
     ) -> Result<Vec<AuditEvent>, StoreError>;
+    /// This log for its writer, which works off the request path: on its own connections
+    /// where the database has them (PostgreSQL), behind the API's requests at a single
+    /// writer (a SQLite file). `None` where both are served alike.
+    fn background(&self) -> Option<Arc<dyn AuditStore>> {
+        None
+    }
 }

@@ -1,5 +1,7 @@
 //! `AuditStore` in SQL (and its conformance suite, run on every backend): a batch of events is one statement (its rows passed as one JSON
 //! array), so the log costs the writer one operation per batch, not per call.
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use levelrail_db::{Dialect, Row, args, format_timestamp};
 
@@ -98,6 +100,10 @@ impl<D: Dialect> AuditStore for SqlStore<D> {
         };
         rows.iter().map(read_event).collect()
     }
+
+    fn background(&self) -> Option<Arc<dyn AuditStore>> {
+        Some(Arc::new(SqlStore::new(self.db.background())))
+    }
 }
 
 /// The behaviour every `AuditStore` backend must show.
@@ -108,7 +114,7 @@ pub(crate) mod conformance {
     use crate::model::AuditEvent;
     use crate::model::ports::AuditStore;
 
-    fn event(n: u32) -> AuditEvent {
+    pub(crate) fn event(n: u32) -> AuditEvent {
         AuditEvent {
             id: AuditEvent::new_id(),
             at: datetime!(2026-12-05 08:00:00.123456789 UTC) + time::Duration::seconds(n.into()),
@@ -131,7 +137,11 @@ pub(crate) mod conformance {
         // Two batches; ids are made in order, so the log reads newest first.
         let events: Vec<AuditEvent> = (0..5).map(event).collect();
         store.record_audit(&events[..2]).await.expect("first batch");
-        store
+        // The log's writer records through the handle for background work, where the
+        // store has one: it writes the same log.
+        let writer = store.background();
+        let writer: &dyn AuditStore = writer.as_deref().unwrap_or(store);
+        writer
             .record_audit(&events[2..])
             .await
             .expect("second batch");
@@ -182,6 +192,39 @@ mod tests {
     async fn the_sqlite_store_passes_audit_conformance() {
         let (store, _dir, _path) = sqlite_store().await;
         super::conformance::run(&store).await;
+    }
+
+    /// At a SQLite file's one writer, the log's writer waits while the API's writes are
+    /// queued, even those queued after it.
+    #[tokio::test]
+    async fn at_a_sqlite_file_the_logs_writer_goes_after_the_api() {
+        use std::time::Duration;
+
+        use crate::model::ports::AuditStore as _;
+        let (store, _dir, _path) = sqlite_store().await;
+        let writer = store.background().expect("a handle for the log's writer");
+        let (logged, api) = (super::conformance::event(1), super::conformance::event(2));
+        let held = store.db.write().await.expect("the writer");
+        let first = tokio::spawn({
+            let logged = logged.clone();
+            async move { writer.record_audit(&[logged]).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let second = tokio::spawn({
+            let (store, api) = (store.clone(), api.clone());
+            async move { store.record_audit(&[api]).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(held);
+        first.await.expect("task").expect("the log's write");
+        second.await.expect("task").expect("the API's write");
+        let rows = store
+            .db
+            .fetch_all("SELECT id FROM audit_events ORDER BY rowid", &[])
+            .await
+            .expect("read");
+        let ids: Vec<String> = rows.iter().map(|r| r.text("id").expect("id")).collect();
+        assert_eq!(ids, [api.id, logged.id], "the log's write went first");
     }
 
     #[tokio::test]
