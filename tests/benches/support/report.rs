@@ -43,17 +43,6 @@ pub(crate) fn rss_kib(pid: &str) -> u64 {
 /// threads whose name starts with `prefix` (`/proc/self/task/*/stat`, in clock ticks of
 /// 10 ms). Unlike wall time, it does not grow when another program takes the cores.
 pub(crate) fn cpu_time(prefix: &str) -> (Duration, Duration) {
-    /// `utime` and `stime` of a `stat` line: fields 14 and 15, counted after the
-    /// parenthesised name (which may hold spaces) as 12th and 13th.
-    fn ticks(stat: &str) -> u64 {
-        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-        rest.split_whitespace()
-            .skip(11)
-            .take(2)
-            .filter_map(|v| v.parse::<u64>().ok())
-            .sum()
-    }
-    const TICK: Duration = Duration::from_millis(10);
     let all = std::fs::read_to_string("/proc/self/stat").map_or(0, |s| ticks(&s));
     let mut named = 0;
     for task in std::fs::read_dir("/proc/self/task")
@@ -68,4 +57,34 @@ pub(crate) fn cpu_time(prefix: &str) -> (Duration, Duration) {
         }
     }
     (TICK * all as u32, TICK * named as u32)
+}
+
+/// The kernel counts CPU time in ticks of 10 ms.
+const TICK: Duration = Duration::from_millis(10);
+
+/// `utime` and `stime` of a `stat` line: fields 14 and 15, counted after the parenthesised
+/// name (which may hold spaces) as 12th and 13th.
+fn ticks(stat: &str) -> u64 {
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    rest.split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum()
+}
+
+/// The CPU time so far of the processes of this machine named `name` (`comm`), such as a
+/// database server's (which must run here, and as this user or one it may read): what
+/// they spent serving this process is the difference over a load. A process that ends
+/// in between takes its time with it.
+pub(crate) fn processes_cpu(name: &str) -> Duration {
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let path = entry.path();
+        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        if comm.trim_end() == name {
+            total += std::fs::read_to_string(path.join("stat")).map_or(0, |s| ticks(&s));
+        }
+    }
+    TICK * total as u32
 }
