@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use levelrail_proto::credentials::v1::Provider;
 use levelrail_provisioner::model::AuditEvent;
-use levelrail_provisioner::model::ports::AuditStore;
+use levelrail_provisioner::model::ports::{AuditStore, StoreError};
 use levelrail_types::{ApiScope, ProviderId, method_of};
 use tokio::sync::Notify;
 use tracing::{info, warn};
@@ -21,6 +21,12 @@ const PER_BATCH: usize = 256;
 const WINDOW: std::time::Duration = std::time::Duration::from_millis(10);
 /// Events waiting at most; past it the oldest are dropped, with a warning.
 const QUEUED_AT_MOST: usize = 100_000;
+/// How long the writer waits before it offers a batch again to a database that stayed
+/// busy (the log's writes are background work, which waits while the API's are queued).
+const RETRY_BUSY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a flush at shutdown keeps offering batches to a busy database; what is left
+/// then is in the log lines only.
+const FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The audit log of one process.
 #[derive(Debug)]
@@ -44,9 +50,14 @@ impl AuditLog {
     /// A log written to `store` (within a Tokio runtime), as background work: at a SQLite
     /// file's one writer, the API's requests go first.
     pub fn start(store: Arc<dyn AuditStore>) -> Self {
+        Self::start_with(store, WINDOW)
+    }
+
+    /// [`Self::start`], gathering events for `window`.
+    fn start_with(store: Arc<dyn AuditStore>, window: std::time::Duration) -> Self {
         let store = store.background().unwrap_or(store);
         let queue = Arc::new(Queue::default());
-        let task = tokio::spawn(write_all(Arc::clone(&store), Arc::clone(&queue)));
+        let task = tokio::spawn(write_all(Arc::clone(&store), Arc::clone(&queue), window));
         AuditLog {
             queue,
             open: Arc::default(),
@@ -89,8 +100,6 @@ impl AuditLog {
 }
 
 impl AuditLog {
-    /// Writes what is queued now, without waiting for the window (and after the batch the
-    /// writer may be writing): at shutdown, once the listeners stopped accepting.
     /// Counts a state-changing call as open until the returned guard is dropped (once its
     /// event is recorded, or the call is gone).
     pub(crate) fn begin(&self) -> OpenCall {
@@ -119,9 +128,30 @@ impl AuditLog {
         }
     }
 
+    /// Writes what is queued now, without waiting for the window (and after the batch the
+    /// writer may be writing): at shutdown, once the listeners stopped accepting. A database
+    /// that stays busy is offered the rest for up to [`FLUSH_WITHIN`]; what is left then is
+    /// in the log lines only (a warning says how many events).
     pub async fn flush(&self) {
-        if let Some((_, store)) = &self.task {
-            write_queued(store.as_ref(), &self.queue).await;
+        let Some((_, store)) = &self.task else {
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + FLUSH_WITHIN;
+        while write_queued(store.as_ref(), &self.queue).await == Written::NotYet {
+            if tokio::time::Instant::now() + RETRY_BUSY_AFTER > deadline {
+                let left = self
+                    .queue
+                    .waiting
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .len();
+                warn!(
+                    events = left,
+                    "stopping with audit events unwritten (the database stayed busy): they are in the log lines only"
+                );
+                return;
+            }
+            tokio::time::sleep(RETRY_BUSY_AFTER).await;
         }
     }
 }
@@ -155,16 +185,29 @@ impl Drop for OpenCall {
     }
 }
 
-async fn write_all(store: Arc<dyn AuditStore>, queue: Arc<Queue>) {
+async fn write_all(store: Arc<dyn AuditStore>, queue: Arc<Queue>, window: std::time::Duration) {
     loop {
         queue.ready.notified().await;
-        tokio::time::sleep(WINDOW).await;
-        write_queued(store.as_ref(), &queue).await;
+        tokio::time::sleep(window).await;
+        while write_queued(store.as_ref(), &queue).await == Written::NotYet {
+            tokio::time::sleep(RETRY_BUSY_AFTER).await;
+        }
     }
 }
 
-/// Writes everything queued, a batch at a time.
-async fn write_queued(store: &dyn AuditStore, queue: &Queue) {
+/// What [`write_queued`] did.
+#[derive(Debug, PartialEq, Eq)]
+enum Written {
+    /// Everything queued.
+    All,
+    /// The database stayed busy: the batch it was offered is back at the queue's front.
+    NotYet,
+}
+
+/// Writes everything queued, a batch at a time. A batch the database was too busy to take
+/// goes back to the front of the queue, whole; one it refused otherwise is written an
+/// event at a time, so that one bad event costs only itself.
+async fn write_queued(store: &dyn AuditStore, queue: &Queue) -> Written {
     let _writing = queue.writing.lock().await;
     loop {
         let batch: Vec<AuditEvent> = {
@@ -173,9 +216,20 @@ async fn write_queued(store: &dyn AuditStore, queue: &Queue) {
             waiting.drain(..n).collect()
         };
         if batch.is_empty() {
-            return;
+            return Written::All;
         }
-        if store.record_audit(&batch).await.is_err() {
+        let refused = match store.record_audit(&batch).await {
+            Ok(()) => false,
+            Err(StoreError::Busy) => {
+                let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
+                for event in batch.into_iter().rev() {
+                    waiting.push_front(event);
+                }
+                return Written::NotYet;
+            }
+            Err(_) => true,
+        };
+        if refused {
             // One bad event must not cost the others: each alone, then.
             for event in &batch {
                 if let Err(e) = store.record_audit(std::slice::from_ref(event)).await {
@@ -452,6 +506,103 @@ mod tests {
             target("/levelrail.nodes.v1.NodesService/ListNodes", b""),
             ""
         );
+    }
+
+    /// An `AuditStore` that keeps the ids of each batch it was given, and answers busy to
+    /// the first `busy` batches.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        batches: Mutex<Vec<Vec<String>>>,
+        busy: Mutex<usize>,
+        background: Option<Arc<Recorder>>,
+    }
+
+    impl Recorder {
+        fn batches(&self) -> Vec<Vec<String>> {
+            self.batches.lock().expect("lock").clone()
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl AuditStore for Recorder {
+        async fn record_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError> {
+            {
+                let mut busy = self.busy.lock().expect("lock");
+                if *busy > 0 {
+                    *busy -= 1;
+                    return Err(StoreError::Busy);
+                }
+            }
+            let ids = events.iter().map(|e| e.id.clone()).collect();
+            self.batches.lock().expect("lock").push(ids);
+            Ok(())
+        }
+
+        async fn list_audit(&self, _: u32, _: Option<&str>) -> Result<Vec<AuditEvent>, StoreError> {
+            Ok(Vec::new())
+        }
+
+        fn background(&self) -> Option<Arc<dyn AuditStore>> {
+            self.background
+                .clone()
+                .map(|b| -> Arc<dyn AuditStore> { b })
+        }
+    }
+
+    fn an_event(n: u32) -> AuditEvent {
+        event(
+            "lrt_0123456789abcdef",
+            "/levelrail.provisioner.v1.ProvisionerService/Provision",
+            format!("web-{n}"),
+            "127.0.0.1:40000".into(),
+        )
+    }
+
+    /// The log writes through its store's handle for background work, and a flush writes
+    /// what still waits for the window.
+    #[tokio::test]
+    async fn the_log_writes_as_background_work_and_a_flush_does_not_wait_for_the_window() {
+        let background = Arc::new(Recorder::default());
+        let api = Arc::new(Recorder {
+            background: Some(Arc::clone(&background)),
+            ..Recorder::default()
+        });
+        let log = AuditLog::start_with(api.clone(), std::time::Duration::from_secs(3600));
+        let event = an_event(1);
+        log.record(event.clone());
+        log.flush().await;
+        assert_eq!(background.batches(), [vec![event.id]]);
+        assert!(api.batches().is_empty(), "written through the API's handle");
+    }
+
+    /// A database too busy for a batch gets the same batch again a moment later, whole
+    /// and in order (not its events one at a time, each waiting for the writer again), and
+    /// a flush at shutdown gives up on one that stays busy.
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_database_gets_the_batch_again_later_and_a_flush_gives_up() {
+        let store = Arc::new(Recorder {
+            busy: Mutex::new(2),
+            ..Recorder::default()
+        });
+        let log = AuditLog::start_with(store.clone(), WINDOW);
+        let events: Vec<AuditEvent> = (0..3).map(an_event).collect();
+        for e in &events {
+            log.record(e.clone());
+        }
+        let started = tokio::time::Instant::now();
+        while store.batches().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+        assert_eq!(store.batches(), [ids]);
+        assert!(started.elapsed() >= RETRY_BUSY_AFTER * 2);
+
+        *store.busy.lock().expect("lock") = usize::MAX;
+        log.record(an_event(4));
+        let started = tokio::time::Instant::now();
+        log.flush().await;
+        assert!(started.elapsed() <= FLUSH_WITHIN, "{:?}", started.elapsed());
+        assert_eq!(store.batches().len(), 1, "nothing more was written");
     }
 
     /// A stop waits for the state-changing calls still being answered (their events come
