@@ -102,7 +102,13 @@ impl<D: Dialect> Db<D> {
         args: Vec<Value>,
     ) -> Result<(), sqlx::Error> {
         debug_assert!(D::NAME == "sqlite", "a batch of statements on {}", D::NAME);
-        debug_assert!(sql.starts_with(GROUP_SAVEPOINT) && sql.trim_end().ends_with(GROUP_RELEASE));
+        debug_assert!(
+            sql.starts_with(GROUP_SAVEPOINT)
+                && sql
+                    .trim_end()
+                    .trim_end_matches(';')
+                    .ends_with(GROUP_RELEASE)
+        );
         // Copies of it are joined with their parameters renumbered: no literal or comment
         // may hold a `$`.
         debug_assert!(
@@ -237,7 +243,11 @@ fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
         // the next.
         let body = sql
             .strip_prefix(GROUP_SAVEPOINT)
-            .and_then(|s| s.trim_end().strip_suffix(GROUP_RELEASE))
+            .and_then(|s| {
+                s.trim_end()
+                    .trim_end_matches(';')
+                    .strip_suffix(GROUP_RELEASE)
+            })
             .unwrap_or(sql)
             .trim()
             .trim_end_matches(';');
@@ -284,6 +294,11 @@ mod tests {
                 2
             ),
             "SAVEPOINT batch;\nSELECT $1; SELECT $2;\nSELECT $3; SELECT $4;\nRELEASE batch;\n"
+        );
+        // A last semicolon after the release is the same release.
+        assert_eq!(
+            batch_sql("SAVEPOINT grouped; SELECT $1; RELEASE grouped; ", 1, 2),
+            "SAVEPOINT batch;\nSELECT $1;\nSELECT $2;\nRELEASE batch;\n"
         );
     }
 }

@@ -162,8 +162,8 @@ impl Db<Sqlite> {
             // instead of per commit.
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
-            // Temporary files in memory: above all the statement sub-journal each
-            // group-committed operation's SAVEPOINT writes the pages it changes to. As a
+            // Temporary files in memory: above all the sub-journal that savepoints and
+            // statements inside a transaction write the pages they change to. As a
             // file, it cost a pwrite per page on the writer's thread (the profile of
             // Provision showed a sixth of its time there); it never needs to survive a
             // crash (a rolled-back transaction leaves nothing).

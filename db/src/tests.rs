@@ -421,7 +421,7 @@ async fn grouped_suite<D: Dialect>(db: Db<D>) {
 
 #[tokio::test]
 async fn sqlite_keeps_temporary_files_in_memory() {
-    // The group commit's savepoints write a sub-journal per operation: in memory, not a
+    // The group commit's savepoints and statements write a sub-journal: in memory, not a
     // file written page by page on the writer's thread.
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("temp.db");

@@ -106,7 +106,8 @@ const INSERT_LEASE_ON_DATABASE_CLOCK: &str = concat!(
 
 /// SQLite: the same inserts as one batch of statements (one hand-off to the writer's
 /// thread), committed with the other requests queued meanwhile (group commit); the first
-/// to fail stops it, and its savepoint undoes what it did.
+/// to fail stops it, and its savepoint undoes what it did (see `levelrail_db`'s group
+/// commit for how a batch of them fails).
 const INSERT_WITH_TOKEN_SQLITE: &str = concat!(
     "SAVEPOINT grouped; \
      INSERT INTO name_claims (name, holder_kind, holder_id) VALUES ($44, 'provision', $1); \
