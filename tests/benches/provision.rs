@@ -127,6 +127,10 @@ fn token_in(user_data: &str) -> Option<String> {
 
 async fn run(backend: &str, database_url: Option<String>) {
     let on_sqlite = database_url.is_none();
+    let server = match &database_url {
+        Some(url) => postmaster(url).await,
+        None => None,
+    };
     let (fake, app, _tmp) = fake_app::start(None, database_url).await;
     let channel = app.channel().await;
     let client = app.provisioner_client().await;
@@ -215,13 +219,7 @@ async fn run(backend: &str, database_url: Option<String>) {
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     // The database server's processes, when it runs on this machine (as it does here).
-    let server_cpu = || {
-        if on_sqlite {
-            Duration::ZERO
-        } else {
-            report::processes_cpu("postgres")
-        }
-    };
+    let server_cpu = || server.map(report::family_cpu);
     let before_noop = report::cpu_time(SQLITE_THREADS);
     let (noop, noop_wall) = noop_load(&health).await;
     let before = report::cpu_time(SQLITE_THREADS);
@@ -263,10 +261,15 @@ async fn run(backend: &str, database_url: Option<String>) {
             format!("{total:.0} µs, of which SQLite's threads {sqlite:.0} µs"),
         )
     } else {
-        let server = per_call(server_after.saturating_sub(server_before));
+        let server = match (server_before, server_after) {
+            (Some(before), Some(after)) => {
+                format!("{:.0} µs", per_call(after.saturating_sub(before)))
+            }
+            _ => "not measured (not on this machine)".to_owned(),
+        };
         (
             format!("CPU per Provision, this process and the database server ({backend})"),
-            format!("{total:.0} µs, and the server's processes on this machine {server:.0} µs"),
+            format!("{total:.0} µs, and the server's processes {server}"),
         )
     };
     report::info(
@@ -279,6 +282,18 @@ async fn run(backend: &str, database_url: Option<String>) {
     );
     app.stop().await;
     fake.shutdown();
+}
+
+/// The PostgreSQL server's postmaster, when the server runs on this machine: the parent of
+/// the backend that serves a connection of ours.
+async fn postmaster(url: &str) -> Option<u32> {
+    let pool = sqlx::PgPool::connect(url).await.ok()?;
+    let pid: Option<i32> = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&pool)
+        .await
+        .ok();
+    pool.close().await;
+    report::parent_named(u32::try_from(pid?).ok()?, "postgres")
 }
 
 /// A fresh database on the PostgreSQL server at `base` (dropped first if a previous run

@@ -73,17 +73,39 @@ fn ticks(stat: &str) -> u64 {
         .sum()
 }
 
-/// The CPU time so far of the processes of this machine named `name` (`comm`), such as a
-/// database server's (which must run here, and as this user or one it may read): what
-/// they spent serving this process is the difference over a load. A process that ends
-/// in between takes its time with it.
-pub(crate) fn processes_cpu(name: &str) -> Duration {
+/// The parent of process `pid`, when `pid` is a process of this machine named `name`
+/// (`comm`); `None` otherwise (a pid from another machine or PID namespace).
+pub(crate) fn parent_named(pid: u32, name: &str) -> Option<u32> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    if comm.trim_end() != name {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The CPU time so far of process `root` and its children (a database server's
+/// postmaster and its backends): what they spent serving this process is the difference
+/// over a load. A child that ends in between takes its time with it.
+pub(crate) fn family_cpu(root: u32) -> Duration {
     let mut total = 0;
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let path = entry.path();
-        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        if comm.trim_end() == name {
-            total += std::fs::read_to_string(path.join("stat")).map_or(0, |s| ticks(&s));
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if pid == root || parent == Some(root) {
+            total += ticks(&stat);
         }
     }
     TICK * total as u32
