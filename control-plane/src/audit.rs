@@ -24,8 +24,8 @@ const QUEUED_AT_MOST: usize = 100_000;
 /// How long the writer waits before it offers a batch again to a database that stayed
 /// busy (the log's writes are background work, which waits while the API's are queued).
 const RETRY_BUSY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
-/// How long a flush at shutdown keeps offering batches to a busy database; what is left
-/// then is in the log lines only.
+/// How long a flush at shutdown may take, waits for a busy database included; what is
+/// not written by then is in the log lines only.
 const FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The audit log of one process.
@@ -91,7 +91,7 @@ impl AuditLog {
         let mut waiting = self.queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
         if waiting.len() >= QUEUED_AT_MOST {
             waiting.pop_front();
-            warn!("the audit log is not keeping up; dropped its oldest unwritten event");
+            warn!("the audit log is not keeping up; dropped its oldest waiting event");
         }
         waiting.push_back(event);
         drop(waiting);
@@ -129,29 +129,39 @@ impl AuditLog {
     }
 
     /// Writes what is queued now, without waiting for the window (and after the batch the
-    /// writer may be writing): at shutdown, once the listeners stopped accepting. A database
-    /// that stays busy is offered the rest for up to [`FLUSH_WITHIN`]; what is left then is
-    /// in the log lines only (a warning says how many events).
+    /// writer may be writing): at shutdown, once the listeners stopped accepting. It takes
+    /// [`FLUSH_WITHIN`] at most: what a database that stayed busy did not take by then is in
+    /// the log lines only (a warning says so).
     pub async fn flush(&self) {
         let Some((_, store)) = &self.task else {
             return;
         };
         let deadline = tokio::time::Instant::now() + FLUSH_WITHIN;
-        while write_queued(store.as_ref(), &self.queue).await == Written::NotYet {
-            if tokio::time::Instant::now() + RETRY_BUSY_AFTER > deadline {
-                let left = self
-                    .queue
-                    .waiting
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .len();
-                warn!(
-                    events = left,
-                    "stopping with audit events unwritten (the database stayed busy): they are in the log lines only"
-                );
-                return;
+        loop {
+            // Cut short at the deadline, an attempt loses the batch it was writing from the
+            // queue (not from the log lines): the process is stopping.
+            match tokio::time::timeout_at(deadline, write_queued(store.as_ref(), &self.queue)).await
+            {
+                Ok(Written::All) => return,
+                Ok(Written::NotYet)
+                    if tokio::time::Instant::now() + RETRY_BUSY_AFTER < deadline =>
+                {
+                    tokio::time::sleep(RETRY_BUSY_AFTER).await;
+                }
+                _ => {
+                    let queued = self
+                        .queue
+                        .waiting
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .len();
+                    warn!(
+                        queued,
+                        "stopping before the database, busy, took every audit event: those not written are in the log lines only"
+                    );
+                    return;
+                }
             }
-            tokio::time::sleep(RETRY_BUSY_AFTER).await;
         }
     }
 }
@@ -231,10 +241,18 @@ async fn write_queued(store: &dyn AuditStore, queue: &Queue) -> Written {
         };
         if refused {
             // One bad event must not cost the others: each alone, then.
-            for event in &batch {
-                if let Err(e) = store.record_audit(std::slice::from_ref(event)).await {
+            for (i, event) in batch.iter().enumerate() {
+                match store.record_audit(std::slice::from_ref(event)).await {
+                    Ok(()) => {}
+                    Err(StoreError::Busy) => {
+                        let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
+                        for event in batch[i..].iter().rev() {
+                            waiting.push_front(event.clone());
+                        }
+                        return Written::NotYet;
+                    }
                     // The event is in the log lines; the database misses it.
-                    warn!(error = %e, id = %event.id, "could not write an audit event");
+                    Err(e) => warn!(error = %e, id = %event.id, "could not write an audit event"),
                 }
             }
         }
@@ -514,6 +532,8 @@ mod tests {
     struct Recorder {
         batches: Mutex<Vec<Vec<String>>>,
         busy: Mutex<usize>,
+        /// How long it takes to answer busy (a database says so once its wait ran out).
+        busy_after: std::time::Duration,
         background: Option<Arc<Recorder>>,
     }
 
@@ -526,12 +546,15 @@ mod tests {
     #[async_trait::async_trait]
     impl AuditStore for Recorder {
         async fn record_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError> {
-            {
+            let busy = {
                 let mut busy = self.busy.lock().expect("lock");
-                if *busy > 0 {
-                    *busy -= 1;
-                    return Err(StoreError::Busy);
-                }
+                let was = *busy > 0;
+                *busy = busy.saturating_sub(1);
+                was
+            };
+            if busy {
+                tokio::time::sleep(self.busy_after).await;
+                return Err(StoreError::Busy);
             }
             let ids = events.iter().map(|e| e.id.clone()).collect();
             self.batches.lock().expect("lock").push(ids);
@@ -570,26 +593,31 @@ mod tests {
         let log = AuditLog::start_with(api.clone(), std::time::Duration::from_secs(3600));
         let event = an_event(1);
         log.record(event.clone());
-        log.flush().await;
+        tokio::time::timeout(std::time::Duration::from_secs(60), log.flush())
+            .await
+            .expect("a flush does not wait for the window");
         assert_eq!(background.batches(), [vec![event.id]]);
         assert!(api.batches().is_empty(), "written through the API's handle");
     }
 
     /// A database too busy for a batch gets the same batch again a moment later, whole
-    /// and in order (not its events one at a time, each waiting for the writer again), and
-    /// a flush at shutdown gives up on one that stays busy.
+    /// and in order, with what was recorded meanwhile after it (not its events one at a
+    /// time, each waiting for the writer again); a flush at shutdown gives up on one that
+    /// stays busy within its time, though each busy answer takes 5 s.
     #[tokio::test(start_paused = true)]
     async fn a_busy_database_gets_the_batch_again_later_and_a_flush_gives_up() {
         let store = Arc::new(Recorder {
-            busy: Mutex::new(2),
+            busy: Mutex::new(3),
             ..Recorder::default()
         });
         let log = AuditLog::start_with(store.clone(), WINDOW);
-        let events: Vec<AuditEvent> = (0..3).map(an_event).collect();
-        for e in &events {
+        let events: Vec<AuditEvent> = (0..4).map(an_event).collect();
+        for e in &events[..3] {
             log.record(e.clone());
         }
         let started = tokio::time::Instant::now();
+        tokio::time::sleep(RETRY_BUSY_AFTER / 2).await;
+        log.record(events[3].clone());
         while store.batches().is_empty() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
@@ -597,12 +625,17 @@ mod tests {
         assert_eq!(store.batches(), [ids]);
         assert!(started.elapsed() >= RETRY_BUSY_AFTER * 2);
 
-        *store.busy.lock().expect("lock") = usize::MAX;
-        log.record(an_event(4));
+        let slow = Arc::new(Recorder {
+            busy: Mutex::new(usize::MAX),
+            busy_after: std::time::Duration::from_secs(5),
+            ..Recorder::default()
+        });
+        let log = AuditLog::start_with(slow.clone(), WINDOW);
+        log.record(an_event(5));
         let started = tokio::time::Instant::now();
         log.flush().await;
         assert!(started.elapsed() <= FLUSH_WITHIN, "{:?}", started.elapsed());
-        assert_eq!(store.batches().len(), 1, "nothing more was written");
+        assert!(slow.batches().is_empty(), "nothing was written");
     }
 
     /// A stop waits for the state-changing calls still being answered (their events come
