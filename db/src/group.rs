@@ -102,13 +102,7 @@ impl<D: Dialect> Db<D> {
         args: Vec<Value>,
     ) -> Result<(), sqlx::Error> {
         debug_assert!(D::NAME == "sqlite", "a batch of statements on {}", D::NAME);
-        debug_assert!(
-            sql.starts_with(GROUP_SAVEPOINT)
-                && sql
-                    .trim_end()
-                    .trim_end_matches(';')
-                    .ends_with(GROUP_RELEASE)
-        );
+        debug_assert!(group_body(sql).is_some(), "not a grouped operation: {sql}");
         // Copies of it are joined with their parameters renumbered: no literal or comment
         // may hold a `$`.
         debug_assert!(
@@ -241,22 +235,25 @@ fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
         // Without their own savepoints (the batch's undoes them all when one fails, and
         // each is then run alone, in its own). One copy per line: no copy can comment out
         // the next.
-        let body = sql
-            .strip_prefix(GROUP_SAVEPOINT)
-            .and_then(|s| {
-                s.trim_end()
-                    .trim_end_matches(';')
-                    .strip_suffix(GROUP_RELEASE)
-            })
-            .unwrap_or(sql)
-            .trim()
-            .trim_end_matches(';');
+        let body = group_body(sql).unwrap_or(sql);
         let copies: String = (0..n)
             .map(|k| renumbered(body, k * params) + ";\n")
             .collect();
         let text = format!("SAVEPOINT batch;\n{copies}RELEASE batch;\n");
         Box::leak(text.into_boxed_str())
     })
+}
+
+/// The statements of a grouped operation, between its savepoint and its release (with no
+/// last semicolon); `None` if `sql` is not wrapped so.
+fn group_body(sql: &str) -> Option<&str> {
+    let inner = sql
+        .strip_prefix(GROUP_SAVEPOINT)?
+        .trim_end()
+        .trim_end_matches(';')
+        .trim_end()
+        .strip_suffix(GROUP_RELEASE)?;
+    Some(inner.trim().trim_end_matches(';').trim_end())
 }
 
 /// `sql` with every parameter `$i` written `$(i + by)`.
@@ -297,7 +294,7 @@ mod tests {
         );
         // A last semicolon after the release is the same release.
         assert_eq!(
-            batch_sql("SAVEPOINT grouped; SELECT $1; RELEASE grouped; ", 1, 2),
+            batch_sql("SAVEPOINT grouped; SELECT $1; RELEASE grouped ; ", 1, 2),
             "SAVEPOINT batch;\nSELECT $1;\nSELECT $2;\nRELEASE batch;\n"
         );
     }
