@@ -265,7 +265,7 @@ async fn run(backend: &str, database_url: Option<String>) {
             (Some(before), Some(after)) => {
                 format!("{:.0} µs", per_call(after.saturating_sub(before)))
             }
-            _ => "not measured (not on this machine)".to_owned(),
+            _ => "not measured (not visible from here)".to_owned(),
         };
         (
             format!("CPU per Provision, this process and the database server ({backend})"),
@@ -292,8 +292,10 @@ async fn postmaster(url: &str) -> Option<u32> {
         .fetch_one(&pool)
         .await
         .ok();
+    // Read while the backend still runs (the pool holds its connection).
+    let parent = report::parent_named(u32::try_from(pid?).ok()?, "postgres");
     pool.close().await;
-    report::parent_named(u32::try_from(pid?).ok()?, "postgres")
+    parent
 }
 
 /// A fresh database on the PostgreSQL server at `base` (dropped first if a previous run

@@ -62,13 +62,18 @@ pub(crate) fn cpu_time(prefix: &str) -> (Duration, Duration) {
 /// The kernel counts CPU time in ticks of 10 ms.
 const TICK: Duration = Duration::from_millis(10);
 
-/// `utime` and `stime` of a `stat` line: fields 14 and 15, counted after the parenthesised
-/// name (which may hold spaces) as 12th and 13th.
+/// `utime` and `stime` of a `stat` line (fields 14 and 15).
 fn ticks(stat: &str) -> u64 {
+    stat_fields(stat, 11, 2)
+}
+
+/// The sum of `n` numeric fields of a `stat` line from the `from`-th (from 0) after the
+/// parenthesised name, which may hold spaces (field 3 of `proc(5)` is the 0th).
+fn stat_fields(stat: &str, from: usize, n: usize) -> u64 {
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     rest.split_whitespace()
-        .skip(11)
-        .take(2)
+        .skip(from)
+        .take(n)
         .filter_map(|v| v.parse::<u64>().ok())
         .sum()
 }
@@ -91,7 +96,8 @@ pub(crate) fn parent_named(pid: u32, name: &str) -> Option<u32> {
 
 /// The CPU time so far of process `root` and its children (a database server's
 /// postmaster and its backends): what they spent serving this process is the difference
-/// over a load. A child that ends in between takes its time with it.
+/// over a load. A child that ends in between is counted by `root` once reaped (its
+/// children's times).
 pub(crate) fn family_cpu(root: u32) -> Duration {
     let mut total = 0;
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -104,7 +110,10 @@ pub(crate) fn family_cpu(root: u32) -> Duration {
         let parent = stat
             .rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if pid == root || parent == Some(root) {
+        if pid == root {
+            // With `cutime` and `cstime`: the times of its children that ended, once reaped.
+            total += stat_fields(&stat, 11, 4);
+        } else if parent == Some(root) {
             total += ticks(&stat);
         }
     }
