@@ -228,34 +228,34 @@ async fn write_queued(store: &dyn AuditStore, queue: &Queue) -> Written {
         if batch.is_empty() {
             return Written::All;
         }
-        let refused = match store.record_audit(&batch).await {
-            Ok(()) => false,
+        match store.record_audit(&batch).await {
+            Ok(()) => continue,
             Err(StoreError::Busy) => {
-                let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
-                for event in batch.into_iter().rev() {
-                    waiting.push_front(event);
-                }
+                put_back(queue, &batch);
                 return Written::NotYet;
             }
-            Err(_) => true,
-        };
-        if refused {
-            // One bad event must not cost the others: each alone, then.
-            for (i, event) in batch.iter().enumerate() {
-                match store.record_audit(std::slice::from_ref(event)).await {
-                    Ok(()) => {}
-                    Err(StoreError::Busy) => {
-                        let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
-                        for event in batch[i..].iter().rev() {
-                            waiting.push_front(event.clone());
-                        }
-                        return Written::NotYet;
-                    }
-                    // The event is in the log lines; the database misses it.
-                    Err(e) => warn!(error = %e, id = %event.id, "could not write an audit event"),
+            Err(_) => {}
+        }
+        // One bad event must not cost the others: each alone, then.
+        for (i, event) in batch.iter().enumerate() {
+            match store.record_audit(std::slice::from_ref(event)).await {
+                Ok(()) => {}
+                Err(StoreError::Busy) => {
+                    put_back(queue, &batch[i..]);
+                    return Written::NotYet;
                 }
+                // The event is in the log lines; the database misses it.
+                Err(e) => warn!(error = %e, id = %event.id, "could not write an audit event"),
             }
         }
+    }
+}
+
+/// Puts `events` back at the front of the queue, in their order.
+fn put_back(queue: &Queue, events: &[AuditEvent]) {
+    let mut waiting = queue.waiting.lock().unwrap_or_else(|e| e.into_inner());
+    for event in events.iter().rev() {
+        waiting.push_front(event.clone());
     }
 }
 
