@@ -285,6 +285,13 @@ pub(crate) fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
     if let Ok(id) = std::fs::read_to_string(&path) {
         let id = id.trim().to_owned();
         if !id.is_empty() {
+            if let Some(problem) = shared::control_plane_id_problem(&id) {
+                anyhow::bail!(
+                    "{}: {problem} (it labels every server at every provider; servers already \
+                     created carry the old id, so restore it rather than pick a new one)",
+                    path.display()
+                );
+            }
             return Ok(id);
         }
     }
@@ -292,4 +299,28 @@ pub(crate) fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
     std::fs::write(&path, format!("{id}\n"))
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_plane_id_is_created_once_and_a_broken_one_is_refused_by_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let id = control_plane_id(dir.path()).expect("created");
+        assert_eq!(control_plane_id(dir.path()).expect("read again"), id);
+        let path = dir.path().join("control-plane.id");
+        std::fs::write(&path, "prod.eu\n").expect("edited");
+        let e = format!("{:#}", control_plane_id(dir.path()).expect_err("refused"));
+        assert!(
+            e.contains("control-plane.id") && e.contains("character 5 is '.'"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("kept"),
+            "prod.eu\n",
+            "the operator's file is left as it was"
+        );
+    }
 }

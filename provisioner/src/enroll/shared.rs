@@ -73,14 +73,48 @@ pub fn new_control_plane_id() -> String {
     format!("cp-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
 }
 
+/// The most characters of a control-plane id (Hetzner's and GCP's label values).
+const MAX_CONTROL_PLANE_ID: usize = 63;
+
+/// What is wrong with `id` as a control-plane id, if anything. Every server is labelled
+/// with it at every provider, so it follows the strictest of their rules: Hetzner's label
+/// values (at most 63 characters, beginning and ending with a letter or digit, no `:`) and
+/// DigitalOcean's tags (no `.`): 1–63 letters, digits, `-` and `_`, beginning and ending
+/// with a letter or digit. A fresh id (`cp-` and 12 hex digits) is one.
+pub fn control_plane_id_problem(id: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let rule = "a control-plane id is 1-63 letters, digits, '-' and '_', beginning and \
+                ending with a letter or digit";
+    let problem = if id.is_empty() {
+        "it is empty".to_owned()
+    } else if id.chars().count() > MAX_CONTROL_PLANE_ID {
+        format!("it has {} characters", id.chars().count())
+    } else if let Some((at, c)) = id.chars().enumerate().find(|(_, c)| !allowed(*c)) {
+        format!("character {} is {c:?}", at + 1)
+    } else if !id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        || !id.ends_with(|c: char| c.is_ascii_alphanumeric())
+    {
+        "it begins or ends with '-' or '_'".to_owned()
+    } else {
+        return None;
+    };
+    Some(format!("{rule}: {problem}"))
+}
+
 /// The replicas' control-plane id (`cp-…`), the first replica's.
 pub async fn control_plane_id(store: &dyn SharedStateStore) -> Result<String, StoreError> {
     let ours = new_control_plane_id();
     let stored = store
         .shared_value(CONTROL_PLANE_ID, ours.as_bytes())
         .await?;
-    String::from_utf8(stored)
-        .map_err(|_| StoreError::Corrupt("the shared control-plane id is not text".into()))
+    let id = String::from_utf8(stored)
+        .map_err(|_| StoreError::Corrupt("the shared control-plane id is not text".into()))?;
+    match control_plane_id_problem(&id) {
+        None => Ok(id),
+        Some(problem) => Err(StoreError::Corrupt(format!(
+            "the shared control-plane id (shared_state '{CONTROL_PLANE_ID}'): {problem}"
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -123,6 +157,48 @@ mod tests {
         let id = control_plane_id(&store).await.expect("id");
         assert!(id.starts_with("cp-"));
         assert_eq!(control_plane_id(&store).await.expect("again"), id);
+    }
+
+    #[test]
+    fn a_control_plane_id_fits_every_providers_labels() {
+        for _ in 0..32 {
+            let fresh = new_control_plane_id();
+            assert_eq!(control_plane_id_problem(&fresh), None, "{fresh}");
+        }
+        let (longest, too_long) = ("x".repeat(63), "x".repeat(64));
+        for ok in ["cp-0123abcdef45", "prod_eu-1", "A", longest.as_str()] {
+            assert_eq!(control_plane_id_problem(ok), None, "{ok}");
+        }
+        let cases = [
+            ("", "it is empty"),
+            (too_long.as_str(), "it has 64 characters"),
+            ("prod.eu", "character 5 is '.'"),
+            ("cp 1", "character 3 is ' '"),
+            ("cp:1", "character 3 is ':'"),
+            ("-cp", "begins or ends"),
+            ("cp_", "begins or ends"),
+        ];
+        for (bad, why) in cases {
+            let problem = control_plane_id_problem(bad).expect(bad);
+            assert!(
+                problem.starts_with("a control-plane id is 1-63 letters") && problem.contains(why),
+                "{bad:?}: {problem}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_shared_control_plane_id_that_breaks_the_rule_is_refused_by_name() {
+        let store = MemoryStore::new();
+        store
+            .shared_value(CONTROL_PLANE_ID, b"prod.eu")
+            .await
+            .expect("stored");
+        let e = control_plane_id(&store).await.expect_err("refused");
+        assert!(
+            matches!(&e, StoreError::Corrupt(m) if m.contains("control-plane-id") && m.contains("'.'")),
+            "{e:?}"
+        );
     }
 
     #[tokio::test]
