@@ -6,6 +6,9 @@
 //! - `Provision` throughput and p50/p99 at 64 clients while 1,024 provisions are in flight
 //!   in the background (their servers never leave `initializing`, so their drivers keep
 //!   polling). The RPC only validates, checks the cached catalog and records the provision.
+//!   Each measured load, the no-op's and `Provision`'s, begins with 100 ms of untimed
+//!   no-op calls, so that neither is timed while its 64 clients still call in step (see
+//!   `load`).
 //! - the CPU time this process spends per `Provision` in that load (clients, server,
 //!   drivers and fake together; on SQLite, with the part of SQLite's threads; on
 //!   PostgreSQL, with that of the server's processes when it runs on this machine, which
@@ -16,6 +19,7 @@
 //!
 //! Run with `cargo bench --workspace --bench provision` (`LEVELRAIL_BENCH_BACKEND=sqlite`
 //! or `=postgres` for one backend alone).
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
@@ -38,6 +42,9 @@ const CLIENTS: usize = 64;
 /// Calls per client in a measured load: 4,096 calls, so a p99 rests on 41 samples (with
 /// 1,024 it rested on 10, and one stall of the machine moved it by a third).
 const PER_CLIENT: usize = 64;
+/// How long each client of a measured load makes untimed no-op calls before its timed
+/// ones (see [`load`]).
+const WARMUP: Duration = Duration::from_millis(100);
 /// Provisions per client in the background load: 1,024 in flight.
 const BACKGROUND_PER_CLIENT: usize = 16;
 const ENROLLMENTS: usize = 64;
@@ -58,63 +65,117 @@ fn request(name: String) -> ppb::ProvisionRequest {
     }
 }
 
-/// Latencies of `CLIENTS` clients making `per_client` calls each, and the wall time.
-async fn load<F, Fut>(per_client: usize, call: F) -> (Vec<Duration>, Duration)
+/// Latencies of `CLIENTS` clients making `per_client` calls each, the wall time from the
+/// first timed call to the last, and what `mark` returned when the first client began its
+/// timed calls (a reading of the CPU clocks, so that the warm-up is not counted). With
+/// `warmup`, each client first makes no-op calls for `WARMUP`, untimed, and its timed calls
+/// follow at once.
+///
+/// Why: the 64 clients start together, and in the eight no-op loads of the four runs
+/// examined (SQLite and PostgreSQL), the first 60 ms, while the calls still arrived in
+/// step, held 32 to all of the 41 slowest calls (the p99): a no-op p99 read 2.0–7.1 ms
+/// where the rest of the same load read 2.0–3.6 ms. The same start cost the longer
+/// `Provision` calls nothing measurable (0 or 1 of their 41 slowest). So the floor was up
+/// to three times its steady value. Every measured load now begins after the same warm-up,
+/// and the timed calls of the no-op load are those of its steady state.
+async fn load<F, Fut, M, S>(
+    warmup: Option<&HealthClient<tonic::transport::Channel>>,
+    per_client: usize,
+    call: F,
+    mark: M,
+) -> (Vec<Duration>, Duration, S)
 where
     F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
+    M: FnOnce() -> S + Send + 'static,
+    S: Send + 'static,
 {
     let started = Instant::now();
+    let marked = Arc::new(Mutex::new((Some(mark), None)));
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
         let call = call.clone();
+        let mut warmup = warmup.cloned();
+        let marked = Arc::clone(&marked);
         tasks.push(tokio::spawn(async move {
+            if let Some(health) = &mut warmup {
+                while started.elapsed() < WARMUP {
+                    health
+                        .check(HealthCheckRequest::default())
+                        .await
+                        .expect("check");
+                }
+            }
+            {
+                let mut marked = marked.lock().expect("mark");
+                if let Some(mark) = marked.0.take() {
+                    marked.1 = Some(mark());
+                }
+            }
+            let first = Instant::now();
             let mut lat = Vec::with_capacity(per_client);
             for i in 0..per_client {
                 let t = Instant::now();
                 call(c, i).await;
                 lat.push(t.elapsed());
             }
-            lat
+            (first, lat)
         }));
     }
+    let mut first = None::<Instant>;
     let mut all = Vec::new();
     for t in tasks {
-        all.extend(t.await.expect("client"));
+        let (begun, lat) = t.await.expect("client");
+        first = Some(first.map_or(begun, |f| f.min(begun)));
+        all.extend(lat);
     }
-    let wall = started.elapsed();
+    let wall = first.map_or(Duration::ZERO, |f| f.elapsed());
     all.sort();
-    (all, wall)
+    let mark = marked.lock().expect("mark").1.take().expect("marked");
+    (all, wall, mark)
 }
 
-/// The load of no-op RPCs (health `Check`).
-async fn noop_load(health: &HealthClient<tonic::transport::Channel>) -> (Vec<Duration>, Duration) {
-    let health = health.clone();
-    load(PER_CLIENT, move |_, _| {
-        let mut h = health.clone();
+/// The load of no-op RPCs (health `Check`), after the warm-up (`mark`: see [`load`]).
+async fn noop_load<M, S>(
+    health: &HealthClient<tonic::transport::Channel>,
+    mark: M,
+) -> (Vec<Duration>, Duration, S)
+where
+    M: FnOnce() -> S + Send + 'static,
+    S: Send + 'static,
+{
+    let client = health.clone();
+    let call = move |_, _| {
+        let mut h = client.clone();
         async move {
             h.check(HealthCheckRequest::default()).await.expect("check");
         }
-    })
-    .await
+    };
+    load(Some(health), PER_CLIENT, call, mark).await
 }
 
 /// The load of `Provision` calls, naming the nodes `<prefix>-<client>-<call>`.
-async fn provision_load(
+async fn provision_load<M, S>(
     client: &harness::ProvisionerClient,
     prefix: &'static str,
     per_client: usize,
-) -> (Vec<Duration>, Duration) {
+    warmup: Option<&HealthClient<tonic::transport::Channel>>,
+    mark: M,
+) -> (Vec<Duration>, Duration, S)
+where
+    M: FnOnce() -> S + Send + 'static,
+    S: Send + 'static,
+{
     let client = client.clone();
-    load(per_client, move |c, i| {
+    let call = move |c, i| {
         let mut p = client.clone();
         async move {
             p.provision(request(format!("{prefix}-{c}-{i}")))
                 .await
                 .expect("provision");
         }
-    })
-    .await
+    };
+    load(warmup, per_client, call, mark).await
 }
 
 /// The join token in a user-data document (`LR1.<pin>.<id>.<secret>`).
@@ -197,7 +258,7 @@ async fn run(backend: &str, database_url: Option<String>) {
         after_enroll.push(ready.saturating_duration_since(enrolled));
     }
     after_enroll.sort();
-    let (noop, _) = noop_load(&health).await;
+    let (noop, _, ()) = noop_load(&health, || ()).await;
     let p99 = report::pct_ms(&after_enroll, 0.99);
     report::figure(
         &format!("enrollment → watcher delivery ({backend})"),
@@ -215,18 +276,22 @@ async fn run(backend: &str, database_url: Option<String>) {
     );
 
     // The background: 1,024 provisions in flight (64 clients × 16).
-    provision_load(&client, "bg", BACKGROUND_PER_CLIENT).await;
+    provision_load(&client, "bg", BACKGROUND_PER_CLIENT, None, || ()).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     // The database server's processes, when it runs on this machine (as it does here).
-    let server_cpu = || server.map(report::family_cpu);
-    let before_noop = report::cpu_time(SQLITE_THREADS);
-    let (noop, noop_wall) = noop_load(&health).await;
-    let before = report::cpu_time(SQLITE_THREADS);
-    let server_before = server_cpu();
-    let (prov, prov_wall) = provision_load(&client, "bench", PER_CLIENT).await;
-    let after = report::cpu_time(SQLITE_THREADS);
-    let server_after = server_cpu();
+    // Read where each load's timed calls begin and when they end, without the warm-up.
+    let cpu = move || {
+        (
+            report::cpu_time(SQLITE_THREADS),
+            server.map(report::family_cpu),
+        )
+    };
+    let (noop, noop_wall, (before_noop, _)) = noop_load(&health, cpu).await;
+    let (after_noop, _) = cpu();
+    let (prov, prov_wall, (before, server_before)) =
+        provision_load(&client, "bench", PER_CLIENT, Some(&health), cpu).await;
+    let (after, server_after) = cpu();
     let n = (CLIENTS * PER_CLIENT) as f64;
     let (noop_rate, rate) = (n / noop_wall.as_secs_f64(), n / prov_wall.as_secs_f64());
     let floor = format!(
@@ -277,7 +342,7 @@ async fn run(backend: &str, database_url: Option<String>) {
         measured,
         format!(
             "no-op {:.0} µs",
-            per_call(before.0.saturating_sub(before_noop.0))
+            per_call(after_noop.0.saturating_sub(before_noop.0))
         ),
     );
     app.stop().await;
