@@ -279,20 +279,26 @@ fn agent_source(
 }
 
 /// A stable id for this control plane, created once in the data directory; it goes into
-/// the labels of everything it creates at a provider.
+/// the labels of everything it creates at a provider. A file that is there but cannot be
+/// read, or holds no valid id, is refused and left as it is: a new id would disown every
+/// server made under the old one.
 pub(crate) fn control_plane_id(dir: &Path) -> anyhow::Result<String> {
     let path = dir.join("control-plane.id");
-    if let Ok(id) = std::fs::read_to_string(&path) {
-        let id = id.trim().to_owned();
-        if !id.is_empty() {
-            if let Some(problem) = shared::control_plane_id_problem(&id) {
-                anyhow::bail!(
+    match std::fs::read_to_string(&path) {
+        Ok(id) => {
+            let id = id.trim();
+            return match shared::control_plane_id_problem(id) {
+                None => Ok(id.to_owned()),
+                Some(problem) => Err(anyhow::anyhow!(
                     "{}: {problem} (it labels every server at every provider; servers already \
                      created carry the old id, so restore it rather than pick a new one)",
                     path.display()
-                );
-            }
-            return Ok(id);
+                )),
+            };
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(e).with_context(|| format!("reading {}", path.display()));
         }
     }
     let id = shared::new_control_plane_id();
@@ -322,5 +328,11 @@ mod tests {
             "prod.eu\n",
             "the operator's file is left as it was"
         );
+        for (content, why) in [(&b" \n"[..], "it is empty"), (&[0xff, 0xfe][..], "reading")] {
+            std::fs::write(&path, content).expect("edited");
+            let e = format!("{:#}", control_plane_id(dir.path()).expect_err("refused"));
+            assert!(e.contains("control-plane.id") && e.contains(why), "{e}");
+            assert_eq!(std::fs::read(&path).expect("kept"), content);
+        }
     }
 }

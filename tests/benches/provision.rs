@@ -7,8 +7,8 @@
 //!   in the background (their servers never leave `initializing`, so their drivers keep
 //!   polling). The RPC only validates, checks the cached catalog and records the provision.
 //!   Each measured load, the no-op's and `Provision`'s, begins with 100 ms of untimed
-//!   no-op calls, so that neither is timed while its 64 clients still call in step (see
-//!   `load`).
+//!   no-op calls, so that the floor is not timed while its 64 clients still call in step
+//!   (see `load`).
 //! - the CPU time this process spends per `Provision` in that load (clients, server,
 //!   drivers and fake together; on SQLite, with the part of SQLite's threads; on
 //!   PostgreSQL, with that of the server's processes when it runs on this machine, which
@@ -67,17 +67,20 @@ fn request(name: String) -> ppb::ProvisionRequest {
 
 /// Latencies of `CLIENTS` clients making `per_client` calls each, the wall time from the
 /// first timed call to the last, and what `mark` returned when the first client began its
-/// timed calls (a reading of the CPU clocks, so that the warm-up is not counted). With
-/// `warmup`, each client first makes no-op calls for `WARMUP`, untimed, and its timed calls
-/// follow at once.
+/// timed calls (a reading of the CPU clocks, so that the warm-up is counted only in its
+/// last calls, at most one per client, which overlap the timed ones). With `warmup`, every
+/// client makes no-op calls, untimed, until `WARMUP` after the load began, and its timed
+/// calls follow at once.
 ///
 /// Why: the 64 clients start together, and in the eight no-op loads of the four runs
 /// examined (SQLite and PostgreSQL), the first 60 ms, while the calls still arrived in
 /// step, held 32 to all of the 41 slowest calls (the p99): a no-op p99 read 2.0–7.1 ms
 /// where the rest of the same load read 2.0–3.6 ms. The same start cost the longer
 /// `Provision` calls nothing measurable (0 or 1 of their 41 slowest). So the floor was up
-/// to three times its steady value. Every measured load now begins after the same warm-up,
-/// and the timed calls of the no-op load are those of its steady state.
+/// to three times its steady value. Every measured load now begins after the same warm-up:
+/// the timed calls of the no-op load are those of its steady state, while the clients'
+/// first `Provision` calls still arrive nearly together (they leave the warm-up within a
+/// no-op call of each other), as they did before.
 async fn load<F, Fut, M, S>(
     warmup: Option<&HealthClient<tonic::transport::Channel>>,
     per_client: usize,
