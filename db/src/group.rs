@@ -2,20 +2,20 @@
 //! busy are committed together, in one transaction, by whichever caller found the writer
 //! idle (the leader, which runs detached so that no caller's cancellation strands the
 //! others). Each operation is a batch of statements wrapped in `SAVEPOINT grouped; …;
-//! RELEASE grouped`: one that fails is rolled back to its savepoint alone and answered
-//! with its error, while the others commit. A group holds at most [`MAX_GROUP`]
-//! operations; there is no waiting for more: a group is what queued while the previous
-//! one ran. At most [`MAX_QUEUED`] operations wait for a group: past that an operation is
-//! refused at once as busy, never queued behind seconds of work.
+//! RELEASE grouped`: one that fails is rolled back to its savepoint alone and answered with
+//! its error, while the others commit. A group holds at most [`MAX_GROUP`] operations;
+//! there is no waiting for more: a group is what queued while the previous one ran. At most
+//! [`MAX_QUEUED`] operations wait for a group: past that an operation is refused at once as
+//! busy, never queued behind seconds of work.
 //!
 //! Operations of the same SQL go to SQLite's thread together, up to [`MAX_BATCH`] in one
 //! hand-off (the SQL repeated, each copy's parameters renumbered): a hand-off costs more
 //! than the inserts it carries. Each batch has a savepoint of its own, and its copies none
-//! (a savepoint per copy only cost SQLite time): when one fails, that batch
-//! alone is undone and run again one operation at a time, each in its own savepoint, so
-//! that the one that fails is found and undone alone while the rest of the group commits. An operation whose caller went away is still committed (the caller's request
-//! then has no answer; a provision inserted so is resumed by the recovery pass once its
-//! lease lapses).
+//! (a savepoint per copy only cost SQLite time): when one fails, that batch alone is undone
+//! and run again one operation at a time, each in its own savepoint, so that the one that
+//! fails is found and undone alone while the rest of the group commits. An operation whose
+//! caller went away is still committed (the caller's request then has no answer; a
+//! provision inserted so is resumed by the recovery pass once its lease lapses).
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 

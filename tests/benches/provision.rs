@@ -19,7 +19,7 @@
 //!
 //! Run with `cargo bench --workspace --bench provision` (`LEVELRAIL_BENCH_BACKEND=sqlite`
 //! or `=postgres` for one backend alone).
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use levelrail_agent::config::{ControlPlaneAddr, Enrollment};
@@ -65,10 +65,29 @@ fn request(name: String) -> ppb::ProvisionRequest {
     }
 }
 
+/// The CPU clocks a load is measured with: this process's (and its SQLite threads'), and
+/// the database server's family when it runs here (its postmaster).
+#[derive(Clone, Copy)]
+struct Clocks {
+    server: Option<u32>,
+}
+
+/// A reading of [`Clocks`]: (this process, its SQLite threads), and the server's.
+type Reading = ((Duration, Duration), Option<Duration>);
+
+impl Clocks {
+    fn read(self) -> Reading {
+        (
+            report::cpu_time(SQLITE_THREADS),
+            self.server.map(report::family_cpu),
+        )
+    }
+}
+
 /// Latencies of `CLIENTS` clients making `per_client` calls each, the wall time from the
-/// first timed call to the last, and what `mark` returned when the first client began its
-/// timed calls (a reading of the CPU clocks, so that the warm-up is counted only in its
-/// last calls, at most one per client, which overlap the timed ones). With `warmup`, every
+/// first timed call to the last, and `clocks` read when the first client began its timed
+/// calls (so that the warm-up is counted only in its last calls, at most one per client,
+/// which overlap the timed ones). With `warmup`, every
 /// client makes no-op calls, untimed, until `WARMUP` after the load began, and its timed
 /// calls follow at once.
 ///
@@ -81,20 +100,18 @@ fn request(name: String) -> ppb::ProvisionRequest {
 /// the timed calls of the no-op load are those of its steady state, while the clients'
 /// first `Provision` calls still arrive nearly together (they leave the warm-up within a
 /// no-op call of each other), as they did before.
-async fn load<F, Fut, M, S>(
+async fn load<F, Fut>(
     warmup: Option<&HealthClient<tonic::transport::Channel>>,
     per_client: usize,
     call: F,
-    mark: M,
-) -> (Vec<Duration>, Duration, S)
+    clocks: Clocks,
+) -> (Vec<Duration>, Duration, Reading)
 where
     F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
-    M: FnOnce() -> S + Send + 'static,
-    S: Send + 'static,
 {
     let started = Instant::now();
-    let marked = Arc::new(Mutex::new((Some(mark), None)));
+    let marked = Arc::new(OnceLock::new());
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
         let call = call.clone();
@@ -109,12 +126,7 @@ where
                         .expect("check");
                 }
             }
-            {
-                let mut marked = marked.lock().expect("mark");
-                if let Some(mark) = marked.0.take() {
-                    marked.1 = Some(mark());
-                }
-            }
+            marked.get_or_init(|| clocks.read());
             let first = Instant::now();
             let mut lat = Vec::with_capacity(per_client);
             for i in 0..per_client {
@@ -134,19 +146,15 @@ where
     }
     let wall = first.map_or(Duration::ZERO, |f| f.elapsed());
     all.sort();
-    let mark = marked.lock().expect("mark").1.take().expect("marked");
-    (all, wall, mark)
+    let reading = *marked.get().expect("read by the first client");
+    (all, wall, reading)
 }
 
-/// The load of no-op RPCs (health `Check`), after the warm-up (`mark`: see [`load`]).
-async fn noop_load<M, S>(
+/// The load of no-op RPCs (health `Check`), after the warm-up (see [`load`]).
+async fn noop_load(
     health: &HealthClient<tonic::transport::Channel>,
-    mark: M,
-) -> (Vec<Duration>, Duration, S)
-where
-    M: FnOnce() -> S + Send + 'static,
-    S: Send + 'static,
-{
+    clocks: Clocks,
+) -> (Vec<Duration>, Duration, Reading) {
     let client = health.clone();
     let call = move |_, _| {
         let mut h = client.clone();
@@ -154,21 +162,17 @@ where
             h.check(HealthCheckRequest::default()).await.expect("check");
         }
     };
-    load(Some(health), PER_CLIENT, call, mark).await
+    load(Some(health), PER_CLIENT, call, clocks).await
 }
 
 /// The load of `Provision` calls, naming the nodes `<prefix>-<client>-<call>`.
-async fn provision_load<M, S>(
+async fn provision_load(
     client: &harness::ProvisionerClient,
     prefix: &'static str,
     per_client: usize,
     warmup: Option<&HealthClient<tonic::transport::Channel>>,
-    mark: M,
-) -> (Vec<Duration>, Duration, S)
-where
-    M: FnOnce() -> S + Send + 'static,
-    S: Send + 'static,
-{
+    clocks: Clocks,
+) -> (Vec<Duration>, Duration, Reading) {
     let client = client.clone();
     let call = move |c, i| {
         let mut p = client.clone();
@@ -178,7 +182,7 @@ where
                 .expect("provision");
         }
     };
-    load(warmup, per_client, call, mark).await
+    load(warmup, per_client, call, clocks).await
 }
 
 /// The join token in a user-data document (`LR1.<pin>.<id>.<secret>`).
@@ -191,9 +195,12 @@ fn token_in(user_data: &str) -> Option<String> {
 
 async fn run(backend: &str, database_url: Option<String>) {
     let on_sqlite = database_url.is_none();
-    let server = match &database_url {
-        Some(url) => postmaster(url).await,
-        None => None,
+    // The database server's processes, when it runs on this machine (as it does here).
+    let clocks = Clocks {
+        server: match &database_url {
+            Some(url) => postmaster(url).await,
+            None => None,
+        },
     };
     let (fake, app, _tmp) = fake_app::start(None, database_url).await;
     let channel = app.channel().await;
@@ -261,7 +268,7 @@ async fn run(backend: &str, database_url: Option<String>) {
         after_enroll.push(ready.saturating_duration_since(enrolled));
     }
     after_enroll.sort();
-    let (noop, _, ()) = noop_load(&health, || ()).await;
+    let (noop, _, _) = noop_load(&health, clocks).await;
     let p99 = report::pct_ms(&after_enroll, 0.99);
     report::figure(
         &format!("enrollment → watcher delivery ({backend})"),
@@ -279,22 +286,15 @@ async fn run(backend: &str, database_url: Option<String>) {
     );
 
     // The background: 1,024 provisions in flight (64 clients × 16).
-    provision_load(&client, "bg", BACKGROUND_PER_CLIENT, None, || ()).await;
+    provision_load(&client, "bg", BACKGROUND_PER_CLIENT, None, clocks).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
 
-    // The database server's processes, when it runs on this machine (as it does here).
-    // Read where each load's timed calls begin and when they end, without the warm-up.
-    let cpu = move || {
-        (
-            report::cpu_time(SQLITE_THREADS),
-            server.map(report::family_cpu),
-        )
-    };
-    let (noop, noop_wall, (before_noop, _)) = noop_load(&health, cpu).await;
-    let (after_noop, _) = cpu();
+    // Each load's clocks are read where its timed calls begin and when they end.
+    let (noop, noop_wall, (before_noop, _)) = noop_load(&health, clocks).await;
+    let (after_noop, _) = clocks.read();
     let (prov, prov_wall, (before, server_before)) =
-        provision_load(&client, "bench", PER_CLIENT, Some(&health), cpu).await;
-    let (after, server_after) = cpu();
+        provision_load(&client, "bench", PER_CLIENT, Some(&health), clocks).await;
+    let (after, server_after) = clocks.read();
     let n = (CLIENTS * PER_CLIENT) as f64;
     let (noop_rate, rate) = (n / noop_wall.as_secs_f64(), n / prov_wall.as_secs_f64());
     let floor = format!(

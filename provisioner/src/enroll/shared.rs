@@ -87,10 +87,11 @@ pub fn control_plane_id_problem(id: &str) -> Option<String> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_');
     let rule = "a control-plane id is 1-237 letters, digits, ':', '-' and '_' (DigitalOcean \
                 tags every droplet with it)";
-    let problem = if id.is_empty() {
+    let length = id.chars().count();
+    let problem = if length == 0 {
         "it is empty".to_owned()
-    } else if id.chars().count() > MAX_CONTROL_PLANE_ID {
-        format!("it has {} characters", id.chars().count())
+    } else if length > MAX_CONTROL_PLANE_ID {
+        format!("it has {length} characters")
     } else if let Some((at, c)) = id.chars().enumerate().find(|(_, c)| !allowed(*c)) {
         format!("character {} is {c:?}", at + 1)
     } else {

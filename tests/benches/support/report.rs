@@ -85,7 +85,11 @@ pub(crate) fn parent_named(pid: u32, name: &str) -> Option<u32> {
     if comm.trim_end() != name {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    ppid(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The parent's pid in a `stat` line (field 4, the 1st after the state).
+fn ppid(stat: &str) -> Option<u32> {
     stat.rsplit_once(')')?
         .1
         .split_whitespace()
@@ -107,13 +111,10 @@ pub(crate) fn family_cpu(root: u32) -> Duration {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
         if pid == root {
             // With `cutime` and `cstime`: the times of its children that ended, once reaped.
             total += stat_fields(&stat, 11, 4);
-        } else if parent == Some(root) {
+        } else if ppid(&stat) == Some(root) {
             total += ticks(&stat);
         }
     }
