@@ -12,9 +12,9 @@
 //! batches of JSON gave 8,200-8,900 provisions/s at a p99 of 12-14 ms where six writers
 //! with 12 KB batches gave 5,900-6,800/s at 15-18 ms (the bench, interleaved; typed arrays
 //! instead of JSON then gave 7,900-9,500/s): every statement and commit costs PostgreSQL
-//! about the same whatever its rows, and fewer busy backends leave the cores to the API. A batch the database refuses as a whole (a repeated request id,
-//! say) is not retried as a batch: each of its requests is told to write alone, which
-//! names its own error.
+//! about the same whatever its rows, and fewer busy backends leave the cores to the API.
+//! A batch the database refuses as a whole (a repeated request id, say) is not retried as
+//! a batch: each of its requests is told to write alone, which names its own error.
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
