@@ -87,9 +87,8 @@ impl Clocks {
 /// Latencies of `CLIENTS` clients making `per_client` calls each, the wall time from the
 /// first timed call to the last, and `clocks` read when the first client began its timed
 /// calls (so that the warm-up is counted only in its last calls, at most one per client,
-/// which overlap the timed ones). With `warmup`, every
-/// client makes no-op calls, untimed, until `WARMUP` after the load began, and its timed
-/// calls follow at once.
+/// which overlap the timed ones). With `warmup`, every client makes no-op calls, untimed,
+/// until `WARMUP` after the load began, and its timed calls follow at once.
 ///
 /// Why: the 64 clients start together, and in the eight no-op loads of the four runs
 /// examined (SQLite and PostgreSQL), the first 60 ms, while the calls still arrived in
@@ -126,27 +125,28 @@ where
                         .expect("check");
                 }
             }
-            marked.get_or_init(|| clocks.read());
-            let first = Instant::now();
+            // The first client here reads the clocks and starts the wall clock; the others
+            // wait for it, so none begins timing earlier.
+            marked.get_or_init(|| {
+                let reading = clocks.read();
+                (Instant::now(), reading)
+            });
             let mut lat = Vec::with_capacity(per_client);
             for i in 0..per_client {
                 let t = Instant::now();
                 call(c, i).await;
                 lat.push(t.elapsed());
             }
-            (first, lat)
+            lat
         }));
     }
-    let mut first = None::<Instant>;
     let mut all = Vec::new();
     for t in tasks {
-        let (begun, lat) = t.await.expect("client");
-        first = Some(first.map_or(begun, |f| f.min(begun)));
-        all.extend(lat);
+        all.extend(t.await.expect("client"));
     }
-    let wall = first.map_or(Duration::ZERO, |f| f.elapsed());
+    let (first, reading) = *marked.get().expect("read by the first client");
+    let wall = first.elapsed();
     all.sort();
-    let reading = *marked.get().expect("read by the first client");
     (all, wall, reading)
 }
 
