@@ -37,6 +37,12 @@ impl JoinTokenId {
     pub fn generate() -> Self {
         let mut bytes = [0u8; ID_HEX_LEN / 2];
         rand::rngs::OsRng.fill_bytes(&mut bytes);
+        Self::from_random(&bytes)
+    }
+
+    /// The id of `bytes`, which must come from the operating system's random source.
+    fn from_random(bytes: &[u8]) -> Self {
+        debug_assert_eq!(bytes.len(), ID_HEX_LEN / 2);
         JoinTokenId(format!("{TOKEN_ID_PREFIX}{}", hex::encode(bytes)))
     }
 
@@ -89,13 +95,16 @@ pub struct MintedJoinToken {
 impl MintedJoinToken {
     /// Mints a token for the CA with pin `ca_fingerprint` (lowercase hex SHA-256).
     pub fn mint(ca_fingerprint: &str) -> Self {
-        let mut secret = Zeroizing::new([0u8; SECRET_BYTES]);
-        rand::rngs::OsRng.fill_bytes(secret.as_mut_slice());
-        let id = JoinTokenId::generate();
-        let encoded = Zeroizing::new(URL_SAFE_NO_PAD.encode(secret.as_slice()));
+        // The secret and the id from one read of the operating system's random source: one
+        // system call per token, not two.
+        let mut random = Zeroizing::new([0u8; SECRET_BYTES + ID_HEX_LEN / 2]);
+        rand::rngs::OsRng.fill_bytes(random.as_mut_slice());
+        let (secret, id_bytes) = random.split_at(SECRET_BYTES);
+        let id = JoinTokenId::from_random(id_bytes);
+        let encoded = Zeroizing::new(URL_SAFE_NO_PAD.encode(secret));
         let token = format!("{TOKEN_VERSION}.{ca_fingerprint}.{id}.{}", encoded.as_str());
         MintedJoinToken {
-            secret_sha256: hash_secret(secret.as_slice()),
+            secret_sha256: hash_secret(secret),
             id,
             token: token.into(),
         }

@@ -158,7 +158,7 @@ impl Nodes {
         role: Role,
     ) -> (JoinTokenRecord, SecretString) {
         let now = self.now();
-        let minted = MintedJoinToken::mint(&self.ca.fingerprint());
+        let minted = MintedJoinToken::mint(self.ca.fingerprint());
         let record = JoinTokenRecord {
             id: minted.id,
             secret_sha256: minted.secret_sha256,
@@ -183,7 +183,7 @@ impl Nodes {
             role: record.role,
             created_at: record.created_at,
             expires_at: record.expires_at,
-            ca_fingerprint: self.ca.fingerprint(),
+            ca_fingerprint: self.ca.fingerprint().to_owned(),
         }
     }
 

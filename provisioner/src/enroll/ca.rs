@@ -75,6 +75,8 @@ impl std::fmt::Debug for IssuedCert {
 pub struct ControlPlaneCa {
     cert_pem: String,
     cert_der: Vec<u8>,
+    /// The pin (see [`Self::fingerprint`]), hashed once: every join token carries it.
+    fingerprint: String,
     issuer: Issuer<'static, KeyPair>,
 }
 
@@ -179,6 +181,7 @@ impl ControlPlaneCa {
         let issuer = Issuer::from_ca_cert_pem(cert_pem, key)?;
         Ok(Self {
             cert_pem: cert_pem.to_owned(),
+            fingerprint: fingerprint_der(&cert_der),
             cert_der,
             issuer,
         })
@@ -217,8 +220,8 @@ impl ControlPlaneCa {
     }
 
     /// The pin: lowercase hex SHA-256 of the CA certificate's DER encoding.
-    pub fn fingerprint(&self) -> String {
-        fingerprint_der(&self.cert_der)
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
     }
 
     /// Issues a TLS server certificate for the given host names and addresses.
@@ -410,6 +413,8 @@ mod tests {
         assert!(!created);
         assert_eq!(ca.fingerprint(), again.fingerprint());
         assert_eq!(ca.fingerprint().len(), 64);
+        // The pin, hashed once at load, is the certificate's.
+        assert_eq!(ca.fingerprint(), fingerprint_der(ca.cert_der()));
         // The certificate without its key is an error, not a new CA.
         let lost = MemorySealer::default();
         assert!(matches!(

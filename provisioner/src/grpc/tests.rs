@@ -185,7 +185,7 @@ async fn a_token_for_another_control_plane_is_refused_with_reason_fingerprint() 
     let token = create_token(&f, pb::CreateJoinTokenRequest::default())
         .await
         .token;
-    let foreign = token.replacen(&f.nodes.ca().fingerprint(), &"ee".repeat(32), 1);
+    let foreign = token.replacen(f.nodes.ca().fingerprint(), &"ee".repeat(32), 1);
 
     let status = enroll(&f, &foreign, "web-1").await.expect_err("foreign CA");
 

@@ -126,7 +126,7 @@ impl Nodes {
         let parsed = ParsedJoinToken::parse(token).inspect_err(|_| {
             warn!(reason = "malformed", "join token rejected");
         })?;
-        if !parsed.pins(&self.ca.fingerprint()) {
+        if !parsed.pins(self.ca.fingerprint()) {
             return Err(reject(&parsed.id, AuthFailure::Fingerprint));
         }
         Ok(parsed)

@@ -345,7 +345,7 @@ async fn rejected_tokens_are_logged_by_id_and_reason_never_by_secret() {
         .await
         .expect("revoke");
     let wrong_secret = format!("{}{}", &used[..used.len() - 4], "AAAA");
-    let foreign = used.replacen(&nodes.ca().fingerprint(), &"ee".repeat(32), 1);
+    let foreign = used.replacen(nodes.ca().fingerprint(), &"ee".repeat(32), 1);
     let tokens = [&used, &bound, &revoked, &expiring, &wrong_secret, &foreign];
     let (logs, _guard) = logs::capture();
     // Act

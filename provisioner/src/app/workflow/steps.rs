@@ -113,7 +113,7 @@ impl Driver {
             join_token: token,
             progress_credential: config.sealing_key.progress_credential(&r.id),
             node_name: r.name.to_string(),
-            ca_fingerprint: ca.fingerprint(),
+            ca_fingerprint: ca.fingerprint().to_owned(),
             ca_pem: ca.cert_pem().to_owned(),
             agent: config.agent.clone(),
             progress_url: config.progress_url.clone(),
