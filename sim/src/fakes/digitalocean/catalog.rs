@@ -265,6 +265,20 @@ pub(super) fn page(
     items: Vec<Value>,
     query: Option<&str>,
 ) -> Value {
+    page_of(shared, path, key, items, |v| v, query)
+}
+
+/// [`page`] of `items`, of which only the page asked for is turned into JSON by `json`: a
+/// walk through every page of a large list costs one JSON encoding per item, not one per
+/// item and page.
+pub(super) fn page_of<T>(
+    shared: &Shared,
+    path: &str,
+    key: &str,
+    items: Vec<T>,
+    json: impl FnMut(T) -> Value,
+    query: Option<&str>,
+) -> Value {
     let params = super::state::query_pairs(query);
     let number = |k: &str, default: usize| {
         params
@@ -280,6 +294,7 @@ pub(super) fn page(
         .into_iter()
         .skip((current - 1) * per_page)
         .take(per_page)
+        .map(json)
         .collect();
     let filters: BTreeMap<&String, &String> = params
         .iter()

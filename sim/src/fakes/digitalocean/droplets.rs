@@ -12,7 +12,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::catalog::{find_size, image_json, page, region_available, region_json, size_json};
+use super::catalog::{find_size, image_json, page_of, region_available, region_json, size_json};
 use super::state::{
     DropletRecord, REGION_UNAVAILABLE, Shared, bad_body, error, json, not_found, now_rfc3339,
     parse_body, query_pairs, unprocessable, uuid, valid_tag,
@@ -202,8 +202,8 @@ pub(super) async fn list(State(shared): State<Arc<Shared>>, RawQuery(q): RawQuer
             "tag_name cannot be combined with name or type",
         );
     }
-    let records: Vec<DropletRecord> = shared
-        .inventory()
+    let inventory = shared.inventory();
+    let records: Vec<&DropletRecord> = inventory
         .droplets
         .values()
         .filter(|d| params.get("tag_name").is_none_or(|t| d.tags.contains(t)))
@@ -212,13 +212,17 @@ pub(super) async fn list(State(shared): State<Arc<Shared>>, RawQuery(q): RawQuer
                 .get("name")
                 .is_none_or(|n| d.name.eq_ignore_ascii_case(n))
         })
-        .cloned()
         .collect();
-    let items = records.iter().map(droplet_json).collect();
-    json(
-        StatusCode::OK,
-        page(&shared, "/v2/droplets", "droplets", items, q.as_deref()),
-    )
+    let body = page_of(
+        &shared,
+        "/v2/droplets",
+        "droplets",
+        records,
+        droplet_json,
+        q.as_deref(),
+    );
+    drop(inventory);
+    json(StatusCode::OK, body)
 }
 
 /// DELETE /v2/droplets/{id}: gone at once, and out of every firewall.

@@ -12,7 +12,7 @@ use super::catalog;
 use super::labels;
 use super::state::{Server, action_json, ipv4_of, now_rfc3339, server_json};
 use super::wire::{
-    Call, Reply, Shared, id_of, invalid, name_filter, not_found, not_unique, page, selected,
+    Call, Reply, Shared, id_of, invalid, name_filter, not_found, not_unique, page_of, selected,
     selector,
 };
 use crate::fakes::BootEvent;
@@ -32,14 +32,14 @@ pub(crate) fn list(shared: &Shared, call: &Call) -> Reply {
         .filter(|(k, _)| k == "status")
         .map(|(_, v)| v.as_str())
         .collect();
-    let items = lock(&shared.inventory)
+    let inventory = lock(&shared.inventory);
+    let items: Vec<&Server> = inventory
         .servers
         .values()
         .filter(|s| name_filter(call, &s.name) && selected(&sel, &s.labels))
         .filter(|s| statuses.is_empty() || statuses.contains(&s.status.as_str()))
-        .map(server_json)
         .collect();
-    page(shared, call, "servers", items)
+    page_of(shared, call, "servers", items, server_json)
 }
 
 pub(crate) fn get(shared: &Shared, id: &str) -> Reply {

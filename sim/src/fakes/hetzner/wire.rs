@@ -141,6 +141,19 @@ pub(crate) fn selected(sel: &Option<Selector>, labels: &BTreeMap<String, String>
 
 /// One page of `items` under `key`, with `meta.pagination`.
 pub(crate) fn page(shared: &Shared, call: &Call, key: &str, items: Vec<Value>) -> Reply {
+    page_of(shared, call, key, items, |v| v)
+}
+
+/// [`page`] of `items`, of which only the page asked for is turned into JSON by `json`: a
+/// poll that walks every page of a large list costs one JSON encoding per item, not one per
+/// item and page.
+pub(crate) fn page_of<T>(
+    shared: &Shared,
+    call: &Call,
+    key: &str,
+    items: Vec<T>,
+    json: impl FnMut(T) -> Value,
+) -> Reply {
     let number = |name: &str, default: u64| match call.param(name) {
         None => Ok(default),
         Some(v) => v
@@ -159,6 +172,7 @@ pub(crate) fn page(shared: &Shared, call: &Call, key: &str, items: Vec<Value>) -
         .into_iter()
         .skip(((page - 1) * per_page) as usize)
         .take(per_page as usize)
+        .map(json)
         .collect();
     Reply::json(
         200,
