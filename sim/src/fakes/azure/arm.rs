@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use super::state::error;
+use super::state::{Resource, error};
 use super::wire::{Target, page_of, target};
 use super::{Shared, catalog, compute, deletes, network, roles, skus};
 use crate::fakes::edge::{Call, Reply, lock};
@@ -247,14 +247,22 @@ fn list_resources(shared: &Shared, call: &Call, scope: &str) -> Reply {
     };
     let inv = lock(&shared.inventory);
     let prefix = format!("{}/", scope.to_ascii_lowercase());
-    let all: Vec<Value> = inv
+    let all: Vec<&Resource> = inv
         .resources
         .values()
         .filter(|r| r.id.to_ascii_lowercase().starts_with(&prefix) && !r.kind.ends_with("/subnets"))
-        .filter(|r| filter.as_ref().is_none_or(|(k, v)| r.tags.get(k) == Some(v)))
-        .map(|r| json!({ "id": r.id, "name": r.name, "type": r.kind, "location": r.location, "tags": r.tags }))
+        .filter(|r| {
+            filter
+                .as_ref()
+                .is_none_or(|(k, v)| r.tags.get(k) == Some(v))
+        })
         .collect();
-    let (page, next) = page_of(shared, call, all);
+    let (page, next) = page_of(
+        shared,
+        call,
+        all,
+        |r| json!({ "id": r.id, "name": r.name, "type": r.kind, "location": r.location, "tags": r.tags }),
+    );
     let mut body = json!({ "value": page });
     if let Some(next) = next {
         body["nextLink"] = json!(next);

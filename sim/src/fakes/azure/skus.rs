@@ -49,7 +49,7 @@ pub(crate) fn list(shared: &Shared, call: &Call) -> Reply {
             );
         }
     };
-    let all: Vec<Value> = SIZES
+    let all: Vec<_> = SIZES
         .iter()
         .flat_map(|s| s.locations.iter().map(move |l| (s, *l)))
         .filter(|(_, l)| {
@@ -57,9 +57,8 @@ pub(crate) fn list(shared: &Shared, call: &Call) -> Reply {
                 .as_deref()
                 .is_none_or(|want| want.eq_ignore_ascii_case(l))
         })
-        .map(|(s, l)| render(s, l))
         .collect();
-    let (value, next) = page_of(shared, call, all);
+    let (value, next) = page_of(shared, call, all, |(s, l)| render(s, l));
     Reply::json(200, json!({ "value": value, "nextLink": next }))
 }
 

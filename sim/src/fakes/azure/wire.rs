@@ -71,12 +71,14 @@ fn kind_name(ns: &str, kind: &str) -> &'static str {
     }
 }
 
-/// One page of `all` by `$skiptoken` (the configured page size), and the `nextLink` of the
-/// rest: the request's own URL with the next `$skiptoken`.
-pub(crate) fn page_of(
+/// One page of `all` by `$skiptoken` (the configured page size), only its items turned
+/// into JSON by `json`, and the `nextLink` of the rest: the request's own URL with the next
+/// `$skiptoken`.
+pub(crate) fn page_of<T>(
     shared: &Shared,
     call: &Call,
-    all: Vec<Value>,
+    all: Vec<T>,
+    json: impl FnMut(T) -> Value,
 ) -> (Vec<Value>, Option<String>) {
     let skip: usize = call
         .param("$skiptoken")
@@ -84,7 +86,7 @@ pub(crate) fn page_of(
         .unwrap_or(0);
     let size = shared.cfg.page_size.max(1);
     let more = skip + size < all.len();
-    let page: Vec<Value> = all.into_iter().skip(skip).take(size).collect();
+    let page: Vec<Value> = all.into_iter().skip(skip).take(size).map(json).collect();
     let next = more.then(|| {
         let base = shared.base.get().cloned().unwrap_or_default();
         let q: Vec<String> = call

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::state::{Instance, error};
-use super::wire::{not_found, page};
+use super::wire::{not_found, page_of};
 use super::{Shared, catalog};
 use crate::fakes::edge::{Call, Reply, lock};
 
@@ -29,13 +29,15 @@ pub(crate) fn list(shared: &Shared, call: &Call, zone: &str) -> Reply {
         }
         other => other.flatten(),
     };
-    let items: Vec<Value> = lock(&shared.inventory)
+    let inv = lock(&shared.inventory);
+    let items: Vec<&Instance> = inv
         .instances
         .values()
         .filter(|i| i.zone == zone && matches(&filter, i))
-        .map(|i| render(shared, i))
         .collect();
-    page(shared, call, "compute#instanceList", items)
+    page_of(shared, call, "compute#instanceList", items, |i| {
+        render(shared, i)
+    })
 }
 
 /// `GET aggregated/instances`: every zone, instances grouped under `zones/<zone>`.

@@ -41,6 +41,17 @@ pub(crate) fn remember(shared: &Shared, call: &Call, op: &str) {
 
 /// A page of `items` by `maxResults` (capped) and `pageToken`.
 pub(crate) fn page(shared: &Shared, call: &Call, kind: &str, items: Vec<Value>) -> Reply {
+    page_of(shared, call, kind, items, |v| v)
+}
+
+/// [`page`] of `items`, of which only the page asked for is turned into JSON by `json`.
+pub(crate) fn page_of<T>(
+    shared: &Shared,
+    call: &Call,
+    kind: &str,
+    items: Vec<T>,
+    json: impl FnMut(T) -> Value,
+) -> Reply {
     let max = call
         .param("maxResults")
         .and_then(|m| m.parse::<usize>().ok())
@@ -60,7 +71,7 @@ pub(crate) fn page(shared: &Shared, call: &Call, kind: &str, items: Vec<Value>) 
         },
     };
     let total = items.len();
-    let slice: Vec<Value> = items.into_iter().skip(offset).take(max).collect();
+    let slice: Vec<Value> = items.into_iter().skip(offset).take(max).map(json).collect();
     let mut body = json!({ "kind": kind, "id": format!("projects/{}", shared.cfg.project_id), "items": slice, "selfLink": format!("{}{}", shared.origin(), call.path) });
     if offset + max < total {
         body["nextPageToken"] = json!(format!("pt-{}", offset + max));
