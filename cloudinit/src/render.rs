@@ -3,7 +3,7 @@ use zeroize::Zeroizing;
 
 use super::params::Checked;
 use super::scripts::{install_agent_script, install_docker_script, report_progress_script};
-use super::yaml::{block, flow_seq, quote};
+use super::yaml::{flow_seq, push_block, push_quoted, quote};
 use super::{
     AGENT_BINARY_PATH, AgentSource, CA_PEM_PATH, CloudInitParams, ENV_FILE_PATH,
     IDENTITY_FILE_PATH, INSTALL_AGENT_PATH, INSTALL_DOCKER_PATH, JOIN_TOKEN_PATH,
@@ -60,22 +60,47 @@ pub fn render(params: &CloudInitParams) -> Result<String, RenderError> {
         ),
         file(UNIT_PATH, "0644", unit_file(checked.agent)),
     ];
-    let mut out = format!("{HEADER}\nwrite_files:\n");
+    // Sized for the whole document up front: two of the files hold secrets, and a buffer
+    // that grows leaves copies of what it held in memory it gave back. (A content that
+    // must be quoted rather than blocked may still outgrow it.)
+    let size = files
+        .iter()
+        .map(|f| {
+            let lines = f.content.bytes().filter(|&b| b == b'\n').count() + 1;
+            ENTRY_SIZE + f.path.len() + f.content.len() + lines * CONTENT_INDENT
+        })
+        .sum::<usize>();
+    let capacity = HEADER.len() + RUNCMD_SIZE + size;
+    let mut out = String::with_capacity(capacity);
+    out.push_str(HEADER);
+    out.push_str("\nwrite_files:\n");
     for f in &files {
-        out.push_str(&format!("  - path: {}\n", quote(f.path)));
-        out.push_str(&format!("    owner: {}\n", quote("root:root")));
-        out.push_str(&format!("    permissions: {}\n", quote(f.permissions)));
-        out.push_str(&format!(
-            "    content: {}\n",
-            Zeroizing::new(block(&f.content, 6)).as_str()
-        ));
+        out.push_str("  - path: ");
+        push_quoted(&mut out, f.path);
+        out.push_str("\n    owner: ");
+        push_quoted(&mut out, "root:root");
+        out.push_str("\n    permissions: ");
+        push_quoted(&mut out, f.permissions);
+        out.push_str("\n    content: ");
+        push_block(&mut out, &f.content, CONTENT_INDENT);
+        out.push('\n');
     }
     out.push_str("runcmd:\n");
     for command in runcmd() {
-        out.push_str(&format!("  - {command}\n"));
+        out.push_str("  - ");
+        out.push_str(&command);
+        out.push('\n');
     }
+    debug_assert!(out.len() <= capacity, "the document outgrew its buffer");
     Ok(out)
 }
+
+/// The indentation of a file's content block.
+const CONTENT_INDENT: usize = 6;
+/// An upper bound of a `write_files` entry's text besides its path and content.
+const ENTRY_SIZE: usize = 96;
+/// An upper bound of the `runcmd` section.
+const RUNCMD_SIZE: usize = 1024;
 
 fn file(path: &'static str, permissions: &'static str, content: String) -> WriteFile {
     WriteFile {

@@ -13,10 +13,29 @@ use std::fmt::Write as _;
 /// (a `'` is doubled), otherwise `"…"` with escapes for `"`, `\` and anything outside
 /// printable ASCII that YAML 1.1 would treat as a line break or reject.
 pub(super) fn quote(value: &str) -> String {
-    if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-        return format!("'{}'", value.replace('\'', "''"));
-    }
     let mut out = String::with_capacity(value.len() + 2);
+    push_quoted(&mut out, value);
+    out
+}
+
+/// [`quote`], appended to `out`.
+pub(super) fn push_quoted(out: &mut String, value: &str) {
+    if value.bytes().all(printable) {
+        out.reserve(value.len() + 2);
+        out.push('\'');
+        // `'` is ASCII, so the pieces between quotes are whole characters.
+        let mut pieces = value.split('\'');
+        if let Some(first) = pieces.next() {
+            out.push_str(first);
+        }
+        for piece in pieces {
+            out.push_str("''");
+            out.push_str(piece);
+        }
+        out.push('\'');
+        return;
+    }
+    out.reserve(value.len() + 2);
     out.push('"');
     for c in value.chars() {
         match c {
@@ -38,7 +57,6 @@ pub(super) fn quote(value: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
 /// A flow sequence of quoted scalars: `['a', 'b']`.
@@ -51,32 +69,69 @@ pub(super) fn flow_seq(items: &[&str]) -> String {
 /// a literal block (`|` then the lines) when the content allows one (printable ASCII
 /// lines without leading or trailing blanks trouble, ending in exactly one newline),
 /// otherwise a quoted scalar on the same line.
+#[cfg(test)]
 pub(super) fn block(content: &str, indent: usize) -> String {
-    if !literal_allowed(content) {
-        return quote(content);
-    }
-    let pad = " ".repeat(indent);
-    let mut out = String::from("|\n");
-    for line in content.lines() {
-        if !line.is_empty() {
-            out.push_str(&pad);
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    out.pop();
+    let mut out = String::new();
+    push_block(&mut out, content, indent);
     out
 }
 
-fn literal_allowed(content: &str) -> bool {
-    let body = match content.strip_suffix('\n') {
-        Some(body) if !body.is_empty() && !body.ends_with('\n') => body,
-        _ => return false,
+/// [`block`], appended to `out`.
+pub(super) fn push_block(out: &mut String, content: &str, indent: usize) {
+    let Some((body, breaks)) = literal_body(content) else {
+        push_quoted(out, content);
+        return;
     };
-    !body.starts_with(' ')
-        && body
-            .lines()
-            .all(|line| line.bytes().all(|b| (0x20..0x7f).contains(&b)) && !line.ends_with(' '))
+    let pad = " ".repeat(indent);
+    out.reserve(2 + body.len() + (breaks + 1) * indent);
+    out.push_str("|\n");
+    let line = |out: &mut String, text: &str| {
+        if !text.is_empty() {
+            out.push_str(&pad);
+            out.push_str(text);
+        }
+    };
+    // `\n` is ASCII: the slices between line breaks are whole characters.
+    let mut start = 0;
+    for (i, b) in body.bytes().enumerate() {
+        if b == b'\n' {
+            line(out, &body[start..i]);
+            out.push('\n');
+            start = i + 1;
+        }
+    }
+    line(out, &body[start..]);
+}
+
+/// Printable ASCII: what a literal block line and a single-quoted scalar may hold as is.
+fn printable(b: u8) -> bool {
+    (0x20..0x7f).contains(&b)
+}
+
+/// The text of a literal block for `content`, and its line breaks: `content` without its
+/// final newline, when it ends in exactly one, holds only printable ASCII lines none of
+/// which ends in a blank, and does not begin with a blank (which would need an
+/// indentation indicator).
+fn literal_body(content: &str) -> Option<(&str, usize)> {
+    let body = content.strip_suffix('\n')?;
+    let bytes = body.as_bytes();
+    let (&first, &last) = (bytes.first()?, bytes.last()?);
+    if first == b' ' || last == b'\n' || last == b' ' {
+        return None;
+    }
+    let (mut previous, mut breaks) = (first, 0);
+    for &b in bytes {
+        if b == b'\n' {
+            if previous == b' ' {
+                return None;
+            }
+            breaks += 1;
+        } else if !printable(b) {
+            return None;
+        }
+        previous = b;
+    }
+    Some((body, breaks))
 }
 
 #[cfg(test)]
@@ -155,6 +210,8 @@ mod tests {
             "  indented first line\n",
             "trailing blank \n",
             "tab\there\n",
+            "crlf\r\nthen lf\n",
+            "blank \nin the middle\n",
             "\n",
             "",
             "---\n...\n",

@@ -33,7 +33,10 @@ impl Driver {
     /// Creates the server, trying the choices in order.
     pub(super) async fn create_server(&mut self) -> Result<(), StepError> {
         self.take_create_turn().await;
-        let user_data = self.user_data()?;
+        let user_data = match self.rendered.take() {
+            Some(rendered) => rendered,
+            None => self.user_data()?,
+        };
         let mut first = true;
         loop {
             if !first {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 use tracing::{debug, info, warn};
+use zeroize::Zeroizing;
 
 use super::events::{DriverSignals, Stop, Tenure};
 use super::failure::{Failure, Halt, StepError};
@@ -42,6 +43,9 @@ pub(super) struct Driver {
     /// This driver's turn to render and create its server, from the render until the
     /// created server is recorded.
     pub(super) create_turn: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// The user-data rendered by the render step, kept for the create that follows so the
+    /// document is rendered once per create, not twice (a resumed driver renders again).
+    pub(super) rendered: Option<Zeroizing<String>>,
     /// Changes applied to `record` but not yet written: the next commit carries them
     /// (re-applied to the row after a reload).
     unsaved: Vec<Deferred>,
@@ -139,6 +143,7 @@ async fn start(
         retries,
         server_watch: None,
         create_turn: None,
+        rendered: None,
         unsaved: Vec::new(),
     }))
 }
@@ -259,6 +264,7 @@ impl Driver {
             // the turn to create goes to the next provision.
             self.server_watch = None;
             self.create_turn = None;
+            self.rendered = None;
         }
         outcome
     }

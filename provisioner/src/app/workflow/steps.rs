@@ -31,6 +31,8 @@ impl Driver {
     /// Mints the provision's token (60 min, bound to its name and id, with its role) and
     /// keeps it sealed in the row.
     async fn mint_join_token(&mut self) -> Result<(), StepError> {
+        // A document rendered from an earlier token must not reach the create.
+        self.rendered = None;
         let (id, name, role) = (
             self.record.id.clone(),
             self.record.name.clone(),
@@ -75,13 +77,15 @@ impl Driver {
     }
 
     /// Renders the user-data once to check every input; records its size and digest (the
-    /// document itself holds the token and is never stored) with the create's first write:
-    /// rendering is pure, so a crash before that write renders again.
+    /// document itself holds the token and is never stored) with the create's first write,
+    /// and keeps the document in memory for that create: rendering is pure, so a crash
+    /// before that write (or a resumed driver) renders again.
     async fn render_user_data(&mut self) -> Result<(), StepError> {
         self.take_create_turn().await;
         let user_data = self.user_data()?;
         let digest = hex::encode(Sha256::digest(user_data.as_bytes()));
         let bytes = user_data.len().to_string();
+        self.rendered = Some(user_data);
         let at = self.stamp();
         self.defer(move |r| {
             r.saga.complete(
