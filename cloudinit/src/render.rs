@@ -70,8 +70,7 @@ pub fn render(params: &CloudInitParams) -> Result<String, RenderError> {
             ENTRY_SIZE + f.path.len() + f.content.len() + lines * CONTENT_INDENT
         })
         .sum::<usize>();
-    let capacity = HEADER.len() + RUNCMD_SIZE + size;
-    let mut out = String::with_capacity(capacity);
+    let mut out = String::with_capacity(HEADER.len() + RUNCMD_SIZE + size);
     out.push_str(HEADER);
     out.push_str("\nwrite_files:\n");
     for f in &files {
@@ -91,7 +90,6 @@ pub fn render(params: &CloudInitParams) -> Result<String, RenderError> {
         out.push_str(&command);
         out.push('\n');
     }
-    debug_assert!(out.len() <= capacity, "the document outgrew its buffer");
     Ok(out)
 }
 
