@@ -20,22 +20,18 @@ pub(super) fn quote(value: &str) -> String {
 
 /// [`quote`], appended to `out`.
 pub(super) fn push_quoted(out: &mut String, value: &str) {
+    out.reserve(value.len() + 2);
     if value.bytes().all(printable) {
-        out.reserve(value.len() + 2);
         out.push('\'');
-        // `'` is ASCII, so the pieces between quotes are whole characters.
-        let mut pieces = value.split('\'');
-        if let Some(first) = pieces.next() {
-            out.push_str(first);
-        }
-        for piece in pieces {
-            out.push_str("''");
-            out.push_str(piece);
+        for c in value.chars() {
+            if c == '\'' {
+                out.push('\'');
+            }
+            out.push(c);
         }
         out.push('\'');
         return;
     }
-    out.reserve(value.len() + 2);
     out.push('"');
     for c in value.chars() {
         match c {
@@ -76,14 +72,13 @@ pub(super) fn block(content: &str, indent: usize) -> String {
     out
 }
 
-/// [`block`], appended to `out`.
+/// [`block`], appended to `out` (which the caller sizes: see `render`).
 pub(super) fn push_block(out: &mut String, content: &str, indent: usize) {
-    let Some((body, breaks)) = literal_body(content) else {
+    let Some(body) = literal_body(content) else {
         push_quoted(out, content);
         return;
     };
     let pad = " ".repeat(indent);
-    out.reserve(2 + body.len() + (breaks + 1) * indent);
     out.push_str("|\n");
     let line = |out: &mut String, text: &str| {
         if !text.is_empty() {
@@ -108,30 +103,29 @@ fn printable(b: u8) -> bool {
     (0x20..0x7f).contains(&b)
 }
 
-/// The text of a literal block for `content`, and its line breaks: `content` without its
-/// final newline, when it ends in exactly one, holds only printable ASCII lines none of
-/// which ends in a blank, and does not begin with a blank (which would need an
-/// indentation indicator).
-fn literal_body(content: &str) -> Option<(&str, usize)> {
+/// The text of a literal block for `content`: `content` without its final newline, when
+/// it ends in exactly one, holds only printable ASCII lines none of which ends in a
+/// blank, and does not begin with a blank (which would need an indentation indicator).
+fn literal_body(content: &str) -> Option<&str> {
     let body = content.strip_suffix('\n')?;
     let bytes = body.as_bytes();
     let (&first, &last) = (bytes.first()?, bytes.last()?);
     if first == b' ' || last == b'\n' || last == b' ' {
         return None;
     }
-    let (mut previous, mut breaks) = (first, 0);
+    let mut previous = first;
     for &b in bytes {
-        if b == b'\n' {
-            if previous == b' ' {
-                return None;
-            }
-            breaks += 1;
-        } else if !printable(b) {
+        let allowed = if b == b'\n' {
+            previous != b' '
+        } else {
+            printable(b)
+        };
+        if !allowed {
             return None;
         }
         previous = b;
     }
-    Some((body, breaks))
+    Some(body)
 }
 
 #[cfg(test)]
