@@ -177,9 +177,8 @@ impl Db<Sqlite> {
         if in_memory {
             // A shared in-memory database lives only while a connection is open; its
             // connections share one cache, so one pool serves reads and writes.
-            let pool = SqlitePoolOptions::new()
+            let pool = pool_options()
                 .max_connections(4)
-                .acquire_timeout(ACQUIRE_TIMEOUT)
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
@@ -193,18 +192,16 @@ impl Db<Sqlite> {
         // SQLite's busy handler. The WAL is checkpointed by a background connection, not
         // by whichever commit crosses the threshold.
         let writer = options.clone().pragma("wal_autocheckpoint", "0");
-        let pool = SqlitePoolOptions::new()
+        let pool = pool_options()
             .max_connections(1)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(writer)
             .await?;
         if let Some(path) = &file {
             restrict_permissions(path).await;
         }
         Sqlite::migrate(&pool, migrations).await?;
-        let read = SqlitePoolOptions::new()
+        let read = pool_options()
             .max_connections(READERS)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options.clone().read_only(true))
             .await?;
         let checkpointer = tokio::spawn(checkpoint_every(options, CHECKPOINT_INTERVAL));
@@ -215,6 +212,17 @@ impl Db<Sqlite> {
 
 /// How long a caller waits for a free connection before it is told the database is busy.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What every pool of a SQLite database has in common. Its connections are not tested
+/// before they are handed out: a test is a round trip to the connection's thread, and
+/// nothing can hang up on a connection in this process. Each write transaction and each
+/// read paid one more hand-off to SQLite's thread for it, and an acquire cancelled during
+/// the test closed the connection it was testing (sqlx's `Pool::acquire` says so).
+fn pool_options() -> SqlitePoolOptions {
+    SqlitePoolOptions::new()
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .test_before_acquire(false)
+}
 /// Read-only connections of a database file (reads run beside the one writer in WAL mode).
 const READERS: u32 = 4;
 /// How often the write-ahead log is copied back into the database file.

@@ -438,6 +438,23 @@ async fn sqlite_keeps_temporary_files_in_memory() {
     );
 }
 
+#[tokio::test]
+async fn sqlite_hands_out_its_connections_without_testing_them_first() {
+    // A test is a round trip to the connection's thread before each transaction and each
+    // read, and nothing can hang up on a connection in this process.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = format!("sqlite://{}", dir.path().join("untested.db").display());
+    for dsn in [file.as_str(), "sqlite::memory:"] {
+        let db = Db::<Sqlite>::connect(dsn, &MIGRATIONS)
+            .await
+            .expect("opens");
+        assert!(
+            !db.pool().options().get_test_before_acquire(),
+            "{dsn}: tested before each acquire"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_group_commit_commits_each_operation_alone_or_not_at_all() {
     let dir = tempfile::tempdir().expect("temp dir");
