@@ -15,7 +15,7 @@ use tracing::{info, warn};
 const PER_BATCH: usize = 256;
 /// How long the writer gathers events once one arrived: the log costs the database a
 /// statement per window at most, never one per call. Short, so that a busy API's events
-/// go in many small statements (about 70 events each at 7,000 calls/s) between its own
+/// go in many small statements (about 70 events each at 7,000 calls/s) beside its own
 /// writes: with 100 ms, every tenth of a second the writer stopped for three statements
 /// of 256 events, and the API's requests waiting behind them made its p99.
 const WINDOW: std::time::Duration = std::time::Duration::from_millis(10);
@@ -47,8 +47,9 @@ struct Queue {
 }
 
 impl AuditLog {
-    /// A log written to `store` (within a Tokio runtime), as background work: at a SQLite
-    /// file's one writer, the API's requests go first.
+    /// A log written to `store` (within a Tokio runtime), through its handle for background
+    /// work (on PostgreSQL, pools of its own). At a SQLite file's one writer a batch joins
+    /// the API's group commit instead of taking a turn of its own.
     pub fn start(store: Arc<dyn AuditStore>) -> Self {
         Self::start_with(store, WINDOW)
     }

@@ -23,7 +23,7 @@ use crate::{DbError, Dialect, Row, UniqueViolation, Value};
 pub struct Db<D: Dialect> {
     pool: Pool<D::Db>,
     read: Pool<D::Db>,
-    class: Class,
+    pub(crate) class: Class,
     /// The writer's queue (a SQLite file).
     gate: Option<Arc<WriterGate>>,
     /// Group commit of API writes at the one writer (a SQLite file).

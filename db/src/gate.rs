@@ -1,6 +1,6 @@
 //! The queue in front of a database's one writer (a SQLite file): requests of the API go
-//! before background work (the provision drivers, lease renewals, the sweeper, the audit
-//! log's writer), first come first served within each class. A caller that waits longer
+//! before background work (the provision drivers, lease renewals, the sweeper), first come
+//! first served within each class. A caller that waits longer
 //! than the acquire timeout is told the database is busy (`PoolTimedOut`), as a full pool
 //! would tell it.
 use std::collections::VecDeque;

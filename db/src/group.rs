@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::oneshot;
 
+use crate::gate::Class;
 use crate::{Db, Dialect, Value};
 
 /// The most operations one transaction commits.
@@ -117,7 +118,11 @@ impl<D: Dialect> Db<D> {
         let (done, answer) = oneshot::channel();
         match group.push(Op { sql, args, done }) {
             Ok(true) => {
-                tokio::spawn(lead(self.clone(), group));
+                // A group holds the API's writes: it takes the writer's turn as the API,
+                // whichever handle queued its first operation.
+                let mut leader = self.clone();
+                leader.class = Class::Api;
+                tokio::spawn(lead(leader, group));
             }
             Ok(false) => {}
             Err(_) => return Err(sqlx::Error::PoolTimedOut),
