@@ -3,18 +3,20 @@ use std::fmt;
 use std::sync::Arc;
 
 use sqlx::pool::PoolConnection;
-use sqlx::{Pool, Transaction};
+use sqlx::{Connection as _, Pool, Transaction};
 use time::OffsetDateTime;
 
 use crate::announce::Announcer;
+use crate::dialect::Conn;
 use crate::gate::{Class, WriterGate, WriterTurn};
 use crate::group::GroupCommit;
 use crate::{DbError, Dialect, Row, UniqueViolation, Value};
 
 /// The connection pools of a database of dialect `D`: one for writes, and one for reads
-/// (the same pool on PostgreSQL and for an in-memory SQLite database; on a SQLite file the
-/// writer pool holds a single connection, so writers queue in this process instead of
-/// sleeping in SQLite's busy handler, and readers use their own read-only connections).
+/// (the same pool on PostgreSQL and for an in-memory SQLite database). On a SQLite file,
+/// writes go to the one writer's connection, which its queue hands from turn to turn, so
+/// writers queue in this process instead of sleeping in SQLite's busy handler; readers use
+/// their own read-only connections, and the writer pool only serves tests and tools.
 ///
 /// A handle does the work of one [`Class`]: [`Db::background`] gives the handle for
 /// background work. On PostgreSQL it has pools of its own, so a busy background cannot
@@ -24,8 +26,8 @@ pub struct Db<D: Dialect> {
     pool: Pool<D::Db>,
     read: Pool<D::Db>,
     pub(crate) class: Class,
-    /// The writer's queue (a SQLite file).
-    gate: Option<Arc<WriterGate>>,
+    /// The writer's queue, with its connection (a SQLite file).
+    gate: Option<Arc<WriterGate<Conn<D>>>>,
     /// Group commit of API writes at the one writer (a SQLite file).
     pub(crate) group: Option<Arc<GroupCommit>>,
     /// Background work's own pool, where it has one.
@@ -103,7 +105,7 @@ impl<D: Dialect> Db<D> {
     pub(crate) fn split(
         pool: Pool<D::Db>,
         read: Pool<D::Db>,
-        gate: Arc<WriterGate>,
+        gate: Arc<WriterGate<Conn<D>>>,
         tasks: Option<TaskGuard>,
     ) -> Self {
         Db {
@@ -129,23 +131,37 @@ impl<D: Dialect> Db<D> {
         db
     }
 
-    /// The writer's turn, where the writer has a queue.
-    async fn turn(&self) -> Result<Option<WriterTurn>, sqlx::Error> {
-        match &self.gate {
-            Some(gate) => Ok(Some(gate.enter(self.class).await?)),
-            None => Ok(None),
+    /// The writer's turn, with its connection, where the writer has a queue. A transaction
+    /// that a caller who went away left open on it is rolled back first.
+    pub(crate) async fn turn(&self) -> Result<Option<WriterTurn<Conn<D>>>, sqlx::Error> {
+        let Some(gate) = &self.gate else {
+            return Ok(None);
+        };
+        let mut turn = gate.enter(self.class).await?;
+        if turn.unsettled() {
+            roll_back::<D>(&mut turn).await?;
         }
+        Ok(Some(turn))
     }
 
-    /// The (writer) pool, for backend-specific tests and tools.
+    /// A connection to write on: the writer's, with its turn, or one of the pool's.
+    async fn writer(&self) -> Result<Writer<D>, sqlx::Error> {
+        Ok(match self.turn().await? {
+            Some(turn) => Writer::Turn(turn),
+            None => Writer::Pooled(self.pool.acquire().await?),
+        })
+    }
+
+    /// The writer pool, for backend-specific tests and tools. On a SQLite file its
+    /// connection is not the one writes go to: it writes beside it, and SQLite's busy
+    /// timeout then decides who waits.
     pub fn pool(&self) -> &Pool<D::Db> {
         &self.pool
     }
 
     /// Runs one statement in its own transaction; the number of rows it changed.
     pub async fn execute(&self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
-        let _turn = self.turn().await?;
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         D::execute(&mut conn, sql, args).await
     }
 
@@ -159,8 +175,7 @@ impl<D: Dialect> Db<D> {
             let mut conn = self.read.acquire().await?;
             return D::fetch_all(&mut conn, sql, args).await;
         }
-        let _turn = self.turn().await?;
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         D::fetch_all(&mut conn, sql, args).await
     }
 
@@ -175,21 +190,25 @@ impl<D: Dialect> Db<D> {
 
     /// Takes a connection of the writer pool to keep for several statements (see [`Held`]).
     pub async fn hold(&self) -> Result<Held<D>, sqlx::Error> {
-        let turn = self.turn().await?;
         Ok(Held {
-            conn: self.pool.acquire().await?,
-            _turn: turn,
+            conn: self.writer().await?,
         })
     }
 
-    /// Opens a write transaction (see [`Dialect::begin_write`]). Dropping it uncommitted
+    /// Opens a write transaction (with [`Dialect::BEGIN_WRITE`]). Dropping it uncommitted
     /// rolls it back.
     pub async fn write(&self) -> Result<Tx<D>, sqlx::Error> {
-        let turn = self.turn().await?;
-        Ok(Tx {
-            tx: D::begin_write(&self.pool).await?,
-            _turn: turn,
-        })
+        let tx = match self.turn().await? {
+            Some(mut turn) => {
+                // Unsettled until it ends: if it is dropped open, the next turn rolls it
+                // back (sqlx's transactions do the same, on a pool's connection).
+                turn.unsettle();
+                D::execute(&mut turn, D::BEGIN_WRITE, &[]).await?;
+                TxOn::Writer(turn)
+            }
+            None => TxOn::Pool(self.pool.begin_with(D::BEGIN_WRITE).await?),
+        };
+        Ok(Tx { tx })
     }
 
     /// The database's clock, which several processes sharing the database agree on (a
@@ -234,6 +253,9 @@ impl<D: Dialect> Db<D> {
         if let Some(announcer) = &self.announcer {
             announcer.stop();
         }
+        if let Some(conn) = self.gate.as_ref().and_then(|gate| gate.close()) {
+            let _ = conn.close().await;
+        }
         self.pool.close().await;
         self.read.close().await;
         if let Some(pool) = &self.background {
@@ -242,11 +264,84 @@ impl<D: Dialect> Db<D> {
     }
 }
 
+/// Rolls back whatever transaction is open on the writer's connection, and marks it
+/// settled. One that cannot be rolled back is given up (the next turn opens another).
+pub(crate) async fn roll_back<D: Dialect>(
+    turn: &mut WriterTurn<Conn<D>>,
+) -> Result<(), sqlx::Error> {
+    match D::execute(turn, "ROLLBACK", &[]).await {
+        Ok(_) => {}
+        // None was open (it had ended, or never begun).
+        Err(e)
+            if e.as_database_error()
+                .is_some_and(|d| d.message().contains("no transaction is active")) => {}
+        Err(e) => {
+            turn.discard();
+            return Err(e);
+        }
+    }
+    turn.settle();
+    Ok(())
+}
+
+/// Ends the transaction open on the writer's connection with `sql` (`COMMIT` or
+/// `ROLLBACK`). One that failed stays unsettled: the next turn rolls back whatever is left.
+async fn end<D: Dialect>(
+    mut turn: WriterTurn<Conn<D>>,
+    sql: &'static str,
+) -> Result<(), sqlx::Error> {
+    D::execute(&mut turn, sql, &[]).await?;
+    turn.settle();
+    Ok(())
+}
+
+/// A connection to write on.
+enum Writer<D: Dialect> {
+    /// The one writer's, with its turn (a SQLite file).
+    Turn(WriterTurn<Conn<D>>),
+    /// One of the pool's.
+    Pooled(PoolConnection<D::Db>),
+}
+
+impl<D: Dialect> std::ops::Deref for Writer<D> {
+    type Target = Conn<D>;
+
+    fn deref(&self) -> &Conn<D> {
+        match self {
+            Writer::Turn(turn) => turn,
+            Writer::Pooled(conn) => conn,
+        }
+    }
+}
+
+impl<D: Dialect> std::ops::DerefMut for Writer<D> {
+    fn deref_mut(&mut self) -> &mut Conn<D> {
+        match self {
+            Writer::Turn(turn) => turn,
+            Writer::Pooled(conn) => conn,
+        }
+    }
+}
+
 /// A write transaction.
 pub struct Tx<D: Dialect> {
-    tx: Transaction<'static, D::Db>,
-    /// Declared after `tx`: the writer is handed on once the transaction has ended.
-    _turn: Option<WriterTurn>,
+    tx: TxOn<D>,
+}
+
+enum TxOn<D: Dialect> {
+    /// On the one writer's connection, begun and ended by its own statements.
+    Writer(WriterTurn<Conn<D>>),
+    /// On a pool's connection.
+    Pool(Transaction<'static, D::Db>),
+}
+
+impl<D: Dialect> TxOn<D> {
+    fn conn(&mut self) -> &mut Conn<D> {
+        match self {
+            TxOn::Writer(turn) => turn,
+            TxOn::Pool(tx) => tx,
+        }
+    }
 }
 
 impl<D: Dialect> fmt::Debug for Tx<D> {
@@ -258,7 +353,7 @@ impl<D: Dialect> fmt::Debug for Tx<D> {
 impl<D: Dialect> Tx<D> {
     /// Runs one statement; the number of rows it changed.
     pub async fn execute(&mut self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
-        D::execute(&mut self.tx, sql, args).await
+        D::execute(self.tx.conn(), sql, args).await
     }
 
     /// Every row a query returns.
@@ -267,7 +362,7 @@ impl<D: Dialect> Tx<D> {
         sql: &'static str,
         args: &[Value],
     ) -> Result<Vec<Row>, sqlx::Error> {
-        D::fetch_all(&mut self.tx, sql, args).await
+        D::fetch_all(self.tx.conn(), sql, args).await
     }
 
     /// The first row a query returns.
@@ -280,25 +375,29 @@ impl<D: Dialect> Tx<D> {
     }
 
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
+        match self.tx {
+            TxOn::Writer(turn) => end::<D>(turn, "COMMIT").await,
+            TxOn::Pool(tx) => tx.commit().await,
+        }
     }
 
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        self.tx.rollback().await
+        match self.tx {
+            TxOn::Writer(turn) => end::<D>(turn, "ROLLBACK").await,
+            TxOn::Pool(tx) => tx.rollback().await,
+        }
     }
 }
 
-/// A connection of the writer pool kept for several statements, each committed on its own.
-/// sqlx checks a connection with a round trip each time it goes back to the pool: a task
-/// that writes statement after statement (a group-commit writer) holds one instead of
-/// taking one per statement. Back to the pool when dropped; drop one whose statement
-/// failed for a reason other than the database's refusal of its data (the server may have
-/// ended the session). On a SQLite file it holds the one writer's turn: every other write
+/// A connection to write on kept for several statements, each committed on its own. sqlx
+/// checks a connection with a round trip each time it goes back to the pool: a task that
+/// writes statement after statement (a group-commit writer) holds one instead of taking
+/// one per statement. Given back when dropped; drop one whose statement failed for a
+/// reason other than the database's refusal of its data (the server may have ended the
+/// session). On a SQLite file it is the one writer's, with its turn: every other write
 /// waits while it lives, so hold it for a burst of statements only.
 pub struct Held<D: Dialect> {
-    conn: PoolConnection<D::Db>,
-    /// Declared after `conn`: the writer is handed on once the connection is back.
-    _turn: Option<WriterTurn>,
+    conn: Writer<D>,
 }
 
 impl<D: Dialect> fmt::Debug for Held<D> {

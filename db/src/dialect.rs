@@ -5,7 +5,7 @@ use std::fmt::Debug;
 
 use futures::future::BoxFuture;
 use sqlx::migrate::MigrateError;
-use sqlx::{Database, Pool, Transaction};
+use sqlx::{Database, Pool};
 
 use crate::{Db, Migrations, Row, Value};
 
@@ -23,6 +23,11 @@ pub trait Dialect: Debug + Send + Sync + Sized + 'static {
     /// A query whose one row's `now` column is the database's clock; `None` when the
     /// database's clock is this process's (SQLite, embedded in one process).
     const NOW: Option<&'static str>;
+
+    /// The statement that opens a transaction that will write. SQLite takes the write
+    /// lock at once (`BEGIN IMMEDIATE`), so a transaction that reads then writes cannot
+    /// fail on a lock upgrade; PostgreSQL's row locks make a plain `BEGIN` enough.
+    const BEGIN_WRITE: &'static str;
 
     /// Connects to the database named by `dsn` and applies pending migrations.
     fn connect<'a>(
@@ -44,13 +49,6 @@ pub trait Dialect: Debug + Send + Sync + Sized + 'static {
         args: &'c [Value],
     ) -> BoxFuture<'c, Result<Vec<Row>, sqlx::Error>>;
 
-    /// Opens a transaction that will write. SQLite takes the write lock at once
-    /// (`BEGIN IMMEDIATE`), so a transaction that reads then writes cannot fail on a lock
-    /// upgrade; PostgreSQL's row locks make a plain `BEGIN` enough.
-    fn begin_write(
-        pool: &Pool<Self::Db>,
-    ) -> BoxFuture<'_, Result<Transaction<'static, Self::Db>, sqlx::Error>>;
-
     /// Opens a `LISTEN` connection of its own on `channel`; `None` when no other process
     /// shares the database (SQLite).
     fn listen<'a>(
@@ -60,7 +58,7 @@ pub trait Dialect: Debug + Send + Sync + Sized + 'static {
 
     /// Applies pending migrations.
     fn migrate<'a>(
-        pool: &'a Pool<Self::Db>,
+        conn: &'a mut Conn<Self>,
         migrations: &'a Migrations,
     ) -> BoxFuture<'a, Result<(), MigrateError>>;
 

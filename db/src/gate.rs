@@ -3,10 +3,16 @@
 //! first served within each class. A caller that waits longer
 //! than the acquire timeout is told the database is busy (`PoolTimedOut`), as a full pool
 //! would tell it.
+//!
+//! The gate keeps the writer's connection itself and hands it over with each turn: a pool
+//! sends a connection given back to it a round trip to the connection's thread (sqlx
+//! pings it before it takes it back), and with one writer that round trip stood between
+//! every write and the next.
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
 /// Whose work a database handle does.
@@ -21,49 +27,126 @@ pub enum Class {
 /// API turns in a row, with background work waiting, before one background turn.
 const API_STREAK: u32 = 8;
 
-#[derive(Debug, Default)]
-struct State {
+struct State<C> {
     held: bool,
+    /// The writer's connection, while no turn holds it (`None` before the first turn,
+    /// after one that left it in doubt, and once the gate is closed).
+    conn: Option<C>,
+    /// Whether the connection in `conn` may be inside a transaction its turn left open
+    /// (a caller that went away during it): the next turn rolls it back first.
+    unsettled: bool,
+    closed: bool,
     api: VecDeque<oneshot::Sender<()>>,
     background: VecDeque<oneshot::Sender<()>>,
     /// API turns given in a row while background work waited.
     streak: u32,
 }
 
-/// The writer's queue.
-#[derive(Debug)]
-pub(crate) struct WriterGate {
-    state: Mutex<State>,
+/// Opens a new connection to the writer's database.
+pub(crate) type Connect<C> =
+    Box<dyn Fn() -> BoxFuture<'static, Result<C, sqlx::Error>> + Send + Sync>;
+
+/// The writer's queue, and its connection of type `C`.
+pub(crate) struct WriterGate<C> {
+    state: Mutex<State<C>>,
     timeout: Duration,
+    connect: Connect<C>,
 }
 
-/// The right to use the writer, passed on to the next in line when dropped.
-#[derive(Debug)]
-pub(crate) struct WriterTurn {
-    gate: Arc<WriterGate>,
+impl<C> std::fmt::Debug for WriterGate<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterGate").finish_non_exhaustive()
+    }
 }
 
-impl WriterGate {
-    pub(crate) fn new(timeout: Duration) -> Arc<Self> {
+/// The right to use the writer, with its connection; passed on to the next in line when
+/// dropped.
+pub(crate) struct WriterTurn<C> {
+    gate: Arc<WriterGate<C>>,
+    conn: Option<C>,
+    /// Whether the connection may be inside a transaction (see [`WriterTurn::unsettle`]).
+    unsettled: bool,
+}
+
+impl<C> std::fmt::Debug for WriterTurn<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterTurn").finish_non_exhaustive()
+    }
+}
+
+impl<C> WriterGate<C> {
+    /// A gate whose connection `connect` opens at the first turn (and again after a turn
+    /// that gave its connection up).
+    pub(crate) fn new(timeout: Duration, connect: Connect<C>) -> Arc<Self> {
         Arc::new(WriterGate {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                held: false,
+                conn: None,
+                unsettled: false,
+                closed: false,
+                api: VecDeque::new(),
+                background: VecDeque::new(),
+                streak: 0,
+            }),
             timeout,
+            connect,
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    /// A gate that starts with its connection.
+    pub(crate) fn with_connection(timeout: Duration, conn: C, connect: Connect<C>) -> Arc<Self> {
+        let gate = Self::new(timeout, connect);
+        gate.lock().conn = Some(conn);
+        gate
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<C>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits for the writer's turn: API requests first.
-    pub(crate) async fn enter(self: &Arc<Self>, class: Class) -> Result<WriterTurn, sqlx::Error> {
+    /// The connection, for whoever closes the database; turns after it open none.
+    pub(crate) fn close(&self) -> Option<C> {
+        let mut state = self.lock();
+        state.closed = true;
+        state.conn.take()
+    }
+
+    /// Waits for the writer's turn (API requests first), with the writer's connection, and
+    /// whether its last turn may have left it inside a transaction.
+    pub(crate) async fn enter(
+        self: &Arc<Self>,
+        class: Class,
+    ) -> Result<WriterTurn<C>, sqlx::Error> {
+        let mut turn = self.wait(class).await?;
+        let (conn, unsettled, closed) = {
+            let mut state = self.lock();
+            (
+                state.conn.take(),
+                std::mem::take(&mut state.unsettled),
+                state.closed,
+            )
+        };
+        turn.unsettled = unsettled;
+        turn.conn = match conn {
+            Some(conn) => Some(conn),
+            None if closed => return Err(sqlx::Error::PoolClosed),
+            None => Some((self.connect)().await?),
+        };
+        Ok(turn)
+    }
+
+    /// Waits for the writer's turn, without its connection.
+    async fn wait(self: &Arc<Self>, class: Class) -> Result<WriterTurn<C>, sqlx::Error> {
+        let turn = || WriterTurn {
+            gate: Arc::clone(self),
+            conn: None,
+            unsettled: false,
+        };
         let rx = {
             let mut state = self.lock();
             if !state.held {
                 state.held = true;
-                return Ok(WriterTurn {
-                    gate: Arc::clone(self),
-                });
+                return Ok(turn());
             }
             let (tx, rx) = oneshot::channel();
             match class {
@@ -80,9 +163,7 @@ impl WriterGate {
         match tokio::time::timeout(self.timeout, rx).await {
             Ok(Ok(())) => {
                 waiting.rx = None;
-                Ok(WriterTurn {
-                    gate: Arc::clone(self),
-                })
+                Ok(turn())
             }
             // The gate never drops a sender it holds without sending; on a timeout the
             // waiter is dropped below, handing on a turn that arrived meanwhile.
@@ -93,6 +174,10 @@ impl WriterGate {
     /// Hands the writer to the next in line (API first), or frees it.
     fn pass_on(&self) {
         let mut state = self.lock();
+        Self::pass_on_locked(&mut state);
+    }
+
+    fn pass_on_locked(state: &mut State<C>) {
         loop {
             let background_due = state.streak >= API_STREAK || state.api.is_empty();
             let next = if background_due && let Some(tx) = state.background.pop_front() {
@@ -116,20 +201,76 @@ impl WriterGate {
     }
 }
 
-impl Drop for WriterTurn {
+impl<C> WriterTurn<C> {
+    /// Whether the connection's last turn may have left it inside a transaction.
+    pub(crate) fn unsettled(&self) -> bool {
+        self.unsettled
+    }
+
+    /// Marks the connection as possibly inside a transaction (one that began and has not
+    /// yet ended): if the turn ends so, the next one rolls it back first.
+    pub(crate) fn unsettle(&mut self) {
+        self.unsettled = true;
+    }
+
+    /// Marks the connection as outside any transaction.
+    pub(crate) fn settle(&mut self) {
+        self.unsettled = false;
+    }
+
+    /// Gives the connection up: its state is not known. The next turn opens another.
+    pub(crate) fn discard(&mut self) {
+        self.conn = None;
+        self.unsettled = false;
+    }
+}
+
+impl<C> std::ops::Deref for WriterTurn<C> {
+    type Target = C;
+
+    fn deref(&self) -> &C {
+        self.conn
+            .as_ref()
+            .expect("a turn holds the connection until dropped")
+    }
+}
+
+impl<C> std::ops::DerefMut for WriterTurn<C> {
+    fn deref_mut(&mut self) -> &mut C {
+        self.conn
+            .as_mut()
+            .expect("a turn holds the connection until dropped")
+    }
+}
+
+impl<C> Drop for WriterTurn<C> {
     fn drop(&mut self) {
-        self.gate.pass_on();
+        let conn = self.conn.take();
+        // The connection goes back before the next turn begins (dropped outside the lock
+        // when the gate is closed).
+        let _dropped = {
+            let mut state = self.gate.lock();
+            let dropped = if state.closed {
+                conn
+            } else {
+                state.unsettled = conn.is_some() && self.unsettled;
+                state.conn = conn;
+                None
+            };
+            WriterGate::pass_on_locked(&mut state);
+            dropped
+        };
     }
 }
 
 /// A waiter in line; dropped before its turn came (a timeout, a cancelled caller), it
 /// takes itself out, handing on a turn that was given to it in the meantime.
-struct Waiting {
-    gate: Arc<WriterGate>,
+struct Waiting<C> {
+    gate: Arc<WriterGate<C>>,
     rx: Option<oneshot::Receiver<()>>,
 }
 
-impl Drop for Waiting {
+impl<C> Drop for Waiting<C> {
     fn drop(&mut self) {
         if let Some(mut rx) = self.rx.take() {
             rx.close();
@@ -142,11 +283,58 @@ impl Drop for Waiting {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
     use super::*;
+
+    /// A gate whose connections are numbered in the order they were opened.
+    fn test_gate() -> Arc<WriterGate<u32>> {
+        let opened = Arc::new(AtomicU32::new(0));
+        WriterGate::new(
+            Duration::from_secs(5),
+            Box::new(move || {
+                let n = opened.fetch_add(1, Ordering::SeqCst) + 1;
+                Box::pin(async move { Ok(n) })
+            }),
+        )
+    }
+
+    #[tokio::test]
+    async fn each_turn_gets_the_connection_the_last_one_gave_back() {
+        let gate = test_gate();
+        let mut turn = gate.enter(Class::Api).await.expect("free");
+        assert_eq!(
+            (*turn, turn.unsettled()),
+            (1, false),
+            "opened at the first turn"
+        );
+        turn.unsettle();
+        drop(turn);
+        // Left in a transaction: the next turn is told, and has the same connection.
+        let mut turn = gate.enter(Class::Background).await.expect("free");
+        assert_eq!((*turn, turn.unsettled()), (1, true));
+        turn.settle();
+        drop(turn);
+        let mut turn = gate.enter(Class::Api).await.expect("free");
+        assert_eq!((*turn, turn.unsettled()), (1, false));
+        // Given up: the next turn opens another.
+        turn.unsettle();
+        turn.discard();
+        drop(turn);
+        let turn = gate.enter(Class::Api).await.expect("free");
+        assert_eq!((*turn, turn.unsettled()), (2, false));
+        // Closed: the connection is the closer's, and no turn opens one again.
+        drop(turn);
+        assert_eq!(gate.close(), Some(2));
+        assert!(matches!(
+            gate.enter(Class::Api).await,
+            Err(sqlx::Error::PoolClosed)
+        ));
+    }
 
     #[tokio::test]
     async fn api_requests_go_before_queued_background_work() {
-        let gate = WriterGate::new(Duration::from_secs(5));
+        let gate = test_gate();
         let first = gate.enter(Class::Background).await.expect("free");
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
@@ -172,7 +360,7 @@ mod tests {
 
     #[tokio::test]
     async fn background_work_gets_a_turn_after_a_streak_of_api_turns() {
-        let gate = WriterGate::new(Duration::from_secs(5));
+        let gate = test_gate();
         let first = gate.enter(Class::Api).await.expect("free");
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
@@ -195,7 +383,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_waiter_that_gives_up_is_skipped_and_a_long_wait_is_busy() {
-        let gate = WriterGate::new(Duration::from_secs(5));
+        let gate = test_gate();
         let held = gate.enter(Class::Api).await.expect("free");
         // Cancelled while queued.
         let cancelled = tokio::spawn({

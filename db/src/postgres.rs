@@ -35,6 +35,7 @@ impl Dialect for Postgres {
 
     const NAME: &'static str = "postgres";
     // `clock_timestamp()`, not `now()`: the time of the call, not of the transaction.
+    const BEGIN_WRITE: &'static str = "BEGIN";
     const NOW: Option<&'static str> = Some("SELECT clock_timestamp() AS now");
 
     fn connect<'a>(
@@ -60,12 +61,6 @@ impl Dialect for Postgres {
         Box::pin(async move { fetch(conn, sql, args).await })
     }
 
-    fn begin_write(
-        pool: &PgPool,
-    ) -> BoxFuture<'_, Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error>> {
-        Box::pin(pool.begin())
-    }
-
     fn listen<'a>(
         pool: &'a PgPool,
         channel: &'a str,
@@ -74,7 +69,7 @@ impl Dialect for Postgres {
     }
 
     fn migrate<'a>(
-        pool: &'a PgPool,
+        conn: &'a mut PgConnection,
         migrations: &'a Migrations,
     ) -> BoxFuture<'a, Result<(), MigrateError>> {
         // sqlx serialises concurrent migrators with an advisory lock, so replicas may start
@@ -82,7 +77,8 @@ impl Dialect for Postgres {
         Box::pin(async move {
             let mut migrator = (migrations.postgres)();
             migrator.dangerous_set_table_name(migrations.table);
-            migrator.run(pool).await
+            // `run` on a connection fails to prove its future `Send`; it does exactly this.
+            migrator.run_direct(None, conn, false).await
         })
     }
 
@@ -284,7 +280,7 @@ impl Db<Postgres> {
             .await?;
         // Background work's own connections, opened as it needs them.
         let background = pool_options(BACKGROUND_CONNECTIONS).connect_lazy_with(options);
-        Postgres::migrate(&pool, migrations).await?;
+        Postgres::migrate(&mut *pool.acquire().await?, migrations).await?;
         load_keys(&pool).await?;
         let mut db = Db::with_background(pool, background.clone());
         db.announcer = Some(Arc::new(Announcer::start(background)));

@@ -11,11 +11,11 @@ use sqlx::sqlite::{
     SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool,
     SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
+use sqlx::{Column as _, Connection as _, Row as _, TypeInfo as _, ValueRef as _};
 
 use crate::db::TaskGuard;
 use crate::dialect::Conn;
-use crate::gate::WriterGate;
+use crate::gate::{Connect, WriterGate};
 use crate::row::Cell;
 use crate::{Db, Dialect, Migrations, Row, UniqueViolation, Value, format_timestamp};
 
@@ -27,6 +27,7 @@ impl Dialect for Sqlite {
     type Db = sqlx::Sqlite;
 
     const NAME: &'static str = "sqlite";
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const NOW: Option<&'static str> = None;
 
     fn connect<'a>(
@@ -52,12 +53,6 @@ impl Dialect for Sqlite {
         Box::pin(async move { fetch(conn, sql, args).await })
     }
 
-    fn begin_write(
-        pool: &SqlitePool,
-    ) -> BoxFuture<'_, Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error>> {
-        Box::pin(pool.begin_with("BEGIN IMMEDIATE"))
-    }
-
     fn listen<'a>(
         _pool: &'a SqlitePool,
         _channel: &'a str,
@@ -66,13 +61,14 @@ impl Dialect for Sqlite {
     }
 
     fn migrate<'a>(
-        pool: &'a SqlitePool,
+        conn: &'a mut SqliteConnection,
         migrations: &'a Migrations,
     ) -> BoxFuture<'a, Result<(), MigrateError>> {
         Box::pin(async move {
             let mut migrator = (migrations.sqlite)();
             migrator.dangerous_set_table_name(migrations.table);
-            migrator.run(pool).await
+            // `run` on a connection fails to prove its future `Send`; it does exactly this.
+            migrator.run_direct(None, conn, false).await
         })
     }
 
@@ -184,28 +180,33 @@ impl Db<Sqlite> {
                 .max_lifetime(None)
                 .connect_with(options)
                 .await?;
-            Sqlite::migrate(&pool, migrations).await?;
+            Sqlite::migrate(&mut *pool.acquire().await?, migrations).await?;
             return Ok(Db::new(pool));
         }
-        // One writer: SQLite admits one write transaction at a time, so writers queue on
-        // this pool's single connection (first come, first served) rather than in
-        // SQLite's busy handler. The WAL is checkpointed by a background connection, not
-        // by whichever commit crosses the threshold.
+        // One writer: SQLite admits one write transaction at a time, so writers queue for
+        // the writer's one connection (API requests first) rather than in SQLite's busy
+        // handler. The WAL is checkpointed by a background connection, not by whichever
+        // commit crosses the threshold.
         let writer = options.clone().pragma("wal_autocheckpoint", "0");
-        let pool = pool_options()
-            .max_connections(1)
-            .connect_with(writer)
-            .await?;
+        let mut conn = SqliteConnection::connect_with(&writer).await?;
         if let Some(path) = &file {
             restrict_permissions(path).await;
         }
-        Sqlite::migrate(&pool, migrations).await?;
+        Sqlite::migrate(&mut conn, migrations).await?;
         let read = pool_options()
             .max_connections(READERS)
             .connect_with(options.clone().read_only(true))
             .await?;
+        // Tests and tools only (see `Db::pool`): it opens a connection when first used.
+        let pool = pool_options()
+            .max_connections(1)
+            .connect_lazy_with(writer.clone());
+        let reconnect: Connect<SqliteConnection> = Box::new(move || {
+            let writer = writer.clone();
+            Box::pin(async move { SqliteConnection::connect_with(&writer).await })
+        });
+        let gate = WriterGate::with_connection(ACQUIRE_TIMEOUT, conn, reconnect);
         let checkpointer = tokio::spawn(checkpoint_every(options, CHECKPOINT_INTERVAL));
-        let gate = WriterGate::new(ACQUIRE_TIMEOUT);
         Ok(Db::split(pool, read, gate, Some(TaskGuard(checkpointer))))
     }
 }
@@ -223,6 +224,7 @@ fn pool_options() -> SqlitePoolOptions {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .test_before_acquire(false)
 }
+
 /// Read-only connections of a database file (reads run beside the one writer in WAL mode).
 const READERS: u32 = 4;
 /// How often the write-ahead log is copied back into the database file.
@@ -232,7 +234,6 @@ const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
 /// the readers), on a connection of its own, until aborted. Commits then only append to
 /// the WAL. A failure is logged and retried at the next tick.
 async fn checkpoint_every(options: SqliteConnectOptions, every: Duration) {
-    use sqlx::Connection as _;
     let mut conn: Option<SqliteConnection> = None;
     loop {
         tokio::time::sleep(every).await;

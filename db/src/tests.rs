@@ -455,6 +455,87 @@ async fn sqlite_hands_out_its_connections_without_testing_them_first() {
     }
 }
 
+/// The writer's connection stays with its queue, so a transaction whose caller went away
+/// (its `Tx` dropped open) is still open on it when the next turn begins: that turn rolls
+/// it back first, and the writes after it commit as they would have.
+#[tokio::test]
+async fn sqlite_a_write_transaction_dropped_open_is_rolled_back_before_the_next_write() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("dropped.db");
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+    let count = |id: &'static str| {
+        let db = db.clone();
+        async move {
+            db.fetch_optional("SELECT COUNT(*) AS n FROM items WHERE id = $1", &args![id])
+                .await
+                .expect("count")
+                .expect("row")
+                .int("n")
+                .expect("n")
+        }
+    };
+    let insert = "INSERT INTO items (id, kind, label, count) VALUES ($1, 'd', $1, 0)";
+
+    let mut tx = db.write().await.expect("begins");
+    tx.execute(insert, &args!["dropped"]).await.expect("insert");
+    drop(tx);
+    // A statement of its own, then a transaction, then a group.
+    db.execute(insert, &args!["alone"]).await.expect("alone");
+    let mut tx = db.write().await.expect("begins again");
+    tx.execute(insert, &args!["in-tx"]).await.expect("insert");
+    tx.commit().await.expect("commits");
+    let mut tx = db.write().await.expect("begins again");
+    tx.execute(insert, &args!["dropped-2"])
+        .await
+        .expect("insert");
+    drop(tx);
+    db.write_grouped(GROUPED, args!["g-1", "g-2", "g-2"].to_vec())
+        .await
+        .expect("grouped");
+
+    for (id, n) in [
+        ("dropped", 0),
+        ("alone", 1),
+        ("in-tx", 1),
+        ("dropped-2", 0),
+        ("g-1", 1),
+    ] {
+        assert_eq!(count(id).await, n, "{id}");
+    }
+}
+
+/// Writes on a SQLite file go to the writer's own connection, which never goes back to a
+/// pool: a pool tests a connection given back to it with a round trip to its thread before
+/// the next caller may have it, and that round trip stood between every write and the next.
+/// Closing the database closes it: no write is taken after.
+#[tokio::test]
+async fn sqlite_writes_go_to_the_writers_own_connection_until_closed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("writer.db");
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+    let insert = "INSERT INTO items (id, kind, label, count) VALUES ($1, 'w', $1, 0)";
+    db.execute(insert, &args!["one"]).await.expect("insert");
+    let mut tx = db.write().await.expect("begins");
+    tx.execute(insert, &args!["two"]).await.expect("insert");
+    tx.commit().await.expect("commits");
+    db.write_grouped(GROUPED, args!["g-1", "g-2", "g-2"].to_vec())
+        .await
+        .expect("grouped");
+    assert_eq!(db.pool().size(), 0, "the writer pool opened a connection");
+
+    tokio::time::timeout(std::time::Duration::from_secs(5), db.close())
+        .await
+        .expect("closes");
+    assert!(matches!(
+        db.execute(insert, &args!["three"]).await,
+        Err(sqlx::Error::PoolClosed)
+    ));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_group_commit_commits_each_operation_alone_or_not_at_all() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -73,9 +73,12 @@ async fn leases_of_provisions_in_flight_survive_the_lease_table_migration() {
             }
 
             // Act: the current release's migrations, as its first start runs them.
-            Postgres::migrate(db.pool(), &MIGRATIONS)
-                .await
-                .expect("migrates to the current schema");
+            Postgres::migrate(
+                &mut *db.pool().acquire().await.expect("a connection"),
+                &MIGRATIONS,
+            )
+            .await
+            .expect("migrates to the current schema");
             let store = SqlStore::new(db);
 
             // Assert
