@@ -10,12 +10,15 @@
 //!
 //! Operations of the same SQL go to SQLite's thread together, up to [`MAX_BATCH`] in one
 //! hand-off (the SQL repeated, each copy's parameters renumbered): a hand-off costs more
-//! than the inserts it carries. Each batch has a savepoint of its own, and its copies none
-//! (a savepoint per copy only cost SQLite time): when one fails, that batch alone is undone
-//! and run again one operation at a time, each in its own savepoint, so that the one that
-//! fails is found and undone alone while the rest of the group commits. An operation whose
-//! caller went away is still committed (the caller's request then has no answer; a
-//! provision inserted so is resumed by the recovery pass once its lease lapses).
+//! than the inserts it carries. The transaction's `BEGIN IMMEDIATE` goes in the first
+//! hand-off and its `COMMIT` in the last, so a group of one is one hand-off, not three.
+//! When an operation fails, the transaction is rolled back and the group run again apart:
+//! each batch in a savepoint of its own, and its copies in none (a savepoint per copy only
+//! cost SQLite time); a batch in which one fails is undone alone and run again one
+//! operation at a time, each in its own savepoint, so that the one that fails is found and
+//! undone alone while the rest of the group commits. An operation whose caller went away
+//! is still committed (the caller's request then has no answer; a provision inserted so is
+//! resumed by the recovery pass once its lease lapses).
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -33,8 +36,9 @@ pub(crate) const MAX_GROUP: usize = 64;
 pub(crate) const MAX_QUEUED: usize = 16 * MAX_GROUP;
 
 /// The most operations one hand-off to SQLite's thread carries. A group runs in batches of
-/// 16, 8, 4, 2 and 1, so at most five batch texts per grouped SQL are ever prepared and
-/// cached by the connection.
+/// 16, 8, 4, 2 and 1, so at most five batch texts per grouped SQL and way of running it are
+/// ever prepared and cached by the connection (four with the transaction's begin, its end,
+/// both or neither, and one in savepoints).
 pub(crate) const MAX_BATCH: usize = 16;
 
 /// What every grouped operation must begin and end with.
@@ -182,8 +186,16 @@ async fn commit_group<D: Dialect>(
     db: &Db<D>,
     ops: &[Op],
 ) -> Result<Vec<Result<(), sqlx::Error>>, sqlx::Error> {
-    let mut tx = db.write().await?;
-    let mut results = Vec::with_capacity(ops.len());
+    if commit_together(db, ops).await? {
+        return Ok(ops.iter().map(|_| Ok(())).collect());
+    }
+    commit_apart(db, ops).await
+}
+
+/// The group's batches in the order they run: runs of operations of the same SQL, cut in
+/// powers of two up to [`MAX_BATCH`].
+fn batches(ops: &[Op]) -> Vec<&[Op]> {
+    let mut out = Vec::new();
     let mut rest = ops;
     while let Some(first) = rest.first() {
         let alike = rest
@@ -193,7 +205,57 @@ async fn commit_group<D: Dialect>(
         // The largest power of two not above min(alike, MAX_BATCH).
         let n = 1 << (alike.min(MAX_BATCH).ilog2());
         let (batch, next) = rest.split_at(n);
+        out.push(batch);
         rest = next;
+    }
+    out
+}
+
+/// Commits the whole group in one transaction begun in its first hand-off and committed
+/// in its last; false, with nothing committed, when a statement failed (an operation's
+/// data refused, most often). Errors only when the writer cannot be had.
+async fn commit_together<D: Dialect>(db: &Db<D>, ops: &[Op]) -> Result<bool, sqlx::Error> {
+    let Some(mut turn) = db.turn().await? else {
+        // No writer's queue (an in-memory database never groups).
+        return Ok(false);
+    };
+    let batches = batches(ops);
+    let last = batches.len() - 1;
+    // Until it has committed or been rolled back, a turn that ends (a panic) leaves the
+    // next one to roll it back.
+    turn.unsettle();
+    for (i, batch) in batches.into_iter().enumerate() {
+        let sql = batch[0].sql;
+        let params = batch[0].args.len();
+        let text = fold_sql(sql, params, batch.len(), i == 0, i == last);
+        let args: Vec<Value> = batch
+            .iter()
+            .flat_map(|op| op.args.iter().cloned())
+            .collect();
+        if D::execute(&mut turn, text, &args).await.is_err() {
+            // Whatever it was, none of the group stays: the group runs again apart, where
+            // an operation that fails is answered with its error and the others commit.
+            // A rollback that fails gives the connection up, and the next turn opens
+            // another.
+            let _ = crate::db::roll_back::<D>(&mut turn).await;
+            return Ok(false);
+        }
+    }
+    turn.settle();
+    Ok(true)
+}
+
+/// Commits the group in one transaction, each operation alone or not at all (see the
+/// module's comment).
+async fn commit_apart<D: Dialect>(
+    db: &Db<D>,
+    ops: &[Op],
+) -> Result<Vec<Result<(), sqlx::Error>>, sqlx::Error> {
+    let mut tx = db.write().await?;
+    let mut results = Vec::with_capacity(ops.len());
+    for batch in batches(ops) {
+        let first = &batch[0];
+        let n = batch.len();
         if n > 1 {
             let args: Vec<Value> = batch
                 .iter()
@@ -226,25 +288,53 @@ async fn commit_group<D: Dialect>(
     Ok(results)
 }
 
+/// How a batch's copies are wrapped.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Wrap {
+    /// In the savepoint `batch`.
+    Savepoint,
+    /// In nothing, after the transaction's `BEGIN IMMEDIATE` if the first, and before its
+    /// `COMMIT` if the last.
+    Fold { begin: bool, commit: bool },
+}
+
 /// `sql` repeated `n` times inside the savepoint `batch`, the parameters `$i` of the `k`-th
-/// copy (from 0) renumbered `$(i + k × params)`. Built once per SQL and count, and kept for
-/// the life of the process.
+/// copy (from 0) renumbered `$(i + k × params)`.
 fn batch_sql(sql: &'static str, params: usize, n: usize) -> &'static str {
-    type Texts = Mutex<HashMap<(&'static str, usize, usize), &'static str>>;
+    copies_sql(sql, params, n, Wrap::Savepoint)
+}
+
+/// The copies of [`batch_sql`] without a savepoint, after `BEGIN IMMEDIATE` if `begin`,
+/// before `COMMIT` if `commit`.
+fn fold_sql(sql: &'static str, params: usize, n: usize, begin: bool, commit: bool) -> &'static str {
+    copies_sql(sql, params, n, Wrap::Fold { begin, commit })
+}
+
+/// The text of `n` copies of `sql`, wrapped so; built once per SQL, count and wrapping, and
+/// kept for the life of the process.
+fn copies_sql(sql: &'static str, params: usize, n: usize, wrap: Wrap) -> &'static str {
+    type Texts = Mutex<HashMap<(&'static str, usize, usize, Wrap), &'static str>>;
     static BATCHES: OnceLock<Texts> = OnceLock::new();
     let mut texts = BATCHES
         .get_or_init(Texts::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    texts.entry((sql, params, n)).or_insert_with(|| {
-        // Without their own savepoints (the batch's undoes them all when one fails, and
-        // each is then run alone, in its own). One copy per line: no copy can comment out
-        // the next.
+    texts.entry((sql, params, n, wrap)).or_insert_with(|| {
+        // Without their own savepoints (in a batch, its savepoint undoes them all when
+        // one fails, and each is then run alone, in its own; folded, the transaction is
+        // rolled back). One copy per line: no copy can comment out the next.
         let body = group_body(sql).unwrap_or(sql);
         let copies: String = (0..n)
             .map(|k| renumbered(body, k * params) + ";\n")
             .collect();
-        let text = format!("SAVEPOINT batch;\n{copies}RELEASE batch;\n");
+        let text = match wrap {
+            Wrap::Savepoint => format!("SAVEPOINT batch;\n{copies}RELEASE batch;\n"),
+            Wrap::Fold { begin, commit } => format!(
+                "{}{copies}{}",
+                if begin { "BEGIN IMMEDIATE;\n" } else { "" },
+                if commit { "COMMIT;\n" } else { "" }
+            ),
+        };
         Box::leak(text.into_boxed_str())
     })
 }
@@ -281,7 +371,7 @@ fn renumbered(sql: &str, by: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{batch_sql, renumbered};
+    use super::{batch_sql, fold_sql, renumbered};
 
     #[test]
     fn renumbering_moves_every_parameter_and_nothing_else() {
@@ -301,6 +391,21 @@ mod tests {
         assert_eq!(
             batch_sql("SAVEPOINT grouped; SELECT $1; RELEASE grouped ; ", 1, 2),
             "SAVEPOINT batch;\nSELECT $1;\nSELECT $2;\nRELEASE batch;\n"
+        );
+    }
+
+    #[test]
+    fn a_folded_batch_holds_the_transactions_begin_or_end_and_no_savepoint() {
+        let sql = "SAVEPOINT grouped; SELECT $1; RELEASE grouped";
+        assert_eq!(
+            fold_sql(sql, 1, 2, true, false),
+            "BEGIN IMMEDIATE;\nSELECT $1;\nSELECT $2;\n"
+        );
+        assert_eq!(fold_sql(sql, 1, 1, false, false), "SELECT $1;\n");
+        assert_eq!(fold_sql(sql, 1, 1, false, true), "SELECT $1;\nCOMMIT;\n");
+        assert_eq!(
+            fold_sql(sql, 1, 1, true, true),
+            "BEGIN IMMEDIATE;\nSELECT $1;\nCOMMIT;\n"
         );
     }
 }

@@ -187,7 +187,13 @@ impl Db<Sqlite> {
         // the writer's one connection (API requests first) rather than in SQLite's busy
         // handler. The WAL is checkpointed by a background connection, not by whichever
         // commit crosses the threshold.
-        let writer = options.clone().pragma("wal_autocheckpoint", "0");
+        // Its statement cache holds every write's statements and the group commit's batch
+        // texts (up to 25 per grouped SQL): past sqlx's 100, they would push each other out
+        // and be prepared again.
+        let writer = options
+            .clone()
+            .pragma("wal_autocheckpoint", "0")
+            .statement_cache_capacity(WRITER_STATEMENTS);
         let mut conn = SqliteConnection::connect_with(&writer).await?;
         if let Some(path) = &file {
             restrict_permissions(path).await;
@@ -224,6 +230,9 @@ fn pool_options() -> SqlitePoolOptions {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .test_before_acquire(false)
 }
+
+/// Statements the writer's connection keeps prepared.
+const WRITER_STATEMENTS: usize = 256;
 
 /// Read-only connections of a database file (reads run beside the one writer in WAL mode).
 const READERS: u32 = 4;
