@@ -1,7 +1,7 @@
 //! Hetzner label rules and the label-selector language (`k=v`, `k==v`, `k!=v`, `k`, `!k`,
 //! `k in (a,b)`, `k notin (a,b)`, comma = and), as documented in "Labels" and
 //! "Label Selector".
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -67,8 +67,10 @@ enum Term {
     Ne(String, String),
     Exists(String),
     Absent(String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
+    /// A set held sorted: a batched poll asks for the servers of many provisions at once,
+    /// and each server is looked up in it.
+    In(String, BTreeSet<String>),
+    NotIn(String, BTreeSet<String>),
 }
 
 /// A parsed label selector.
@@ -123,7 +125,7 @@ impl Selector {
     }
 }
 
-fn set_of(s: &str) -> Result<Vec<String>, String> {
+fn set_of(s: &str) -> Result<BTreeSet<String>, String> {
     let inner = s
         .trim()
         .strip_prefix('(')
