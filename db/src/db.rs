@@ -138,8 +138,9 @@ impl<D: Dialect> Db<D> {
             return Ok(None);
         };
         let mut turn = gate.enter(self.class).await?;
-        if turn.unsettled() {
-            roll_back::<D>(&mut turn).await?;
+        if turn.unsettled() && roll_back::<D>(&mut turn).await.is_err() {
+            // It could not be rolled back: a new connection, in this same turn.
+            turn.reconnect().await?;
         }
         Ok(Some(turn))
     }
@@ -162,7 +163,10 @@ impl<D: Dialect> Db<D> {
     /// Runs one statement in its own transaction; the number of rows it changed.
     pub async fn execute(&self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
         let mut conn = self.writer().await?;
-        D::execute(&mut conn, sql, args).await
+        conn.unsettle();
+        let done = D::execute(&mut conn, sql, args).await;
+        conn.ran(&done);
+        done
     }
 
     /// Every row a query returns.
@@ -176,7 +180,10 @@ impl<D: Dialect> Db<D> {
             return D::fetch_all(&mut conn, sql, args).await;
         }
         let mut conn = self.writer().await?;
-        D::fetch_all(&mut conn, sql, args).await
+        conn.unsettle();
+        let done = D::fetch_all(&mut conn, sql, args).await;
+        conn.ran(&done);
+        done
     }
 
     /// The first row a query returns.
@@ -188,7 +195,7 @@ impl<D: Dialect> Db<D> {
         Ok(self.fetch_all(sql, args).await?.into_iter().next())
     }
 
-    /// Takes a connection of the writer pool to keep for several statements (see [`Held`]).
+    /// Takes a connection to write on, to keep for several statements (see [`Held`]).
     pub async fn hold(&self) -> Result<Held<D>, sqlx::Error> {
         Ok(Held {
             conn: self.writer().await?,
@@ -196,19 +203,22 @@ impl<D: Dialect> Db<D> {
     }
 
     /// Opens a write transaction (with [`Dialect::BEGIN_WRITE`]). Dropping it uncommitted
-    /// rolls it back.
+    /// rolls it back (at once, in a task of its own).
     pub async fn write(&self) -> Result<Tx<D>, sqlx::Error> {
         let tx = match self.turn().await? {
             Some(mut turn) => {
-                // Unsettled until it ends: if it is dropped open, the next turn rolls it
-                // back (sqlx's transactions do the same, on a pool's connection).
+                // Unsettled until it ends: if its caller goes away before, the next turn
+                // rolls it back.
                 turn.unsettle();
-                D::execute(&mut turn, D::BEGIN_WRITE, &[]).await?;
+                if let Err(e) = D::execute(&mut turn, D::BEGIN_WRITE, &[]).await {
+                    give_up_if_broken(&mut turn, &e);
+                    return Err(e);
+                }
                 TxOn::Writer(turn)
             }
             None => TxOn::Pool(self.pool.begin_with(D::BEGIN_WRITE).await?),
         };
-        Ok(Tx { tx })
+        Ok(Tx { tx: Some(tx) })
     }
 
     /// The database's clock, which several processes sharing the database agree on (a
@@ -245,7 +255,7 @@ impl<D: Dialect> Db<D> {
         D::unique_violation(e)
     }
 
-    /// Closes every connection.
+    /// Closes every connection (the writer's once the turns already in line have ended).
     pub async fn close(&self) {
         if let Some(tasks) = &self._tasks {
             tasks.0.abort();
@@ -253,7 +263,9 @@ impl<D: Dialect> Db<D> {
         if let Some(announcer) = &self.announcer {
             announcer.stop();
         }
-        if let Some(conn) = self.gate.as_ref().and_then(|gate| gate.close()) {
+        if let Some(gate) = &self.gate
+            && let Some(conn) = gate.close().await
+        {
             let _ = conn.close().await;
         }
         self.pool.close().await;
@@ -271,12 +283,12 @@ pub(crate) async fn roll_back<D: Dialect>(
 ) -> Result<(), sqlx::Error> {
     match D::execute(turn, "ROLLBACK", &[]).await {
         Ok(_) => {}
-        // None was open (it had ended, or never begun).
+        // None was open (it had ended, or never begun, or SQLite rolled it back itself).
         Err(e)
             if e.as_database_error()
                 .is_some_and(|d| d.message().contains("no transaction is active")) => {}
         Err(e) => {
-            turn.discard();
+            turn.give_up();
             return Err(e);
         }
     }
@@ -284,15 +296,12 @@ pub(crate) async fn roll_back<D: Dialect>(
     Ok(())
 }
 
-/// Ends the transaction open on the writer's connection with `sql` (`COMMIT` or
-/// `ROLLBACK`). One that failed stays unsettled: the next turn rolls back whatever is left.
-async fn end<D: Dialect>(
-    mut turn: WriterTurn<Conn<D>>,
-    sql: &'static str,
-) -> Result<(), sqlx::Error> {
-    D::execute(&mut turn, sql, &[]).await?;
-    turn.settle();
-    Ok(())
+/// Gives the writer's connection up when `e` is a failure of the connection itself (its
+/// thread, its I/O), not the database's refusal of a statement.
+fn give_up_if_broken<C>(turn: &mut WriterTurn<C>, e: &sqlx::Error) {
+    if e.as_database_error().is_none() {
+        turn.give_up();
+    }
 }
 
 /// A connection to write on.
@@ -301,6 +310,28 @@ enum Writer<D: Dialect> {
     Turn(WriterTurn<Conn<D>>),
     /// One of the pool's.
     Pooled(PoolConnection<D::Db>),
+}
+
+impl<D: Dialect> Writer<D> {
+    /// Marks the writer's connection as possibly inside a transaction while a statement
+    /// text runs on it: one cancelled partway may leave its savepoint or transaction open.
+    fn unsettle(&mut self) {
+        if let Writer::Turn(turn) = self {
+            turn.unsettle();
+        }
+    }
+
+    /// After a statement text ran to its end: settled if it succeeded; otherwise still
+    /// unsettled (the next turn rolls back whatever it left open), and given up if the
+    /// connection itself failed.
+    fn ran<T>(&mut self, done: &Result<T, sqlx::Error>) {
+        if let Writer::Turn(turn) = self {
+            match done {
+                Ok(_) => turn.settle(),
+                Err(e) => give_up_if_broken(turn, e),
+            }
+        }
+    }
 }
 
 impl<D: Dialect> std::ops::Deref for Writer<D> {
@@ -325,7 +356,8 @@ impl<D: Dialect> std::ops::DerefMut for Writer<D> {
 
 /// A write transaction.
 pub struct Tx<D: Dialect> {
-    tx: TxOn<D>,
+    /// `None` once ended.
+    tx: Option<TxOn<D>>,
 }
 
 enum TxOn<D: Dialect> {
@@ -335,11 +367,18 @@ enum TxOn<D: Dialect> {
     Pool(Transaction<'static, D::Db>),
 }
 
-impl<D: Dialect> TxOn<D> {
-    fn conn(&mut self) -> &mut Conn<D> {
-        match self {
-            TxOn::Writer(turn) => turn,
-            TxOn::Pool(tx) => tx,
+impl<D: Dialect> Drop for Tx<D> {
+    /// One dropped open (its caller returned early, or went away) on the writer is rolled
+    /// back at once, in the turn it holds, so that SQLite's write lock is not kept until
+    /// the next write; without a runtime, the next turn rolls it back. On a pool's
+    /// connection, sqlx does the same.
+    fn drop(&mut self) {
+        if let Some(TxOn::Writer(mut turn)) = self.tx.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = roll_back::<D>(&mut turn).await;
+            });
         }
     }
 }
@@ -353,7 +392,16 @@ impl<D: Dialect> fmt::Debug for Tx<D> {
 impl<D: Dialect> Tx<D> {
     /// Runs one statement; the number of rows it changed.
     pub async fn execute(&mut self, sql: &'static str, args: &[Value]) -> Result<u64, sqlx::Error> {
-        D::execute(self.tx.conn(), sql, args).await
+        match self.open() {
+            TxOn::Writer(turn) => {
+                let done = D::execute(turn, sql, args).await;
+                if let Err(e) = &done {
+                    give_up_if_broken(turn, e);
+                }
+                done
+            }
+            TxOn::Pool(tx) => D::execute(tx, sql, args).await,
+        }
     }
 
     /// Every row a query returns.
@@ -362,7 +410,16 @@ impl<D: Dialect> Tx<D> {
         sql: &'static str,
         args: &[Value],
     ) -> Result<Vec<Row>, sqlx::Error> {
-        D::fetch_all(self.tx.conn(), sql, args).await
+        match self.open() {
+            TxOn::Writer(turn) => {
+                let done = D::fetch_all(turn, sql, args).await;
+                if let Err(e) = &done {
+                    give_up_if_broken(turn, e);
+                }
+                done
+            }
+            TxOn::Pool(tx) => D::fetch_all(tx, sql, args).await,
+        }
     }
 
     /// The first row a query returns.
@@ -374,18 +431,39 @@ impl<D: Dialect> Tx<D> {
         Ok(self.fetch_all(sql, args).await?.into_iter().next())
     }
 
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        match self.tx {
-            TxOn::Writer(turn) => end::<D>(turn, "COMMIT").await,
+    /// Commits. One that fails on the writer stays unsettled: the next turn rolls back
+    /// whatever it left open.
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        match self.end() {
+            TxOn::Writer(mut turn) => {
+                let done = D::execute(&mut turn, "COMMIT", &[]).await;
+                match &done {
+                    Ok(_) => turn.settle(),
+                    Err(e) => give_up_if_broken(&mut turn, e),
+                }
+                done.map(drop)
+            }
             TxOn::Pool(tx) => tx.commit().await,
         }
     }
 
-    pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        match self.tx {
-            TxOn::Writer(turn) => end::<D>(turn, "ROLLBACK").await,
+    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        match self.end() {
+            TxOn::Writer(mut turn) => roll_back::<D>(&mut turn).await,
             TxOn::Pool(tx) => tx.rollback().await,
         }
+    }
+
+    /// The transaction, open: it ends only in `commit` and `rollback`, which take it.
+    fn open(&mut self) -> &mut TxOn<D> {
+        self.tx
+            .as_mut()
+            .expect("a transaction is open until it ends")
+    }
+
+    /// The transaction, taken to end it.
+    fn end(&mut self) -> TxOn<D> {
+        self.tx.take().expect("a transaction ends once")
     }
 }
 
@@ -413,6 +491,9 @@ impl<D: Dialect> Held<D> {
         sql: &'static str,
         args: &[Value],
     ) -> Result<Vec<Row>, sqlx::Error> {
-        D::fetch_all(&mut self.conn, sql, args).await
+        self.conn.unsettle();
+        let done = D::fetch_all(&mut self.conn, sql, args).await;
+        self.conn.ran(&done);
+        done
     }
 }

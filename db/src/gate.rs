@@ -29,8 +29,9 @@ const API_STREAK: u32 = 8;
 
 struct State<C> {
     held: bool,
-    /// The writer's connection, while no turn holds it (`None` before the first turn,
-    /// after one that left it in doubt, and once the gate is closed).
+    /// The writer's connection, while no turn holds it (`None` until a turn opens one when
+    /// the gate began without it, after a turn that gave it up, and once the gate is
+    /// closed).
     conn: Option<C>,
     /// Whether the connection in `conn` may be inside a transaction its turn left open
     /// (a caller that went away during it): the next turn rolls it back first.
@@ -66,6 +67,8 @@ pub(crate) struct WriterTurn<C> {
     conn: Option<C>,
     /// Whether the connection may be inside a transaction (see [`WriterTurn::unsettle`]).
     unsettled: bool,
+    /// Whether the connection is dropped when the turn ends (see [`WriterTurn::give_up`]).
+    given_up: bool,
 }
 
 impl<C> std::fmt::Debug for WriterTurn<C> {
@@ -104,11 +107,15 @@ impl<C> WriterGate<C> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The connection, for whoever closes the database; turns after it open none.
-    pub(crate) fn close(&self) -> Option<C> {
-        let mut state = self.lock();
-        state.closed = true;
-        state.conn.take()
+    /// Closes the gate: no turn has a connection after it. Waits (up to the gate's timeout)
+    /// for the turns already in line, whose connection is dropped as each ends; the idle
+    /// connection, if any, is the closer's to close.
+    pub(crate) async fn close(self: &Arc<Self>) -> Option<C> {
+        self.lock().closed = true;
+        let last = self.wait(Class::Api).await;
+        let conn = self.lock().conn.take();
+        drop(last);
+        conn
     }
 
     /// Waits for the writer's turn (API requests first), with the writer's connection, and
@@ -141,6 +148,7 @@ impl<C> WriterGate<C> {
             gate: Arc::clone(self),
             conn: None,
             unsettled: false,
+            given_up: false,
         };
         let rx = {
             let mut state = self.lock();
@@ -218,10 +226,20 @@ impl<C> WriterTurn<C> {
         self.unsettled = false;
     }
 
-    /// Gives the connection up: its state is not known. The next turn opens another.
-    pub(crate) fn discard(&mut self) {
+    /// Gives the connection up: its state is not known (its thread failed, or a rollback
+    /// did). It is dropped when the turn ends, and the next turn opens another.
+    pub(crate) fn give_up(&mut self) {
+        self.given_up = true;
+    }
+
+    /// Replaces the connection with a new one, outside any transaction. On an error the
+    /// turn has none, and the next turn opens one.
+    pub(crate) async fn reconnect(&mut self) -> Result<(), sqlx::Error> {
         self.conn = None;
         self.unsettled = false;
+        self.given_up = false;
+        self.conn = Some((self.gate.connect)().await?);
+        Ok(())
     }
 }
 
@@ -246,16 +264,21 @@ impl<C> std::ops::DerefMut for WriterTurn<C> {
 impl<C> Drop for WriterTurn<C> {
     fn drop(&mut self) {
         let conn = self.conn.take();
+        let (kept, given_up) = if self.given_up {
+            (None, conn)
+        } else {
+            (conn, None)
+        };
         // The connection goes back before the next turn begins (dropped outside the lock
-        // when the gate is closed).
+        // when given up or the gate is closed).
         let _dropped = {
             let mut state = self.gate.lock();
             let dropped = if state.closed {
-                conn
+                kept.or(given_up)
             } else {
-                state.unsettled = conn.is_some() && self.unsettled;
-                state.conn = conn;
-                None
+                state.unsettled = kept.is_some() && self.unsettled;
+                state.conn = kept;
+                given_up
             };
             WriterGate::pass_on_locked(&mut state);
             dropped
@@ -317,19 +340,42 @@ mod tests {
         drop(turn);
         let mut turn = gate.enter(Class::Api).await.expect("free");
         assert_eq!((*turn, turn.unsettled()), (1, false));
-        // Given up: the next turn opens another.
+        // Given up: still its own until the turn ends; the next turn opens another.
         turn.unsettle();
-        turn.discard();
+        turn.give_up();
+        assert_eq!(*turn, 1);
         drop(turn);
-        let turn = gate.enter(Class::Api).await.expect("free");
+        let mut turn = gate.enter(Class::Api).await.expect("free");
         assert_eq!((*turn, turn.unsettled()), (2, false));
-        // Closed: the connection is the closer's, and no turn opens one again.
+        // Replaced within a turn, settled.
+        turn.unsettle();
+        turn.reconnect().await.expect("reconnects");
+        assert_eq!((*turn, turn.unsettled()), (3, false));
         drop(turn);
-        assert_eq!(gate.close(), Some(2));
+        // Closed: the idle connection is the closer's, and no turn has one again.
+        assert_eq!(gate.close().await, Some(3));
         assert!(matches!(
             gate.enter(Class::Api).await,
             Err(sqlx::Error::PoolClosed)
         ));
+    }
+
+    #[tokio::test]
+    async fn closing_waits_for_the_turn_in_flight_and_drops_its_connection() {
+        let gate = test_gate();
+        let turn = gate.enter(Class::Api).await.expect("free");
+        let closing = tokio::spawn({
+            let gate = Arc::clone(&gate);
+            async move { gate.close().await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!closing.is_finished(), "closed with a turn in flight");
+        drop(turn);
+        let idle = tokio::time::timeout(Duration::from_secs(5), closing)
+            .await
+            .expect("closes once the turn ends")
+            .expect("closer");
+        assert_eq!(idle, None, "the turn's connection went with it");
     }
 
     #[tokio::test]

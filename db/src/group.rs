@@ -54,6 +54,9 @@ struct Op {
 #[derive(Default)]
 pub(crate) struct GroupCommit {
     queue: Mutex<Queue>,
+    /// Groups committed in one go (without running apart), for tests.
+    #[cfg(test)]
+    pub(crate) together: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Default)]
@@ -145,7 +148,7 @@ async fn lead<D: Dialect>(db: Db<D>, group: Arc<GroupCommit>) {
         if ops.is_empty() {
             return;
         }
-        match commit_group(&db, &ops).await {
+        match commit_group(&db, &group, &ops).await {
             Ok(results) => {
                 for (op, result) in ops.into_iter().zip(results) {
                     let _ = op.done.send(result);
@@ -184,9 +187,16 @@ impl Drop for Leading {
 
 async fn commit_group<D: Dialect>(
     db: &Db<D>,
+    group: &GroupCommit,
     ops: &[Op],
 ) -> Result<Vec<Result<(), sqlx::Error>>, sqlx::Error> {
     if commit_together(db, ops).await? {
+        #[cfg(test)]
+        group
+            .together
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(test))]
+        let _ = group;
         return Ok(ops.iter().map(|_| Ok(())).collect());
     }
     commit_apart(db, ops).await
@@ -213,7 +223,8 @@ fn batches(ops: &[Op]) -> Vec<&[Op]> {
 
 /// Commits the whole group in one transaction begun in its first hand-off and committed
 /// in its last; false, with nothing committed, when a statement failed (an operation's
-/// data refused, most often). Errors only when the writer cannot be had.
+/// data refused, most often). Errors only when the writer cannot be had (its turn, or a
+/// connection to it).
 async fn commit_together<D: Dialect>(db: &Db<D>, ops: &[Op]) -> Result<bool, sqlx::Error> {
     let Some(mut turn) = db.turn().await? else {
         // No writer's queue (an in-memory database never groups).

@@ -428,10 +428,11 @@ async fn sqlite_keeps_temporary_files_in_memory() {
     let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
         .await
         .expect("opens");
+    // The writer pool's connection has the writer's options (and the readers share them).
     let writer: i64 = sqlx::query_scalar("PRAGMA temp_store")
         .fetch_one(db.pool())
         .await
-        .expect("writer");
+        .expect("writer's options");
     assert_eq!(
         writer, 2,
         "2 is MEMORY (the readers share the writer's options)"
@@ -506,6 +507,53 @@ async fn sqlite_a_write_transaction_dropped_open_is_rolled_back_before_the_next_
     }
 }
 
+/// A transaction whose caller went away while it was open (its task aborted at an await)
+/// is rolled back at once, not at the next write: until then SQLite's write lock would keep
+/// any other connection to the file waiting (here the writer pool's, as a tool's would).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_write_transaction_abandoned_mid_way_releases_the_file_at_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("abandoned.db");
+    let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("opens");
+    let (began, wrote) = tokio::sync::oneshot::channel();
+    let abandoned = tokio::spawn({
+        let db = db.clone();
+        async move {
+            let mut tx = db.write().await.expect("begins");
+            tx.execute(
+                "INSERT INTO items (id, kind, label, count) VALUES ('gone', 'a', 'gone', 0)",
+                &[],
+            )
+            .await
+            .expect("insert");
+            let _ = began.send(());
+            std::future::pending::<()>().await;
+        }
+    });
+    wrote.await.expect("the transaction wrote");
+    abandoned.abort();
+    let _ = abandoned.await;
+
+    // Another connection writes without waiting for the busy timeout (5 s).
+    let other = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        sqlx::query("INSERT INTO items (id, kind, label, count) VALUES ('other', 'a', 'o', 0)")
+            .execute(db.pool()),
+    )
+    .await;
+    assert!(matches!(other, Ok(Ok(_))), "{other:?}");
+    let gone = db
+        .fetch_optional("SELECT COUNT(*) AS n FROM items WHERE id = 'gone'", &[])
+        .await
+        .expect("count")
+        .expect("row")
+        .int("n")
+        .expect("n");
+    assert_eq!(gone, 0);
+}
+
 /// Writes on a SQLite file go to the writer's own connection, which never goes back to a
 /// pool: a pool tests a connection given back to it with a round trip to its thread before
 /// the next caller may have it, and that round trip stood between every write and the next.
@@ -527,13 +575,38 @@ async fn sqlite_writes_go_to_the_writers_own_connection_until_closed() {
         .expect("grouped");
     assert_eq!(db.pool().size(), 0, "the writer pool opened a connection");
 
-    tokio::time::timeout(std::time::Duration::from_secs(5), db.close())
+    // Closing waits for a transaction in flight, which commits.
+    let mut tx = db.write().await.expect("begins");
+    tx.execute(insert, &args!["three"]).await.expect("insert");
+    let closing = tokio::spawn({
+        let db = db.clone();
+        async move { db.close().await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(
+        !closing.is_finished(),
+        "closed with a transaction in flight"
+    );
+    tx.commit().await.expect("commits");
+    tokio::time::timeout(std::time::Duration::from_secs(5), closing)
         .await
-        .expect("closes");
+        .expect("closes")
+        .expect("closer");
     assert!(matches!(
-        db.execute(insert, &args!["three"]).await,
+        db.execute(insert, &args!["four"]).await,
         Err(sqlx::Error::PoolClosed)
     ));
+    let reopened = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
+        .await
+        .expect("reopens");
+    let rows = reopened
+        .fetch_optional("SELECT COUNT(*) AS n FROM items WHERE kind = 'w'", &[])
+        .await
+        .expect("count")
+        .expect("row")
+        .int("n")
+        .expect("n");
+    assert_eq!(rows, 3, "one, two and three");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -543,7 +616,11 @@ async fn sqlite_group_commit_commits_each_operation_alone_or_not_at_all() {
     let db = Db::<Sqlite>::connect(&format!("sqlite://{}", path.display()), &MIGRATIONS)
         .await
         .expect("opens");
-    grouped_suite(db).await;
+    grouped_suite(db.clone()).await;
+    // Those without a clash committed in one go, the transaction's ends in the hand-offs
+    // of their first and last batches.
+    let group = db.group.as_ref().expect("a file groups");
+    assert!(group.together.load(std::sync::atomic::Ordering::Relaxed) > 0);
 }
 
 /// Past [`crate::group::MAX_QUEUED`] operations waiting for a group, an operation is
