@@ -165,8 +165,7 @@ impl<D: Dialect> Db<D> {
         let mut conn = self.writer().await?;
         conn.unsettle();
         let done = D::execute(&mut conn, sql, args).await;
-        conn.ran(&done);
-        done
+        conn.ran(done)
     }
 
     /// Every row a query returns.
@@ -182,8 +181,7 @@ impl<D: Dialect> Db<D> {
         let mut conn = self.writer().await?;
         conn.unsettle();
         let done = D::fetch_all(&mut conn, sql, args).await;
-        conn.ran(&done);
-        done
+        conn.ran(done)
     }
 
     /// The first row a query returns.
@@ -210,10 +208,8 @@ impl<D: Dialect> Db<D> {
                 // Unsettled until it ends: if its caller goes away before, the next turn
                 // rolls it back.
                 turn.unsettle();
-                if let Err(e) = D::execute(&mut turn, D::BEGIN_WRITE, &[]).await {
-                    give_up_if_broken(&mut turn, &e);
-                    return Err(e);
-                }
+                let begun = D::execute(&mut turn, D::BEGIN_WRITE, &[]).await;
+                checked(&mut turn, begun)?;
                 TxOn::Writer(turn)
             }
             None => TxOn::Pool(self.pool.begin_with(D::BEGIN_WRITE).await?),
@@ -296,12 +292,16 @@ pub(crate) async fn roll_back<D: Dialect>(
     Ok(())
 }
 
-/// Gives the writer's connection up when `e` is a failure of the connection itself (its
-/// thread, its I/O), not the database's refusal of a statement.
-fn give_up_if_broken<C>(turn: &mut WriterTurn<C>, e: &sqlx::Error) {
-    if e.as_database_error().is_none() {
+/// `done`, a statement's outcome on the writer's connection, after giving the connection
+/// up if it failed itself (its thread, its I/O) rather than the database refusing the
+/// statement.
+fn checked<C, T>(turn: &mut WriterTurn<C>, done: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+    if let Err(e) = &done
+        && e.as_database_error().is_none()
+    {
         turn.give_up();
     }
+    done
 }
 
 /// A connection to write on.
@@ -324,13 +324,15 @@ impl<D: Dialect> Writer<D> {
     /// After a statement text ran to its end: settled if it succeeded; otherwise still
     /// unsettled (the next turn rolls back whatever it left open), and given up if the
     /// connection itself failed.
-    fn ran<T>(&mut self, done: &Result<T, sqlx::Error>) {
-        if let Writer::Turn(turn) = self {
-            match done {
-                Ok(_) => turn.settle(),
-                Err(e) => give_up_if_broken(turn, e),
-            }
+    fn ran<T>(&mut self, done: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+        let Writer::Turn(turn) = self else {
+            return done;
+        };
+        let done = checked(turn, done);
+        if done.is_ok() {
+            turn.settle();
         }
+        done
     }
 }
 
@@ -395,10 +397,7 @@ impl<D: Dialect> Tx<D> {
         match self.open() {
             TxOn::Writer(turn) => {
                 let done = D::execute(turn, sql, args).await;
-                if let Err(e) = &done {
-                    give_up_if_broken(turn, e);
-                }
-                done
+                checked(turn, done)
             }
             TxOn::Pool(tx) => D::execute(tx, sql, args).await,
         }
@@ -413,10 +412,7 @@ impl<D: Dialect> Tx<D> {
         match self.open() {
             TxOn::Writer(turn) => {
                 let done = D::fetch_all(turn, sql, args).await;
-                if let Err(e) = &done {
-                    give_up_if_broken(turn, e);
-                }
-                done
+                checked(turn, done)
             }
             TxOn::Pool(tx) => D::fetch_all(tx, sql, args).await,
         }
@@ -437,11 +433,9 @@ impl<D: Dialect> Tx<D> {
         match self.end() {
             TxOn::Writer(mut turn) => {
                 let done = D::execute(&mut turn, "COMMIT", &[]).await;
-                match &done {
-                    Ok(_) => turn.settle(),
-                    Err(e) => give_up_if_broken(&mut turn, e),
-                }
-                done.map(drop)
+                checked(&mut turn, done)?;
+                turn.settle();
+                Ok(())
             }
             TxOn::Pool(tx) => tx.commit().await,
         }
@@ -493,7 +487,6 @@ impl<D: Dialect> Held<D> {
     ) -> Result<Vec<Row>, sqlx::Error> {
         self.conn.unsettle();
         let done = D::fetch_all(&mut self.conn, sql, args).await;
-        self.conn.ran(&done);
-        done
+        self.conn.ran(done)
     }
 }

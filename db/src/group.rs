@@ -54,8 +54,7 @@ struct Op {
 #[derive(Default)]
 pub(crate) struct GroupCommit {
     queue: Mutex<Queue>,
-    /// Groups committed in one go (without running apart), for tests.
-    #[cfg(test)]
+    /// Groups committed in one go (without running apart).
     pub(crate) together: std::sync::atomic::AtomicUsize,
 }
 
@@ -191,12 +190,9 @@ async fn commit_group<D: Dialect>(
     ops: &[Op],
 ) -> Result<Vec<Result<(), sqlx::Error>>, sqlx::Error> {
     if commit_together(db, ops).await? {
-        #[cfg(test)]
         group
             .together
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        #[cfg(not(test))]
-        let _ = group;
         return Ok(ops.iter().map(|_| Ok(())).collect());
     }
     commit_apart(db, ops).await
